@@ -1,0 +1,222 @@
+package streamrules
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"regexp"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Config tunes an Engine. A nil *Config means all defaults.
+type Config struct {
+	// ToolResultMaxChars caps a tool's output in the prompt copy, in characters
+	// (the rule's text is not counted). Default 0: no cap.
+	ToolResultMaxChars int
+	// MaxRetriesPerMove is how many answers a move may discard and replay.
+	// Default 0 means 1; a negative value disables replays (a miss then only reminds).
+	MaxRetriesPerMove int
+	// Environments are the host's own environment names, beside BuiltinEnvironments.
+	// Default none. At most 64 names in all.
+	Environments []string
+	// EmptyOutputMarker is the text the host puts for an empty tool output; it is removed
+	// when reminders go on top of it. Default "" : no marker.
+	EmptyOutputMarker string
+	// Logger receives warnings (bad rows, store errors) and the "stream rule fired" lines.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// OnFire, if set, is called for every firing, after the log line. Default none.
+	OnFire func(ctx context.Context, f Firing)
+}
+
+// Engine holds the compiled rule set and answers, for any agent loop, the two questions:
+// what reminders does this tool call get, and is this answer accepted.
+// One engine serves many chats at once; all per-move state travels in the context.
+type Engine struct {
+	store        Store
+	log          *slog.Logger
+	onFire       func(context.Context, Firing)
+	maxRetries   int
+	splice       SpliceOptions
+	environments []string // builtin + host, index = bit
+	rules        atomic.Pointer[ruleSet]
+	reloadMu     sync.Mutex
+	cancelWatch  func()
+}
+
+// New builds an engine on store and loads its rules. A store error on this first load is
+// returned; bad rules are skipped with a warning.
+func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
+	if store == nil {
+		return nil, fmt.Errorf("streamrules: nil store")
+	}
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	e := &Engine{
+		store:  store,
+		log:    cfg.Logger,
+		onFire: cfg.OnFire,
+		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	switch {
+	case cfg.MaxRetriesPerMove == 0:
+		e.maxRetries = 1
+	case cfg.MaxRetriesPerMove < 0:
+		e.maxRetries = 0
+	default:
+		e.maxRetries = cfg.MaxRetriesPerMove
+	}
+	if cfg.ToolResultMaxChars < 0 {
+		return nil, fmt.Errorf("streamrules: ToolResultMaxChars %d is negative", cfg.ToolResultMaxChars)
+	}
+	e.environments = append(slices.Clone(BuiltinEnvironments), cfg.Environments...)
+	for _, name := range cfg.Environments {
+		if !nameRE.MatchString(name) {
+			return nil, fmt.Errorf("streamrules: environment name %q must match [a-z][a-z0-9_]*", name)
+		}
+	}
+	if len(e.environments) > 64 {
+		return nil, fmt.Errorf("streamrules: %d environments, at most 64", len(e.environments))
+	}
+	if err := e.Reload(ctx); err != nil {
+		return nil, err
+	}
+	if n, ok := store.(ChangeNotifier); ok {
+		e.cancelWatch = n.Subscribe(func() {
+			if err := e.Reload(context.Background()); err != nil {
+				e.log.Warn("stream rules reload failed; keeping the rules loaded before", "err", err)
+			}
+		})
+	}
+	return e, nil
+}
+
+// Close stops following the store's change notifications.
+func (e *Engine) Close() {
+	if e.cancelWatch != nil {
+		e.cancelWatch()
+	}
+}
+
+// Environments returns the environment names this engine knows (for Validate).
+func (e *Engine) Environments() []string { return slices.Clone(e.environments) }
+
+// Validate normalizes and validates a rule against this engine's environments.
+func (e *Engine) Validate(r *Rule) error {
+	r.Normalize()
+	return Validate(r, e.environments)
+}
+
+// Reload reads the rules from the store and swaps in the new compiled set.
+// Moves already begun keep the set they started with.
+func (e *Engine) Reload(ctx context.Context) error {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	rules, err := e.store.LoadRules(ctx)
+	if err != nil {
+		return fmt.Errorf("streamrules: load rules: %w", err)
+	}
+	e.rules.Store(e.compile(rules))
+	return nil
+}
+
+// Rules returns the rules loaded now (enabled and valid), by name.
+func (e *Engine) Rules() []Rule {
+	set := e.rules.Load()
+	out := make([]Rule, len(set.all))
+	for i, c := range set.all {
+		out[i] = c.Rule
+	}
+	return out
+}
+
+// SpliceOptions returns how this engine lays tool results into the prompt copy.
+func (e *Engine) SpliceOptions() SpliceOptions { return e.splice }
+
+// compiledRule is a loaded rule ready for the hot path.
+type compiledRule struct {
+	Rule
+	re     *regexp.Regexp // nil: matches every target
+	when   uint64         // bit mask over Engine.environments
+	repeat Repeat
+	index  int // position in ruleSet.text for text rules
+}
+
+// ruleSet is immutable once built; a reload swaps in a new one.
+type ruleSet struct {
+	all    []*compiledRule            // by name
+	byTool map[string][]*compiledRule // by name within a tool
+	text   []*compiledRule            // by name
+	match  textMatcher
+}
+
+func (e *Engine) compile(rules []Rule) *ruleSet {
+	set := &ruleSet{byTool: map[string][]*compiledRule{}}
+	seen := map[string]bool{}
+	sorted := slices.Clone(rules)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, r := range sorted {
+		if !r.Enabled {
+			continue
+		}
+		r.When = slices.Clone(r.When)
+		r.Normalize()
+		if err := Validate(&r, e.environments); err != nil {
+			e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
+			continue
+		}
+		if seen[r.Name] {
+			e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
+			continue
+		}
+		seen[r.Name] = true
+		c := &compiledRule{Rule: r}
+		if r.Condition != "" {
+			c.re = regexp.MustCompile(r.Condition) // Validate compiled it already
+		}
+		c.repeat, _ = ParseRepeat(r.Repeat)
+		c.when = e.envMask(r.When)
+		set.all = append(set.all, c)
+		if tool := r.Tool(); tool != "" {
+			set.byTool[tool] = append(set.byTool[tool], c)
+		} else {
+			c.index = len(set.text)
+			set.text = append(set.text, c)
+		}
+	}
+	patterns := make([]string, len(set.text))
+	for i, c := range set.text {
+		patterns[i] = c.Condition
+	}
+	set.match = newTextMatcher(patterns)
+	return set
+}
+
+// envMask maps environment names to bits; unknown names map to no bit.
+func (e *Engine) envMask(names []string) uint64 {
+	var m uint64
+	for _, n := range names {
+		if i := slices.Index(e.environments, n); i >= 0 {
+			m |= 1 << uint(i)
+		}
+	}
+	return m
+}
+
+func (e *Engine) envNames(mask uint64) []string {
+	var out []string
+	for mask != 0 {
+		i := bits.TrailingZeros64(mask)
+		out = append(out, e.environments[i])
+		mask &^= 1 << uint(i)
+	}
+	return out
+}

@@ -1,0 +1,227 @@
+package streamrules
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MemoryStore keeps rules, chat state and firings in memory: for tests, demos and hosts
+// that configure rules in code. It implements Store, RuleEditor, FiringCounter and
+// ChangeNotifier. The zero value is not usable; use NewMemoryStore.
+type MemoryStore struct {
+	mu        sync.Mutex
+	known     []string
+	rules     map[string]Rule
+	nextID    int64
+	chats     map[string]ChatState
+	firings   []Firing
+	listeners map[int]func()
+	nextSub   int
+	now       func() time.Time
+}
+
+// NewMemoryStore returns a store holding rules, validated against the builtin environments
+// and the extra ones given. A bad rule is an error.
+func NewMemoryStore(rules []Rule, environments ...string) (*MemoryStore, error) {
+	s := &MemoryStore{
+		known:     append(slices.Clone(BuiltinEnvironments), environments...),
+		rules:     map[string]Rule{},
+		chats:     map[string]ChatState{},
+		listeners: map[int]func(){},
+		now:       func() time.Time { return time.Now().UTC() },
+	}
+	for _, r := range rules {
+		if _, err := s.CreateRule(context.Background(), r); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+		}
+	}
+	return s, nil
+}
+
+// LoadRules implements Store.
+func (s *MemoryStore) LoadRules(context.Context) ([]Rule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Rule
+	for _, r := range s.sorted() {
+		if r.Enabled {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// PutRaw stores a rule as is, without validation, as a hand edit of a database row would:
+// for tests of how the engine treats bad rows.
+func (s *MemoryStore) PutRaw(r Rule) {
+	s.mu.Lock()
+	s.nextID++
+	r.ID = s.nextID
+	s.rules[r.Name] = r
+	s.mu.Unlock()
+	s.notify()
+}
+
+func (s *MemoryStore) sorted() []Rule {
+	out := slices.Collect(maps.Values(s.rules))
+	slices.SortFunc(out, func(a, b Rule) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		out[i].When = slices.Clone(out[i].When)
+	}
+	return out
+}
+
+// LoadChat implements Store.
+func (s *MemoryStore) LoadChat(_ context.Context, chatID string) (ChatState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.chats[chatID]
+	st.LastFired = maps.Clone(st.LastFired)
+	return st, nil
+}
+
+// SaveMove implements Store.
+func (s *MemoryStore) SaveMove(_ context.Context, rec MoveRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.chats[rec.ChatID]
+	if rec.Answered {
+		st.Moves++
+	}
+	for _, f := range rec.Firings {
+		if st.LastFired == nil {
+			st.LastFired = map[string]int64{}
+		}
+		st.LastFired[f.Rule] = max(st.LastFired[f.Rule], f.Move)
+	}
+	s.chats[rec.ChatID] = st
+	s.firings = append(s.firings, rec.Firings...)
+	return nil
+}
+
+// CountFirings implements FiringCounter.
+func (s *MemoryStore) CountFirings(context.Context) (map[string]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int64{}
+	for _, f := range s.firings {
+		out[f.Rule]++
+	}
+	return out, nil
+}
+
+// AllFirings returns every firing recorded, oldest first.
+func (s *MemoryStore) AllFirings() []Firing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.firings)
+}
+
+// ListRules implements RuleEditor.
+func (s *MemoryStore) ListRules(context.Context) ([]Rule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sorted(), nil
+}
+
+// GetRule implements RuleEditor.
+func (s *MemoryStore) GetRule(_ context.Context, name string) (Rule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.rules[name]
+	if !ok {
+		return Rule{}, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	r.When = slices.Clone(r.When)
+	return r, nil
+}
+
+// CreateRule implements RuleEditor.
+func (s *MemoryStore) CreateRule(_ context.Context, r Rule) (Rule, error) {
+	r.Normalize()
+	if err := Validate(&r, s.known); err != nil {
+		return Rule{}, err
+	}
+	s.mu.Lock()
+	if _, ok := s.rules[r.Name]; ok {
+		s.mu.Unlock()
+		return Rule{}, fmt.Errorf("%q: %w", r.Name, ErrExists)
+	}
+	s.nextID++
+	r.ID = s.nextID
+	r.CreatedAt = s.now()
+	r.UpdatedAt = r.CreatedAt
+	s.rules[r.Name] = r
+	s.mu.Unlock()
+	s.notify()
+	return r, nil
+}
+
+// UpdateRule implements RuleEditor: the rule named name is replaced by r (which may rename it).
+func (s *MemoryStore) UpdateRule(_ context.Context, name string, r Rule) (Rule, error) {
+	r.Normalize()
+	if err := Validate(&r, s.known); err != nil {
+		return Rule{}, err
+	}
+	s.mu.Lock()
+	old, ok := s.rules[name]
+	if !ok {
+		s.mu.Unlock()
+		return Rule{}, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	if _, taken := s.rules[r.Name]; taken && r.Name != name {
+		s.mu.Unlock()
+		return Rule{}, fmt.Errorf("%q: %w", r.Name, ErrExists)
+	}
+	delete(s.rules, name)
+	r.ID, r.CreatedAt = old.ID, old.CreatedAt
+	r.UpdatedAt = s.now()
+	if !r.UpdatedAt.After(old.UpdatedAt) {
+		r.UpdatedAt = old.UpdatedAt.Add(time.Microsecond)
+	}
+	s.rules[r.Name] = r
+	s.mu.Unlock()
+	s.notify()
+	return r, nil
+}
+
+// DeleteRule implements RuleEditor. Firings of the rule stay.
+func (s *MemoryStore) DeleteRule(_ context.Context, name string) error {
+	s.mu.Lock()
+	_, ok := s.rules[name]
+	delete(s.rules, name)
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	s.notify()
+	return nil
+}
+
+// Subscribe implements ChangeNotifier: onChange runs synchronously after every edit.
+func (s *MemoryStore) Subscribe(onChange func()) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextSub
+	s.nextSub++
+	s.listeners[id] = onChange
+	return func() {
+		s.mu.Lock()
+		delete(s.listeners, id)
+		s.mu.Unlock()
+	}
+}
+
+func (s *MemoryStore) notify() {
+	s.mu.Lock()
+	fns := slices.Collect(maps.Values(s.listeners))
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}

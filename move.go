@@ -1,0 +1,271 @@
+package streamrules
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+type moveKey struct{}
+
+// Move is the state of one move of one chat: from the user's message to the final answer.
+// It travels in the context given to the executor, the agent, the model and every tool.
+// Its methods are safe for concurrent use.
+type Move struct {
+	eng    *Engine
+	set    *ruleSet
+	chatID string
+	env    uint64
+	number int64 // this move's number in the chat, 1-based
+
+	mu        sync.Mutex
+	lastFired map[string]int64 // from the chat state; not changed during the move
+	fired     map[string]bool  // rules fired in this move: silent until its end
+	retries   int              // answers discarded in this move
+	pending   []Reminder       // text rules missed after the ceiling: ride the next tool result
+	calls     []ToolCall       // every tool call of the move, in order
+	firings   []Firing
+	ended     bool
+}
+
+// ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
+type ToolCall struct {
+	Tool      string
+	Input     string
+	Reminders []Reminder
+}
+
+// Verdict is the engine's answer on a finished model answer.
+type Verdict struct {
+	// Discard: the answer must be thrown away unseen and the tour replayed with Interrupt.
+	Discard bool
+	// Interrupt is the human-role message for the replay: one block per violated rule.
+	Interrupt string
+	// Rules are the violated rules' names, by name (also when the answer is kept after the ceiling).
+	Rules []string
+}
+
+// BeginMove starts a move of chat chatID in the given environments and returns a context
+// carrying it. It reads the chat's state from the store once. A store error does not stop
+// the move: it is logged, and the repeat policy then sees a fresh chat.
+// Unknown environment names are logged and ignored.
+func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *Move) {
+	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
+	for _, name := range env {
+		i := slices.Index(e.environments, name)
+		if i < 0 {
+			e.log.Warn("stream rules: unknown environment ignored", "env", name, "chat", chatID)
+			continue
+		}
+		m.env |= 1 << uint(i)
+	}
+	state, err := e.store.LoadChat(ctx, chatID)
+	if err != nil {
+		e.log.Warn("stream rules: chat state not loaded; repeat policies see a fresh chat", "chat", chatID, "err", err)
+	}
+	m.number = state.Moves + 1
+	m.lastFired = state.LastFired
+	return context.WithValue(ctx, moveKey{}, m), m
+}
+
+// MoveFrom returns the move ctx carries, or nil outside a move (the middleware then passes through).
+func MoveFrom(ctx context.Context) *Move {
+	m, _ := ctx.Value(moveKey{}).(*Move)
+	return m
+}
+
+// Engine returns the engine the move belongs to.
+func (m *Move) Engine() *Engine { return m.eng }
+
+// ChatID returns the chat the move belongs to.
+func (m *Move) ChatID() string { return m.chatID }
+
+// Number returns the move's number in its chat (1-based).
+func (m *Move) Number() int64 { return m.number }
+
+// Has reports whether environment name holds in this move.
+func (m *Move) Has(name string) bool {
+	i := slices.Index(m.eng.environments, name)
+	return i >= 0 && m.env&(1<<uint(i)) != 0
+}
+
+// Environments returns the environment names that hold in this move.
+func (m *Move) Environments() []string { return m.eng.envNames(m.env) }
+
+// armed reports whether r may fire now. Caller holds m.mu.
+func (m *Move) armed(r *compiledRule) bool {
+	return r.when&^m.env == 0 && !m.fired[r.Name] && r.repeat.Allows(m.lastFired[r.Name], m.number)
+}
+
+func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
+
+// ToolReminders records a tool call and returns the reminders its result gets in the prompt
+// copy, in rule-name order: the tool's soft rules that fire on its arguments, and the
+// reminders of text rules missed after the retry ceiling earlier in this move.
+// A tool with no rules and nothing pending costs a map lookup and no allocation.
+func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
+	rules := m.set.byTool[tool]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(rules) == 0 && len(m.pending) == 0 {
+		m.calls = append(m.calls, ToolCall{Tool: tool, Input: input})
+		return nil
+	}
+	var out []Reminder
+	if len(rules) > 0 {
+		args := CompactArgs(input)
+		for _, r := range rules {
+			if !m.armed(r) {
+				continue
+			}
+			hit := r.re == nil || r.re.MatchString(args)
+			if hit == r.Negate {
+				continue
+			}
+			if m.fired == nil {
+				m.fired = map[string]bool{}
+			}
+			m.fired[r.Name] = true
+			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
+			m.fire(ctx, Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}, "stream rule fired")
+		}
+	}
+	if len(m.pending) > 0 {
+		out = append(out, m.pending...)
+		m.pending = nil
+	}
+	slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
+	m.calls = append(m.calls, ToolCall{Tool: tool, Input: input, Reminders: out})
+	return out
+}
+
+// ToolCalls returns the tool calls recorded so far in this move, in order.
+func (m *Move) ToolCalls() []ToolCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.calls)
+}
+
+// TextArmed reports whether an answer could be discarded now: the move has a retry left
+// and some text rule is armed (enabled, its `when` holds, its repeat policy allows it,
+// not fired in this move). Only then must streamed speech be held.
+func (m *Move) TextArmed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.retryLeft() {
+		return false
+	}
+	for _, r := range m.set.text {
+		if m.armed(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckAnswer judges what an answer says (its text target; see the middleware for what
+// that is per agent type). An empty target says nothing and is accepted unchecked.
+// On a miss with a retry left, the verdict discards the answer; after the ceiling the
+// answer is kept and each missed rule's reminder rides the next tool result of this move.
+// Either way the missed rules are silent for the rest of the move.
+func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
+	if text == "" || len(m.set.text) == 0 {
+		return Verdict{}
+	}
+	var buf [16]int
+	matched := m.set.match.Match(text, buf[:0])
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var missed []*compiledRule
+	j := 0
+	for _, r := range m.set.text {
+		// matched is ascending, as is r.index over m.set.text.
+		for j < len(matched) && matched[j] < r.index {
+			j++
+		}
+		hit := j < len(matched) && matched[j] == r.index
+		if hit != r.Negate && m.armed(r) {
+			missed = append(missed, r)
+		}
+	}
+	if len(missed) == 0 {
+		return Verdict{}
+	}
+	v := Verdict{Discard: m.retryLeft()}
+	if v.Discard {
+		m.retries++
+	}
+	blocks := make([]string, 0, len(missed))
+	if m.fired == nil {
+		m.fired = map[string]bool{}
+	}
+	for _, r := range missed {
+		m.fired[r.Name] = true
+		v.Rules = append(v.Rules, r.Name)
+		if v.Discard {
+			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
+		} else {
+			m.pending = append(m.pending, Reminder{Rule: r.Name, Text: r.Text})
+		}
+		m.fire(ctx, Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}, "stream rule fired on the answer")
+	}
+	v.Interrupt = strings.Join(blocks, "\n")
+	return v
+}
+
+// fire records a firing and tells the log and the hook. Caller holds m.mu.
+func (m *Move) fire(ctx context.Context, f Firing, msg string) {
+	f.ChatID, f.Move, f.At = m.chatID, m.number, time.Now().UTC()
+	m.firings = append(m.firings, f)
+	attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
+	if f.Tool != "" {
+		attrs = append(attrs, "tool", f.Tool)
+	}
+	if f.Mode == ModeInterrupt {
+		attrs = append(attrs, "retry", f.Retry)
+	}
+	m.eng.log.InfoContext(ctx, msg, attrs...)
+	if m.eng.onFire != nil {
+		m.eng.onFire(ctx, f)
+	}
+}
+
+// Firings returns the firings recorded so far in this move.
+func (m *Move) Firings() []Firing {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.firings)
+}
+
+// ErrMoveEnded is returned by a second End of the same move.
+var ErrMoveEnded = errors.New("streamrules: move already ended")
+
+// End finishes the move: one write to the store with the move counter (grown by one when
+// runErr is nil: the move ended with a final answer), the rules' last-fired moves and the
+// firings. Pending reminders die with the move. It returns runErr joined with a store error,
+// so `err = move.End(ctx, err)` keeps both. The write is not cancelled with ctx: a move
+// that ran is counted even if its caller gave up.
+func (m *Move) End(ctx context.Context, runErr error) error {
+	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		return errors.Join(runErr, ErrMoveEnded)
+	}
+	m.ended = true
+	m.pending = nil
+	rec := MoveRecord{ChatID: m.chatID, Move: m.number, Answered: runErr == nil, Firings: m.firings}
+	m.mu.Unlock()
+	if !rec.Answered && len(rec.Firings) == 0 {
+		return runErr
+	}
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := m.eng.store.SaveMove(saveCtx, rec); err != nil {
+		m.eng.log.Error("stream rules: move not saved", "chat", m.chatID, "move", m.number, "err", err)
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}

@@ -1,0 +1,229 @@
+package streamrules
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Scope values. A tool scope is ScopeToolPrefix followed by the tool's name.
+const (
+	ScopeText       = "text"
+	ScopeToolPrefix = "tool:"
+)
+
+// Mode is what a rule does when it fires. It follows from the scope.
+type Mode string
+
+// The two modes: a soft reminder on a tool result, a hard interrupt of an answer.
+const (
+	ModeRemind    Mode = "remind"
+	ModeInterrupt Mode = "interrupt"
+)
+
+// The environments every engine knows. Hosts register more in Config.Environments.
+const (
+	EnvTelegram  = "telegram"
+	EnvClientOps = "client_ops"
+	EnvMaster    = "master"
+	EnvTrusted   = "trusted"
+	EnvPicture   = "picture"
+)
+
+// BuiltinEnvironments lists the environment names known without registration.
+var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvTrusted, EnvPicture}
+
+// Limits enforced by Validate.
+const (
+	MaxTextChars      = 400
+	MaxConditionBytes = 4096
+	MaxNameBytes      = 64
+)
+
+// Rule is one stream rule: a condition on a tool call or an answer, and what the model is told when it holds.
+type Rule struct {
+	ID        int64     `json:"id,omitempty" db:"id"`
+	Name      string    `json:"name" db:"name"`
+	Scope     string    `json:"scope" db:"scope"`
+	Condition string    `json:"condition" db:"condition"`
+	Negate    bool      `json:"negate" db:"negate"`
+	When      []string  `json:"when" db:"-"`
+	Text      string    `json:"text" db:"text"`
+	Mode      Mode      `json:"mode" db:"mode"`
+	Repeat    string    `json:"repeat" db:"repeat"`
+	Enabled   bool      `json:"enabled" db:"enabled"`
+	CreatedAt time.Time `json:"created_at,omitzero" db:"created_at"`
+	UpdatedAt time.Time `json:"updated_at,omitzero" db:"updated_at"`
+}
+
+// Tool returns the tool name of a tool-scoped rule, or "" for a text rule.
+func (r *Rule) Tool() string {
+	if name, ok := strings.CutPrefix(r.Scope, ScopeToolPrefix); ok {
+		return name
+	}
+	return ""
+}
+
+// ModeForScope returns the only mode a scope allows, or "" for an unknown scope.
+func ModeForScope(scope string) Mode {
+	switch {
+	case scope == ScopeText:
+		return ModeInterrupt
+	case strings.HasPrefix(scope, ScopeToolPrefix) && len(scope) > len(ScopeToolPrefix):
+		return ModeRemind
+	}
+	return ""
+}
+
+// ValidationError says which field of a rule is wrong and why.
+type ValidationError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("stream rule: invalid %s: %s", e.Field, e.Reason)
+}
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
+)
+
+// Normalize trims the fields a person types, derives an empty mode from the scope and sorts When.
+// It does not validate.
+func (r *Rule) Normalize() {
+	r.Name = strings.TrimSpace(r.Name)
+	r.Scope = strings.TrimSpace(r.Scope)
+	r.Repeat = strings.TrimSpace(r.Repeat)
+	r.Text = strings.TrimSpace(r.Text)
+	if r.Mode == "" {
+		r.Mode = ModeForScope(r.Scope)
+	}
+	when := make([]string, 0, len(r.When))
+	for _, w := range r.When {
+		if w = strings.TrimSpace(w); w != "" && !slices.Contains(when, w) {
+			when = append(when, w)
+		}
+	}
+	slices.Sort(when)
+	r.When = when
+}
+
+// Validate checks a normalized rule. known lists the environment names that `when` may use
+// (BuiltinEnvironments plus the host's); nil means BuiltinEnvironments.
+// The error is a *ValidationError naming the first bad field.
+func Validate(r *Rule, known []string) error {
+	if known == nil {
+		known = BuiltinEnvironments
+	}
+	switch {
+	case r.Name == "":
+		return invalid("name", "empty")
+	case len(r.Name) > MaxNameBytes:
+		return invalid("name", "longer than %d bytes", MaxNameBytes)
+	case !nameRE.MatchString(r.Name):
+		return invalid("name", "%q must match [a-z][a-z0-9_]*", r.Name)
+	}
+	want := ModeForScope(r.Scope)
+	if want == "" {
+		return invalid("scope", "%q is neither %q nor %q", r.Scope, ScopeText, ScopeToolPrefix+"<name>")
+	}
+	if tool := r.Tool(); tool != "" && !toolNameRE.MatchString(tool) {
+		return invalid("scope", "tool name %q has characters a tool name cannot have", tool)
+	}
+	if r.Mode != want {
+		return invalid("mode", "scope %q needs mode %q, not %q (leave mode empty to derive it)", r.Scope, want, r.Mode)
+	}
+	if err := checkCondition(r.Condition); err != nil {
+		return err
+	}
+	if r.Negate && r.Condition == "" {
+		return invalid("negate", "needs a condition: an empty condition matches every target, so its negation never fires")
+	}
+	for _, w := range r.When {
+		if !slices.Contains(known, w) {
+			return invalid("when", "unknown environment %q (known: %s)", w, strings.Join(known, ", "))
+		}
+	}
+	switch n := utf8.RuneCountInString(r.Text); {
+	case n == 0:
+		return invalid("text", "empty: the model must be told something")
+	case n > MaxTextChars:
+		return invalid("text", "%d characters, at most %d", n, MaxTextChars)
+	}
+	if _, err := ParseRepeat(r.Repeat); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkCondition(cond string) error {
+	if len(cond) > MaxConditionBytes {
+		return invalid("condition", "longer than %d bytes", MaxConditionBytes)
+	}
+	if _, err := syntax.Parse(cond, syntax.Perl); err != nil {
+		return invalid("condition", "not an RE2 regular expression: %v", err)
+	}
+	if _, err := regexp.Compile(cond); err != nil {
+		return invalid("condition", "not an RE2 regular expression: %v", err)
+	}
+	return nil
+}
+
+// RepeatKind is the repeat policy of a rule.
+type RepeatKind int
+
+// Repeat policies: every time, once per chat forever, at most once per N moves of the chat.
+const (
+	RepeatEvery RepeatKind = iota
+	RepeatOnce
+	RepeatAfter
+)
+
+// Repeat is a parsed repeat policy.
+type Repeat struct {
+	Kind  RepeatKind
+	Moves int64 // for RepeatAfter: N >= 1
+}
+
+// ErrBadRepeat is wrapped by ParseRepeat's errors.
+var ErrBadRepeat = errors.New(`repeat must be empty, "once" or "after:N" with N >= 1`)
+
+// ParseRepeat parses "", "once" or "after:N".
+func ParseRepeat(s string) (Repeat, error) {
+	switch {
+	case s == "":
+		return Repeat{Kind: RepeatEvery}, nil
+	case s == "once":
+		return Repeat{Kind: RepeatOnce}, nil
+	case strings.HasPrefix(s, "after:"):
+		n, err := strconv.ParseInt(s[len("after:"):], 10, 64)
+		if err == nil && n >= 1 && !strings.HasPrefix(s[len("after:"):], "+") {
+			return Repeat{Kind: RepeatAfter, Moves: n}, nil
+		}
+	}
+	return Repeat{}, &ValidationError{Field: "repeat", Reason: fmt.Sprintf("%q: %v", s, ErrBadRepeat)}
+}
+
+// Allows reports whether a rule with this policy may fire in move `move` of a chat,
+// given the move it last fired in (0: never).
+func (p Repeat) Allows(lastFired, move int64) bool {
+	switch p.Kind {
+	case RepeatOnce:
+		return lastFired == 0
+	case RepeatAfter:
+		return lastFired == 0 || move-lastFired >= p.Moves
+	}
+	return true
+}

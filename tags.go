@@ -1,0 +1,195 @@
+package streamrules
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The tag names the model sees. Nothing else may produce them: tool output that
+// contains them is neutralised before it reaches the prompt.
+const (
+	ReminderTag  = "system-reminder"
+	InterruptTag = "system-interrupt"
+)
+
+// InterruptFooter follows every rule text in an interrupt block.
+const InterruptFooter = "That reply was discarded and NOBODY saw it. Write the reply again, following the rule."
+
+// Reminder is one soft rule's block on a tool result.
+type Reminder struct {
+	Rule string
+	Text string
+}
+
+// Block renders the reminder as it goes into the prompt copy.
+func (r Reminder) Block() string {
+	return "<" + ReminderTag + ` rule="` + escapeAttr(r.Rule) + `">` + escapeText(r.Text) + "</" + ReminderTag + ">"
+}
+
+// InterruptBlock renders one violated rule's block for the retry message.
+func InterruptBlock(rule, text string) string {
+	return "<" + InterruptTag + ` reason="rule_violation" rule="` + escapeAttr(rule) + `">` +
+		escapeText(text) + "\n" + InterruptFooter + "</" + InterruptTag + ">"
+}
+
+var (
+	attrEscaper = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;", `"`, "&quot;")
+	textEscaper = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
+)
+
+func escapeAttr(s string) string { return attrEscaper.Replace(s) }
+
+// escapeText keeps a rule's text from closing its own tag or opening another.
+func escapeText(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	return textEscaper.Replace(s)
+}
+
+// Neutralize defuses every "<system-reminder" / "<system-interrupt" (and closing forms, any case)
+// in untrusted text such as a tool's output, so it cannot pose as the system in the prompt.
+// The '<' becomes "&lt;"; text without such a tag is returned unchanged, without allocating.
+func Neutralize(s string) string {
+	first := findTagOpen(s, 0)
+	if first < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	prev := 0
+	for i := first; i >= 0; i = findTagOpen(s, i+1) {
+		b.WriteString(s[prev:i])
+		b.WriteString("&lt;")
+		prev = i + 1
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+// findTagOpen returns the index of the next '<' at or after from that starts
+// "<system-reminder", "<system-interrupt" or their closing forms, case-insensitively.
+func findTagOpen(s string, from int) int {
+	for i := from; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], '<')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		rest := s[i+1:]
+		rest = strings.TrimPrefix(rest, "/")
+		if hasPrefixFold(rest, ReminderTag) || hasPrefixFold(rest, InterruptTag) {
+			return i
+		}
+	}
+	return -1
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// StripBlocks removes every reminder and interrupt block (and the newline after it) from text.
+// Because tool output is neutralised, every real tag in a prompt is one the engine wrote,
+// so this yields the clean view of a prompt copy.
+func StripBlocks(s string) string {
+	if !strings.Contains(s, "<system-") {
+		return s
+	}
+	for _, tag := range []string{ReminderTag, InterruptTag} {
+		open, closing := "<"+tag+" ", "</"+tag+">"
+		for {
+			i := strings.Index(s, open)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(s[i:], closing)
+			if j < 0 {
+				break
+			}
+			end := i + j + len(closing)
+			if end < len(s) && s[end] == '\n' {
+				end++
+			}
+			s = s[:i] + s[end:]
+		}
+	}
+	return s
+}
+
+// IsInterruptMessage reports whether text is (only) interrupt blocks: the retry's human-role message.
+func IsInterruptMessage(text string) bool {
+	return strings.HasPrefix(text, "<"+InterruptTag+" ") && strings.TrimSpace(StripBlocks(text)) == ""
+}
+
+// CompactArgs returns a tool input as rules see it: compacted with encoding/json when it is JSON,
+// the raw string otherwise.
+func CompactArgs(input string) string {
+	if !needsCompact(input) {
+		return input
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(input))
+	if err := json.Compact(&buf, []byte(input)); err != nil {
+		return input
+	}
+	return buf.String()
+}
+
+// needsCompact is a cheap pre-check: only input that starts like JSON and holds whitespace can change.
+func needsCompact(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return false
+	}
+	return strings.ContainsAny(s, " \t\r\n")
+}
+
+// SpliceOptions control how a tool result is laid into the prompt copy.
+type SpliceOptions struct {
+	MaxChars          int    // cap on the tool's output in characters; 0: no cap
+	EmptyOutputMarker string // removed when reminders go on top; "": none
+}
+
+// Splice builds the prompt copy of a tool result: first the empty-output marker is removed
+// (only when reminders go on top), then the output is cut at MaxChars characters, then
+// neutralised, then the reminder blocks are laid in front in the order given.
+// It is deterministic, so the same call spliced in every later tour is byte-identical.
+func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
+	if len(reminders) > 0 && opt.EmptyOutputMarker != "" && strings.TrimSpace(output) == opt.EmptyOutputMarker {
+		output = ""
+	}
+	output = Neutralize(capChars(output, opt.MaxChars))
+	if len(reminders) == 0 {
+		return output
+	}
+	var b strings.Builder
+	for _, r := range reminders {
+		b.WriteString(r.Block())
+		b.WriteByte('\n')
+	}
+	b.WriteString(output)
+	return b.String()
+}
+
+// capChars cuts s to max runes and says so, so the model knows the output was cut.
+func capChars(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s
+	}
+	i, count := 0, 0
+	for i = range s {
+		if count == max {
+			break
+		}
+		count++
+	}
+	return s[:i] + "\n[output cut: " + strconv.Itoa(max) + " of " + strconv.Itoa(n) + " characters shown]"
+}
