@@ -159,7 +159,11 @@ type SpliceOptions struct {
 // neutralised, then the reminder blocks are laid in front in the order given.
 // It is deterministic, so the same call spliced in every later tour is byte-identical.
 func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
-	if len(reminders) > 0 && opt.EmptyOutputMarker != "" && strings.TrimSpace(output) == opt.EmptyOutputMarker {
+	if opt.EmptyOutputMarker != "" && strings.TrimSpace(output) == opt.EmptyOutputMarker {
+		// The marker is the service's, not the tool's output: never cut, gone under reminders.
+		if len(reminders) == 0 {
+			return output
+		}
 		output = ""
 	}
 	output = Neutralize(capChars(output, opt.MaxChars))

@@ -49,11 +49,11 @@ var (
 
 // server is the PostgreSQL server the per-test databases are created on.
 type server struct {
-	admin   *sql.DB                 // connection for CREATE/DROP DATABASE
-	dsnFor  func(db string) string  // DSN of database db on this server
-	about   string                  // for the log
-	cluster *cluster                // nil when using STREAMRULES_TEST_DSN
-	startup time.Duration           // how long starting the cluster took
+	admin   *sql.DB                // connection for CREATE/DROP DATABASE
+	dsnFor  func(db string) string // DSN of database db on this server
+	about   string                 // for the log
+	cluster *cluster               // nil when using STREAMRULES_TEST_DSN
+	startup time.Duration          // how long starting the cluster took
 }
 
 // cluster is a throw-away cluster started by this test binary.

@@ -1,0 +1,114 @@
+package middleware
+
+import (
+	"context"
+	"strings"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/schema"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/streamrules/streamrules"
+)
+
+// guardedAgent splices reminders into a copy of the intermediate steps, so only the
+// prompt sees them; the executor's steps, the callbacks and memory keep the clean output.
+type guardedAgent struct {
+	agents.Agent
+	g      *Guard
+	format AnswerFormat
+}
+
+// AgentOption tunes Agent.
+type AgentOption func(*guardedAgent)
+
+// WithAnswerFormat says what an answer of this agent's model says to the user, when the
+// agent type alone does not tell (a custom agent). See AnswerFormat.
+func WithAnswerFormat(f AnswerFormat) AgentOption {
+	return func(a *guardedAgent) { a.format = f }
+}
+
+// Agent wraps a LangChainGo agent. Its Plan gets a copy of the intermediate steps in which
+// each tool result is laid out for the prompt: the empty-output marker removed when
+// reminders go on top, the output cut at the engine's ToolResultMaxChars, system tags in
+// the output neutralised, the call's reminders in front. The splice of a call is the same
+// in every later tour of the move, so each request only appends to the one before.
+//
+// The agent type also fixes what an answer says, for the model wrapper's text rules:
+// MRKL (NewOneShotAgent) and conversational agents answer after "Final Answer:" / "AI:";
+// other agents (OpenAIFunctionsAgent) answer with the response's text content.
+func (g *Guard) Agent(a agents.Agent, opts ...AgentOption) agents.Agent {
+	ga := &guardedAgent{Agent: a, g: g, format: formatOf(a)}
+	for _, o := range opts {
+		o(ga)
+	}
+	return ga
+}
+
+// Unwrap returns the wrapped agent.
+func (a *guardedAgent) Unwrap() agents.Agent { return a.Agent }
+
+func formatOf(a agents.Agent) AnswerFormat {
+	switch a.(type) {
+	case *agents.OneShotZeroAgent:
+		return FormatMRKL
+	case *agents.ConversationalAgent:
+		return FormatConversational
+	}
+	return FormatToolCalling
+}
+
+func (a *guardedAgent) GetTools() []tools.Tool { return a.Agent.GetTools() }
+
+func (a *guardedAgent) Plan(
+	ctx context.Context,
+	steps []schema.AgentStep,
+	inputs map[string]string,
+	options ...chains.ChainCallOption,
+) ([]schema.AgentAction, *schema.AgentFinish, error) {
+	ctx = withAnswerFormat(ctx, a.format)
+	if m := streamrules.MoveFrom(ctx); m != nil {
+		steps = spliceSteps(steps, m.ToolCalls(), a.g.splice)
+	}
+	return a.Agent.Plan(ctx, steps, inputs, options...)
+}
+
+// spliceSteps returns steps with each observation laid out for the prompt. The input is
+// never modified; when nothing changes, it is returned as is.
+// Steps are matched to recorded calls in order by tool name and input: steps that never
+// reached a tool (an unknown tool name, a parse error) have no call and no reminders.
+func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, opt streamrules.SpliceOptions) []schema.AgentStep {
+	var out []schema.AgentStep
+	next := 0
+	for i, step := range steps {
+		var reminders []streamrules.Reminder
+		if next < len(calls) && sameCall(step.Action, calls[next]) {
+			reminders = calls[next].Reminders
+			next++
+		}
+		obs := streamrules.Splice(step.Observation, reminders, opt)
+		if obs == step.Observation {
+			if out != nil {
+				out[i] = step
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]schema.AgentStep, len(steps))
+			copy(out, steps[:i])
+		}
+		step.Observation = obs
+		out[i] = step
+	}
+	if out == nil {
+		return steps
+	}
+	return out
+}
+
+// sameCall matches an executor step to a recorded tool call. The executor looks tools up
+// case-insensitively and trims the MRKL "\nObservation:" suffix from the input.
+func sameCall(a schema.AgentAction, c streamrules.ToolCall) bool {
+	return strings.EqualFold(a.Tool, c.Tool) && strings.TrimSuffix(a.ToolInput, "\nObservation:") == c.Input
+}

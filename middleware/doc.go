@@ -1,0 +1,33 @@
+// Package middleware wires a streamrules engine into LangChainGo.
+//
+// Wrap the three parts of a stock agent, then run each move inside the engine's move:
+//
+//	guard := middleware.New(eng, &middleware.Config{Callbacks: clientHandler})
+//	llm = guard.Model(llm)                 // held speech + interrupt/retry-once
+//	ts := guard.Tools(myTools...)          // clean outputs, soft hits recorded
+//	agent := guard.Agent(agents.NewOneShotAgent(llm, ts))
+//	exec := agents.NewExecutor(agent, agents.WithMemory(mem))
+//
+//	ctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram)
+//	out, err := chains.Run(ctx, exec, input)
+//	err = move.End(ctx, err)
+//
+// What each wrapper does:
+//
+//   - The tool wrapper records the call in the move (the engine matches soft rules on the
+//     tool's name and compact-JSON input), sends HandleToolStart/HandleToolEnd with the
+//     clean output to Config.Callbacks, and hands the executor the clean output: the
+//     executor's intermediate steps, memory and callbacks never see a reminder.
+//   - The agent wrapper's Plan lays each call's reminders onto a copy of the intermediate
+//     steps, which only the prompt sees. This works for every agent: OpenAIFunctionsAgent
+//     sends observations as role=tool messages; MRKL and conversational agents put them
+//     in a text scratchpad. The splice is deterministic, so the prompt-cache prefix holds.
+//   - The model wrapper checks what each finished answer says (see AnswerFormat) against
+//     the text rules. While a text rule is armed, streamed chunks are held and released in
+//     one piece for the accepted answer; otherwise they pass through one by one. A
+//     violating answer is discarded unseen (its tool calls never run) and the tour is
+//     replayed with the discarded answer and a human-role <system-interrupt>; at most
+//     once per move by default.
+//
+// Outside a move (no streamrules.Move in the context) every wrapper passes straight through.
+package middleware

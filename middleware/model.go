@@ -1,0 +1,163 @@
+package middleware
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/callbacks"
+)
+
+// guardedModel checks every finished answer against the text rules and replays a
+// violating tour once with an interrupt. While a text rule is armed, streamed speech is
+// held and released in one piece for the accepted answer only.
+type guardedModel struct {
+	llms.Model
+	g *Guard
+}
+
+var _ llms.Model = (*guardedModel)(nil)
+
+// Model wraps a LangChainGo model. Outside a move it passes straight through.
+func (g *Guard) Model(m llms.Model) llms.Model {
+	if gm, ok := m.(*guardedModel); ok && gm.g == g {
+		return m
+	}
+	return &guardedModel{Model: m, g: g}
+}
+
+// Unwrap returns the wrapped model.
+func (m *guardedModel) Unwrap() llms.Model { return m.Model }
+
+// SupportsReasoning forwards the wrapped model's answer (llms.ReasoningModel).
+func (m *guardedModel) SupportsReasoning() bool { return llms.SupportsReasoningModel(m.Model) }
+
+// Call implements the deprecated llms.Model.Call through GenerateContent.
+func (m *guardedModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// GenerateContent runs the tour. On a text rule's miss with a retry left, the answer is
+// discarded (never streamed, never returned, its tool calls never run) and the tour is
+// played again with the same messages plus the discarded answer and a human-role
+// interrupt. Provider and streaming errors are returned as they come.
+func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	move := streamrules.MoveFrom(ctx)
+	if move == nil {
+		return m.Model.GenerateContent(ctx, messages, options...)
+	}
+	format := answerFormatFrom(ctx)
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	for {
+		if !move.TextArmed() {
+			// No rule can discard this answer: stream through, chunk by chunk. An answer
+			// missed after the ceiling still gets checked, so its rule speaks softly later.
+			resp, err := m.Model.GenerateContent(ctx, messages, options...)
+			if err == nil {
+				move.CheckAnswer(ctx, AnswerTarget(format, resp))
+			}
+			return resp, err
+		}
+		held := &heldSpeech{}
+		hold := &callbacks.Hold{}
+		resp, err := m.Model.GenerateContent(callbacks.WithHold(ctx, hold), messages, held.options(options, opts)...)
+		if err != nil {
+			hold.Drop()
+			return nil, err
+		}
+		verdict := move.CheckAnswer(ctx, AnswerTarget(format, resp))
+		if !verdict.Discard {
+			if err := held.release(ctx, opts); err != nil {
+				hold.Drop()
+				return nil, err
+			}
+			hold.Release()
+			return resp, nil
+		}
+		hold.Drop()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		messages = withInterrupt(messages, resp, verdict.Interrupt)
+	}
+}
+
+// withInterrupt returns a new history: the old one, the discarded answer's text as an AI
+// message (its tool calls are dropped: they were never run and have no results), and the
+// interrupt as a human message (Anthropic would lift a system message into its system
+// prompt; Ollama rejects a second text part).
+func withInterrupt(messages []llms.MessageContent, discarded *llms.ContentResponse, interrupt string) []llms.MessageContent {
+	out := slices.Clip(slices.Clone(messages))
+	var text string
+	for i, c := range discarded.Choices {
+		if i > 0 && c.Content != "" && text != "" {
+			text += "\n"
+		}
+		text += c.Content
+	}
+	if text != "" {
+		out = append(out, llms.TextParts(llms.ChatMessageTypeAI, text))
+	}
+	return append(out, llms.TextParts(llms.ChatMessageTypeHuman, interrupt))
+}
+
+// heldSpeech collects the chunks of one tour. Providers may call the streaming funcs
+// from another goroutine (Anthropic), hence the lock.
+type heldSpeech struct {
+	mu        sync.Mutex
+	text      []byte
+	reasoning []byte
+	rtext     []byte // content chunks the reasoning func saw
+	any       bool
+	anyR      bool
+}
+
+// options returns the caller's options with the streaming funcs replaced by holders.
+// Providers read the streaming funcs after all options, so appending ours wins. A func the
+// caller did not set stays unset (so a non-streaming call stays non-streaming).
+func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) []llms.CallOption {
+	out := slices.Clip(options)
+	if opts.StreamingFunc != nil {
+		out = append(out, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			h.mu.Lock()
+			h.text = append(h.text, chunk...)
+			h.any = true
+			h.mu.Unlock()
+			return nil
+		}))
+	}
+	if opts.StreamingReasoningFunc != nil {
+		out = append(out, llms.WithStreamingReasoningFunc(func(_ context.Context, reasoning, chunk []byte) error {
+			h.mu.Lock()
+			h.reasoning = append(h.reasoning, reasoning...)
+			h.rtext = append(h.rtext, chunk...)
+			h.anyR = true
+			h.mu.Unlock()
+			return nil
+		}))
+	}
+	return out
+}
+
+// release sends the held speech in one piece to the caller's funcs; their errors propagate.
+func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.anyR && opts.StreamingReasoningFunc != nil {
+		if err := opts.StreamingReasoningFunc(ctx, h.reasoning, h.rtext); err != nil {
+			return err
+		}
+	}
+	if h.any && len(h.text) > 0 && opts.StreamingFunc != nil {
+		if err := opts.StreamingFunc(ctx, h.text); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package middleware
+
+import (
+	"context"
+
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/streamrules/streamrules"
+)
+
+// guardedTool records each call in the move, so the agent wrapper can lay the call's
+// reminders onto the prompt copy of its result. The executor gets the clean output.
+type guardedTool struct {
+	tools.Tool
+	g *Guard
+}
+
+// Tool wraps t: every call is recorded in the move the context carries (soft rules are
+// matched against its name and compact-JSON input), tool start/end events with the clean
+// output go to the configured callbacks, and the executor receives the clean output.
+// Errors pass through unchanged. Outside a move the call passes straight through.
+func (g *Guard) Tool(t tools.Tool) tools.Tool {
+	if gt, ok := t.(*guardedTool); ok && gt.g == g {
+		return t
+	}
+	return &guardedTool{Tool: t, g: g}
+}
+
+// Unwrap returns the wrapped tool.
+func (t *guardedTool) Unwrap() tools.Tool { return t.Tool }
+
+func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
+	cb := t.g.callbacks
+	if cb != nil {
+		cb.HandleToolStart(ctx, input)
+	}
+	out, err := t.Tool.Call(ctx, input)
+	if err != nil {
+		if cb != nil {
+			cb.HandleToolError(ctx, err)
+		}
+		return out, err
+	}
+	if m := streamrules.MoveFrom(ctx); m != nil {
+		m.ToolReminders(ctx, t.Tool.Name(), input)
+	}
+	if cb != nil {
+		cb.HandleToolEnd(ctx, out)
+	}
+	return out, nil
+}
