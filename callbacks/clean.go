@@ -61,7 +61,9 @@ func (c *CleanHandler) HandleLLMGenerateContentEnd(ctx context.Context, res *llm
 }
 
 // HandleLLMError implements callbacks.Handler.
-func (c *CleanHandler) HandleLLMError(ctx context.Context, err error) { c.Next.HandleLLMError(ctx, err) }
+func (c *CleanHandler) HandleLLMError(ctx context.Context, err error) {
+	c.Next.HandleLLMError(ctx, err)
+}
 
 // HandleChainStart implements callbacks.Handler.
 func (c *CleanHandler) HandleChainStart(ctx context.Context, inputs map[string]any) {
@@ -89,7 +91,9 @@ func (c *CleanHandler) HandleToolEnd(ctx context.Context, output string) {
 }
 
 // HandleToolError implements callbacks.Handler.
-func (c *CleanHandler) HandleToolError(ctx context.Context, err error) { c.Next.HandleToolError(ctx, err) }
+func (c *CleanHandler) HandleToolError(ctx context.Context, err error) {
+	c.Next.HandleToolError(ctx, err)
+}
 
 // HandleAgentAction implements callbacks.Handler.
 func (c *CleanHandler) HandleAgentAction(ctx context.Context, action schema.AgentAction) {

@@ -48,8 +48,10 @@ func (r *recorder) HandleLLMGenerateContentEnd(_ context.Context, res *llms.Cont
 		r.add("llm end: %s %v", c.Content, c.ToolCalls)
 	}
 }
-func (r *recorder) HandleChainStart(_ context.Context, in map[string]any) { r.add("chain start: %v", in) }
-func (r *recorder) HandleChainEnd(_ context.Context, out map[string]any)  { r.add("chain end: %v", out) }
+func (r *recorder) HandleChainStart(_ context.Context, in map[string]any) {
+	r.add("chain start: %v", in)
+}
+func (r *recorder) HandleChainEnd(_ context.Context, out map[string]any) { r.add("chain end: %v", out) }
 func (r *recorder) HandleAgentAction(_ context.Context, a schema.AgentAction) {
 	r.add("agent action: %s %s %s", a.Tool, a.ToolInput, a.Log)
 }

@@ -220,9 +220,9 @@ func TestSoftPoliciesAcrossMoves(t *testing.T) {
 		want  string
 	}{
 		{"rm -rf", []string{"telegram", "client_ops"}, "after_rule neg_rule once_rule tg_rule"}, // move 1
-		{"rm -rf", []string{"telegram"}, "neg_rule"},                                           // move 2: once gone, after:2 waits, when needs both
-		{"safe ls", []string{"telegram", "client_ops"}, "after_rule tg_rule"},                  // move 3: after:2 again; negate holds back
-		{"x", nil, "neg_rule"},                                                                 // move 4
+		{"rm -rf", []string{"telegram"}, "neg_rule"},                                            // move 2: once gone, after:2 waits, when needs both
+		{"safe ls", []string{"telegram", "client_ops"}, "after_rule tg_rule"},                   // move 3: after:2 again; negate holds back
+		{"x", nil, "neg_rule"}, // move 4
 	}
 	for i, s := range steps {
 		if got := strings.Join(moveRules(s.input, s.env...), " "); got != s.want {
