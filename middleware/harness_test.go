@@ -155,7 +155,13 @@ func (r *rig) executor(kind agentKind, llm llms.Model, ts ...tools.Tool) (*agent
 // run plays one move and returns the output and intermediate steps.
 func (r *rig) run(ctx context.Context, exec *agents.Executor, chat, input string, env ...string) (string, []schema.AgentStep, error) {
 	ctx, move := r.eng.BeginMove(ctx, chat, env...)
-	out, err := chains.Call(ctx, exec, map[string]any{"input": input})
+	// The client's stream, as a bot passes it. (OpenAIFunctionsAgent overrides its own
+	// handler-based stream func with the chain options' one, so this is the reliable way.)
+	stream := chains.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+		r.rec.HandleStreamingFunc(ctx, chunk)
+		return nil
+	})
+	out, err := chains.Call(ctx, exec, map[string]any{"input": input}, stream)
 	err = move.End(ctx, err)
 	if err != nil {
 		return "", nil, err
