@@ -164,7 +164,7 @@ func TestCeilingKeepsAnswerAndRemindsWithinMove(t *testing.T) {
 	r := newRig(t, nil, imageRule(), textRule("no_shouting", `[A-Z]{6,}`, "Do not shout.", "telegram"))
 	shell := &echoTool{name: "shell"}
 	model := scripted.New(
-		scripted.Reply{Text: "![a](b)"},                     // miss 1: discarded, retry
+		scripted.Reply{Text: "![a](b)"}, // miss 1: discarded, retry
 		scripted.Reply{Text: "CHECKING NOW", ToolCalls: []llms.ToolCall{toolCall("shell", `{"__arg1":"df"}`)}}, // miss 2: kept
 		scripted.Reply{Text: "Disk is fine."},
 	)
@@ -187,6 +187,11 @@ func TestCeilingKeepsAnswerAndRemindsWithinMove(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(r.rec.streamed(), ""), "CHECKING NOW") {
 		t.Error("the kept answer must reach the client")
+	}
+	logs := r.logs.String()
+	if !strings.Contains(logs, `msg="stream rule fired on the answer" rule=telegram_markdown_image chat=chat-ceil move=1 mode=interrupt retry=true`) ||
+		!strings.Contains(logs, `msg="stream rule fired on the answer" rule=no_shouting chat=chat-ceil move=1 mode=interrupt retry=false`) {
+		t.Errorf("telemetry log lines missing:\n%s", logs)
 	}
 	var retries []bool
 	for _, f := range r.store.AllFirings() {

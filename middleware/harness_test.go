@@ -1,8 +1,10 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -111,10 +113,35 @@ type rig struct {
 	guard *middleware.Guard
 	rec   *recorder
 	clean lcb.Handler
+	logs  *syncBuffer // the engine's log
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *rig {
 	t.Helper()
+	if cfg == nil {
+		cfg = &streamrules.Config{}
+	}
+	logs := &syncBuffer{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	}
 	store, err := streamrules.NewMemoryStore(rules)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +153,7 @@ func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *r
 	t.Cleanup(eng.Close)
 	rec := &recorder{}
 	clean := callbacks.Clean(rec)
-	return &rig{t: t, store: store, eng: eng, rec: rec, clean: clean,
+	return &rig{t: t, store: store, eng: eng, rec: rec, clean: clean, logs: logs,
 		guard: middleware.New(eng, &middleware.Config{Callbacks: clean})}
 }
 

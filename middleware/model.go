@@ -67,13 +67,18 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		held := &heldSpeech{}
 		hold := &callbacks.Hold{}
 		resp, err := m.Model.GenerateContent(callbacks.WithHold(ctx, hold), messages, held.options(options, opts)...)
+		if err == nil {
+			// The openai client returns a partial answer and no error when the context is
+			// cancelled mid-stream: never judge, release or replay a cut answer.
+			err = ctx.Err()
+		}
 		if err != nil {
 			hold.Drop()
 			return nil, err
 		}
 		verdict := move.CheckAnswer(ctx, AnswerTarget(format, resp))
 		if !verdict.Discard {
-			if err := held.release(ctx, opts); err != nil {
+			if err := held.release(ctx, opts, resp); err != nil {
 				hold.Drop()
 				return nil, err
 			}
@@ -111,10 +116,9 @@ func withInterrupt(messages []llms.MessageContent, discarded *llms.ContentRespon
 // from another goroutine (Anthropic), hence the lock.
 type heldSpeech struct {
 	mu        sync.Mutex
-	text      []byte
+	chunks    [][]byte
 	reasoning []byte
 	rtext     []byte // content chunks the reasoning func saw
-	any       bool
 	anyR      bool
 }
 
@@ -126,8 +130,7 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 	if opts.StreamingFunc != nil {
 		out = append(out, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 			h.mu.Lock()
-			h.text = append(h.text, chunk...)
-			h.any = true
+			h.chunks = append(h.chunks, slices.Clone(chunk))
 			h.mu.Unlock()
 			return nil
 		}))
@@ -145,8 +148,12 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 	return out
 }
 
-// release sends the held speech in one piece to the caller's funcs; their errors propagate.
-func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions) error {
+// release sends the held speech to the caller's funcs; their errors propagate.
+// When the chunks were the answer's text, it goes in one piece. Providers that also
+// stream other things through the same func (the openai client sends tool-call JSON
+// fragments and empty chunks) get their chunks replayed as they came, back to back,
+// so a client parsing them sees exactly what pass-through would have shown.
+func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions, resp *llms.ContentResponse) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.anyR && opts.StreamingReasoningFunc != nil {
@@ -154,10 +161,28 @@ func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions) error {
 			return err
 		}
 	}
-	if h.any && len(h.text) > 0 && opts.StreamingFunc != nil {
-		if err := opts.StreamingFunc(ctx, h.text); err != nil {
+	if opts.StreamingFunc == nil || len(h.chunks) == 0 {
+		return nil
+	}
+	text := slices.Concat(h.chunks...)
+	if string(text) == responseText(resp) {
+		if len(text) == 0 {
+			return nil
+		}
+		return opts.StreamingFunc(ctx, text)
+	}
+	for _, c := range h.chunks {
+		if err := opts.StreamingFunc(ctx, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func responseText(resp *llms.ContentResponse) string {
+	var b []byte
+	for _, c := range resp.Choices {
+		b = append(b, c.Content...)
+	}
+	return string(b)
 }

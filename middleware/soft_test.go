@@ -70,6 +70,9 @@ func TestSoftReminderFunctionsAgent(t *testing.T) {
 		t.Errorf("callbacks missed the clean tool end:\n%s", view)
 	}
 	assertClean(t, memoryText(t, mem))
+	if !strings.Contains(r.logs.String(), `msg="stream rule fired" rule=local_shell chat=chat-1 move=1 mode=remind tool=shell`) {
+		t.Errorf("no telemetry log line:\n%s", r.logs.String())
+	}
 	if f := r.store.AllFirings(); len(f) != 1 || f[0].Rule != "local_shell" || f[0].Mode != streamrules.ModeRemind {
 		t.Errorf("firings %+v", f)
 	}

@@ -10,6 +10,11 @@
 // and context cancellation is honoured. Everything the model was sent is
 // recorded and available, deep-copied, through [Model.Calls].
 //
+// Streaming is deliberately the common denominator of the providers:
+// StreamingFunc only ever receives non-empty text pieces. llms/openai also
+// calls it with empty chunks (role and finish events) and with the JSON of
+// every tool-call delta; use package openaitest when that matters.
+//
 // For tests that need the real llms/openai client on the wire, see
 // package openaitest, which serves the same [Reply] values over HTTP.
 package scripted
