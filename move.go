@@ -26,13 +26,15 @@ type Move struct {
 	fired     map[string]bool  // rules fired in this move: silent until its end
 	retries   int              // answers discarded in this move
 	pending   []Reminder       // text rules missed after the ceiling: ride the next tool result
-	calls     []ToolCall       // every tool call of the move, in order
+	ncalls    int              // tool calls so far in this move
+	calls     []ToolCall       // the calls that got reminders, in order
 	firings   []Firing
 	ended     bool
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
 type ToolCall struct {
+	Index     int // 0-based position among all tool calls of the move
 	Tool      string
 	Input     string
 	Reminders []Reminder
@@ -111,7 +113,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(rules) == 0 && len(m.pending) == 0 {
-		m.calls = append(m.calls, ToolCall{Tool: tool, Input: input})
+		m.ncalls++
 		return nil
 	}
 	var out []Reminder
@@ -138,11 +140,15 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		m.pending = nil
 	}
 	slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
-	m.calls = append(m.calls, ToolCall{Tool: tool, Input: input, Reminders: out})
+	if len(out) > 0 {
+		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
+	}
+	m.ncalls++
 	return out
 }
 
-// ToolCalls returns the tool calls recorded so far in this move, in order.
+// ToolCalls returns the tool calls of this move that got reminders, in order. Calls without
+// reminders are only counted (see ToolCall.Index), so a tool with no rules costs nothing.
 func (m *Move) ToolCalls() []ToolCall {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -16,8 +16,9 @@ import (
 // prompt sees them; the executor's steps, the callbacks and memory keep the clean output.
 type guardedAgent struct {
 	agents.Agent
-	g      *Guard
-	format AnswerFormat
+	g       *Guard
+	format  AnswerFormat
+	guarded map[string]bool // upper-cased names of this guard's tools, as the executor looks them up
 }
 
 // AgentOption tunes Agent.
@@ -39,7 +40,12 @@ func WithAnswerFormat(f AnswerFormat) AgentOption {
 // MRKL (NewOneShotAgent) and conversational agents answer after "Final Answer:" / "AI:";
 // other agents (OpenAIFunctionsAgent) answer with the response's text content.
 func (g *Guard) Agent(a agents.Agent, opts ...AgentOption) agents.Agent {
-	ga := &guardedAgent{Agent: a, g: g, format: formatOf(a)}
+	ga := &guardedAgent{Agent: a, g: g, format: formatOf(a), guarded: map[string]bool{}}
+	for _, t := range a.GetTools() {
+		if gt, ok := t.(*guardedTool); ok && gt.g == g {
+			ga.guarded[strings.ToUpper(t.Name())] = true
+		}
+	}
 	for _, o := range opts {
 		o(ga)
 	}
@@ -69,23 +75,28 @@ func (a *guardedAgent) Plan(
 ) ([]schema.AgentAction, *schema.AgentFinish, error) {
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
-		steps = spliceSteps(steps, m.ToolCalls(), a.g.splice)
+		steps = spliceSteps(steps, m.ToolCalls(), a.guarded, a.g.splice)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
 }
 
 // spliceSteps returns steps with each observation laid out for the prompt. The input is
 // never modified; when nothing changes, it is returned as is.
-// Steps are matched to recorded calls in order by tool name and input: steps that never
-// reached a tool (an unknown tool name, a parse error) have no call and no reminders.
-func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, opt streamrules.SpliceOptions) []schema.AgentStep {
+// The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
+// reached one (an unknown tool name, a parse error) are not counted and get no reminders.
+func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, guarded map[string]bool, opt streamrules.SpliceOptions) []schema.AgentStep {
 	var out []schema.AgentStep
-	next := 0
+	next, index := 0, 0
 	for i, step := range steps {
 		var reminders []streamrules.Reminder
-		if next < len(calls) && sameCall(step.Action, calls[next]) {
-			reminders = calls[next].Reminders
-			next++
+		if guarded[strings.ToUpper(step.Action.Tool)] {
+			for next < len(calls) && calls[next].Index < index {
+				next++
+			}
+			if next < len(calls) && calls[next].Index == index && sameCall(step.Action, calls[next]) {
+				reminders = calls[next].Reminders
+			}
+			index++
 		}
 		obs := streamrules.Splice(step.Observation, reminders, opt)
 		if obs == step.Observation {

@@ -232,3 +232,10 @@ func assertClean(t *testing.T, view string, forbidden ...string) {
 func toolCall(name, args string) llms.ToolCall {
 	return llms.ToolCall{Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
 }
+
+// agentsFunctions builds a functions-agent executor with some tools left unwrapped.
+func agentsFunctions(r *rig, llm llms.Model, unwrapped []tools.Tool, ts ...tools.Tool) *agents.Executor {
+	all := append(r.guard.Tools(ts...), unwrapped...)
+	a := agents.NewOpenAIFunctionsAgent(r.guard.Model(llm), all)
+	return agents.NewExecutor(r.guard.Agent(a), agents.WithReturnIntermediateSteps(), agents.WithMaxIterations(10))
+}

@@ -116,7 +116,8 @@ func withInterrupt(messages []llms.MessageContent, discarded *llms.ContentRespon
 // from another goroutine (Anthropic), hence the lock.
 type heldSpeech struct {
 	mu        sync.Mutex
-	chunks    [][]byte
+	text      []byte // the held chunks, back to back
+	ends      []int  // where each chunk ends in text
 	reasoning []byte
 	rtext     []byte // content chunks the reasoning func saw
 	anyR      bool
@@ -130,7 +131,8 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 	if opts.StreamingFunc != nil {
 		out = append(out, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 			h.mu.Lock()
-			h.chunks = append(h.chunks, slices.Clone(chunk))
+			h.text = append(h.text, chunk...)
+			h.ends = append(h.ends, len(h.text))
 			h.mu.Unlock()
 			return nil
 		}))
@@ -161,20 +163,21 @@ func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions, resp *l
 			return err
 		}
 	}
-	if opts.StreamingFunc == nil || len(h.chunks) == 0 {
+	if opts.StreamingFunc == nil || len(h.ends) == 0 {
 		return nil
 	}
-	text := slices.Concat(h.chunks...)
-	if string(text) == responseText(resp) {
-		if len(text) == 0 {
+	if string(h.text) == responseText(resp) {
+		if len(h.text) == 0 {
 			return nil
 		}
-		return opts.StreamingFunc(ctx, text)
+		return opts.StreamingFunc(ctx, h.text)
 	}
-	for _, c := range h.chunks {
-		if err := opts.StreamingFunc(ctx, c); err != nil {
+	start := 0
+	for _, end := range h.ends {
+		if err := opts.StreamingFunc(ctx, h.text[start:end:end]); err != nil {
 			return err
 		}
+		start = end
 	}
 	return nil
 }

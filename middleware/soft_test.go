@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
@@ -231,5 +232,31 @@ func TestSoftPoliciesAcrossMoves(t *testing.T) {
 		if got := strings.Join(moveRules(s.input, s.env...), " "); got != s.want {
 			t.Errorf("move %d: reminders %q, want %q", i+1, got, s.want)
 		}
+	}
+}
+
+// Steps that never reached a tool (an unknown tool name) and tools the guard does not
+// wrap must not shift reminders onto the wrong result.
+func TestReminderLandsOnItsOwnCall(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil, softRule("shell_rule", "shell", `danger`, "careful"))
+	shell := &echoTool{name: "shell"}
+	bare := &echoTool{name: "bare"} // not wrapped by the guard
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("nope", `{"__arg1":"danger"}`)}},
+		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("bare", `{"__arg1":"danger"}`)}},
+		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"__arg1":"safe"}`)}},
+		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"__arg1":"danger"}`)}},
+		scripted.Reply{Text: "done"},
+	)
+	mem := agentsFunctions(r, model, []tools.Tool{bare}, shell)
+	if _, _, err := r.run(context.Background(), mem, "chat-align", "go"); err != nil {
+		t.Fatal(err)
+	}
+	got := toolResults(model.Calls()[4])
+	want := []string{"nope is not a valid tool, try another one", "output of danger", "output of safe",
+		"<system-reminder rule=\"shell_rule\">careful</system-reminder>\noutput of danger"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("tool results\n got %q\nwant %q", got, want)
 	}
 }
