@@ -164,6 +164,16 @@ func (m *Move) TextArmed() bool {
 	if !m.retryLeft() {
 		return false
 	}
+	return m.anyTextArmedLocked()
+}
+
+func (m *Move) anyTextArmed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.anyTextArmedLocked()
+}
+
+func (m *Move) anyTextArmedLocked() bool {
 	for _, r := range m.set.text {
 		if m.armed(r) {
 			return true
@@ -180,6 +190,9 @@ func (m *Move) TextArmed() bool {
 func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 	if text == "" || len(m.set.text) == 0 {
 		return Verdict{}
+	}
+	if !m.anyTextArmed() {
+		return Verdict{} // nothing can fire: skip the matching altogether
 	}
 	var buf [16]int
 	matched := m.set.match.Match(text, buf[:0])

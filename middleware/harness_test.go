@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -239,3 +240,5 @@ func agentsFunctions(r *rig, llm llms.Model, unwrapped []tools.Tool, ts ...tools
 	a := agents.NewOpenAIFunctionsAgent(r.guard.Model(llm), all)
 	return agents.NewExecutor(r.guard.Agent(a), agents.WithReturnIntermediateSteps(), agents.WithMaxIterations(10))
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
