@@ -86,15 +86,19 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 	if len(e.environments) > 64 {
 		return nil, fmt.Errorf("streamrules: %d environments, at most 64", len(e.environments))
 	}
-	if err := e.Reload(ctx); err != nil {
-		return nil, err
-	}
+	// Follow changes before the first load, so an edit made while it runs is not missed.
+	// A notification that comes before the first load is done waits for it on reloadMu
+	// and reloads again; one that finds no rule set yet loads the first one itself.
 	if n, ok := store.(ChangeNotifier); ok {
 		e.cancelWatch = n.Subscribe(func() {
 			if err := e.Reload(context.Background()); err != nil {
 				e.log.Warn("stream rules reload failed; keeping the rules loaded before", "err", err)
 			}
 		})
+	}
+	if err := e.Reload(ctx); err != nil {
+		e.Close()
+		return nil, err
 	}
 	return e, nil
 }
@@ -134,6 +138,7 @@ func (e *Engine) Rules() []Rule {
 	out := make([]Rule, len(set.all))
 	for i, c := range set.all {
 		out[i] = c.Rule
+		out[i].When = slices.Clone(c.When)
 	}
 	return out
 }
@@ -161,14 +166,19 @@ type ruleSet struct {
 func (e *Engine) compile(rules []Rule) *ruleSet {
 	set := &ruleSet{byTool: map[string][]*compiledRule{}}
 	seen := map[string]bool{}
-	sorted := slices.Clone(rules)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	for _, r := range sorted {
+	// Normalize before sorting: a hand-edited name " zed" sorts as "zed", so the rule set,
+	// the reminders, the verdicts and the stats stay in rule-name order.
+	sorted := make([]Rule, 0, len(rules))
+	for _, r := range rules {
 		if !r.Enabled {
 			continue
 		}
 		r.When = slices.Clone(r.When)
 		r.Normalize()
+		sorted = append(sorted, r)
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, r := range sorted {
 		if err := Validate(&r, e.environments); err != nil {
 			e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
 			continue

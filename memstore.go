@@ -59,6 +59,7 @@ func (s *MemoryStore) LoadRules(context.Context) ([]Rule, error) {
 // PutRaw stores a rule as is, without validation, as a hand edit of a database row would:
 // for tests of how the engine treats bad rows.
 func (s *MemoryStore) PutRaw(r Rule) {
+	r.When = slices.Clone(r.When)
 	s.mu.Lock()
 	s.nextID++
 	r.ID = s.nextID
@@ -159,6 +160,7 @@ func (s *MemoryStore) CreateRule(_ context.Context, r Rule) (Rule, error) {
 	s.rules[r.Name] = r
 	s.mu.Unlock()
 	s.notify()
+	r.When = slices.Clone(r.When) // the caller's copy must not alias the stored rule
 	return r, nil
 }
 
@@ -187,6 +189,7 @@ func (s *MemoryStore) UpdateRule(_ context.Context, name string, r Rule) (Rule, 
 	s.rules[r.Name] = r
 	s.mu.Unlock()
 	s.notify()
+	r.When = slices.Clone(r.When) // the caller's copy must not alias the stored rule
 	return r, nil
 }
 

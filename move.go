@@ -108,15 +108,21 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // copy, in rule-name order: the tool's soft rules that fire on its arguments, and the
 // reminders of text rules missed after the retry ceiling earlier in this move.
 // A tool with no rules and nothing pending costs a map lookup and no allocation.
+// After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
 	rules := m.set.byTool[tool]
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if m.ended {
+		m.mu.Unlock()
+		return nil
+	}
 	if len(rules) == 0 && len(m.pending) == 0 {
 		m.ncalls++
+		m.mu.Unlock()
 		return nil
 	}
 	var out []Reminder
+	var fired []Firing
 	if len(rules) > 0 {
 		args := CompactArgs(input)
 		for _, r := range rules {
@@ -132,7 +138,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 			}
 			m.fired[r.Name] = true
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
-			m.fire(ctx, Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}, "stream rule fired")
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
 		}
 	}
 	if len(m.pending) > 0 {
@@ -144,6 +150,8 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
 	}
 	m.ncalls++
+	m.mu.Unlock()
+	m.announce(ctx, fired)
 	return out
 }
 
@@ -161,7 +169,7 @@ func (m *Move) ToolCalls() []ToolCall {
 func (m *Move) TextArmed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.retryLeft() {
+	if m.ended || !m.retryLeft() {
 		return false
 	}
 	return m.anyTextArmedLocked()
@@ -183,12 +191,14 @@ func (m *Move) anyTextArmedLocked() bool {
 }
 
 // CheckAnswer judges what an answer says (its text target; see the middleware for what
-// that is per agent type). An empty target says nothing and is accepted unchecked.
+// that is per agent type). An empty or blank target (say, the "\n" some providers send
+// beside tool calls) says nothing and is accepted unchecked.
 // On a miss with a retry left, the verdict discards the answer; after the ceiling the
 // answer is kept and each missed rule's reminder rides the next tool result of this move.
-// Either way the missed rules are silent for the rest of the move.
+// Either way the missed rules are silent for the rest of the move. After End every answer
+// is accepted unchecked.
 func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
-	if text == "" || len(m.set.text) == 0 {
+	if len(m.set.text) == 0 || strings.TrimSpace(text) == "" {
 		return Verdict{}
 	}
 	if !m.anyTextArmed() {
@@ -197,7 +207,10 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 	var buf [16]int
 	matched := m.set.match.Match(text, buf[:0])
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if m.ended {
+		m.mu.Unlock()
+		return Verdict{}
+	}
 	var missed []*compiledRule
 	j := 0
 	for _, r := range m.set.text {
@@ -211,6 +224,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		}
 	}
 	if len(missed) == 0 {
+		m.mu.Unlock()
 		return Verdict{}
 	}
 	v := Verdict{Discard: m.retryLeft()}
@@ -218,6 +232,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		m.retries++
 	}
 	blocks := make([]string, 0, len(missed))
+	fired := make([]Firing, 0, len(missed))
 	if m.fired == nil {
 		m.fired = map[string]bool{}
 	}
@@ -229,26 +244,39 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		} else {
 			m.pending = append(m.pending, Reminder{Rule: r.Name, Text: r.Text})
 		}
-		m.fire(ctx, Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}, "stream rule fired on the answer")
+		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}))
 	}
+	m.mu.Unlock()
+	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
 	return v
 }
 
-// fire records a firing and tells the log and the hook. Caller holds m.mu.
-func (m *Move) fire(ctx context.Context, f Firing, msg string) {
+// record stamps a firing and keeps it for End. Caller holds m.mu.
+func (m *Move) record(f Firing) Firing {
 	f.ChatID, f.Move, f.At = m.chatID, m.number, time.Now().UTC()
 	m.firings = append(m.firings, f)
-	attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
-	if f.Tool != "" {
-		attrs = append(attrs, "tool", f.Tool)
-	}
-	if f.Mode == ModeInterrupt {
-		attrs = append(attrs, "retry", f.Retry)
-	}
-	m.eng.log.InfoContext(ctx, msg, attrs...)
-	if m.eng.onFire != nil {
-		m.eng.onFire(ctx, f)
+	return f
+}
+
+// announce tells the log and the hook about firings. It runs without m.mu held, so a
+// hook may call back into the move (Firings, ToolCalls) and a slow log handler does not
+// stall other tours of the move.
+func (m *Move) announce(ctx context.Context, fired []Firing) {
+	for _, f := range fired {
+		msg := "stream rule fired"
+		attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
+		if f.Tool != "" {
+			attrs = append(attrs, "tool", f.Tool)
+		}
+		if f.Mode == ModeInterrupt {
+			msg = "stream rule fired on the answer"
+			attrs = append(attrs, "retry", f.Retry)
+		}
+		m.eng.log.InfoContext(ctx, msg, attrs...)
+		if m.eng.onFire != nil {
+			m.eng.onFire(ctx, f)
+		}
 	}
 }
 

@@ -85,11 +85,16 @@ func ModeForScope(scope string) Mode {
 type ValidationError struct {
 	Field  string
 	Reason string
+	err    error // a sentinel the error wraps (ErrBadRepeat), or nil
 }
 
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("stream rule: invalid %s: %s", e.Field, e.Reason)
 }
+
+// Unwrap returns the sentinel the error wraps, if any: errors.Is(err, ErrBadRepeat) holds
+// for a bad repeat.
+func (e *ValidationError) Unwrap() error { return e.err }
 
 func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
@@ -159,6 +164,8 @@ func Validate(r *Rule, known []string) error {
 	switch n := utf8.RuneCountInString(r.Text); {
 	case n == 0:
 		return invalid("text", "empty: the model must be told something")
+	case !utf8.ValidString(r.Text):
+		return invalid("text", "not valid UTF-8")
 	case n > MaxTextChars:
 		return invalid("text", "%d characters, at most %d", n, MaxTextChars)
 	}
@@ -200,7 +207,8 @@ type Repeat struct {
 // ErrBadRepeat is wrapped by ParseRepeat's errors.
 var ErrBadRepeat = errors.New(`repeat must be empty, "once" or "after:N" with N >= 1`)
 
-// ParseRepeat parses "", "once" or "after:N".
+// ParseRepeat parses "", "once" or "after:N". N is written in decimal digits without a sign
+// or leading zeros, so every accepted policy has exactly one spelling.
 func ParseRepeat(s string) (Repeat, error) {
 	switch {
 	case s == "":
@@ -208,12 +216,15 @@ func ParseRepeat(s string) (Repeat, error) {
 	case s == "once":
 		return Repeat{Kind: RepeatOnce}, nil
 	case strings.HasPrefix(s, "after:"):
-		n, err := strconv.ParseInt(s[len("after:"):], 10, 64)
-		if err == nil && n >= 1 && !strings.HasPrefix(s[len("after:"):], "+") {
-			return Repeat{Kind: RepeatAfter, Moves: n}, nil
+		digits := s[len("after:"):]
+		if digits != "" && digits[0] >= '1' && digits[0] <= '9' &&
+			strings.Trim(digits, "0123456789") == "" {
+			if n, err := strconv.ParseInt(digits, 10, 64); err == nil {
+				return Repeat{Kind: RepeatAfter, Moves: n}, nil
+			}
 		}
 	}
-	return Repeat{}, &ValidationError{Field: "repeat", Reason: fmt.Sprintf("%q: %v", s, ErrBadRepeat)}
+	return Repeat{}, &ValidationError{Field: "repeat", Reason: fmt.Sprintf("%q: %v", s, ErrBadRepeat), err: ErrBadRepeat}
 }
 
 // Allows reports whether a rule with this policy may fire in move `move` of a chat,

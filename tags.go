@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -72,6 +73,8 @@ func Neutralize(s string) string {
 
 // findTagOpen returns the index of the next '<' at or after from that starts
 // "<system-reminder", "<system-interrupt" or their closing forms, case-insensitively.
+// Case is Unicode's: a letter matches when it folds, lowers or uppers to the tag's letter,
+// so "<ſystem-reminder" (U+017F) and "</SYSTEM-İNTERRUPT" (U+0130) are caught too.
 func findTagOpen(s string, from int) int {
 	for i := from; i < len(s); i++ {
 		j := strings.IndexByte(s[i:], '<')
@@ -81,15 +84,53 @@ func findTagOpen(s string, from int) int {
 		i += j
 		rest := s[i+1:]
 		rest = strings.TrimPrefix(rest, "/")
-		if hasPrefixFold(rest, ReminderTag) || hasPrefixFold(rest, InterruptTag) {
+		if hasTagPrefix(rest, ReminderTag) || hasTagPrefix(rest, InterruptTag) {
 			return i
 		}
 	}
 	return -1
 }
 
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+// hasTagPrefix reports whether s starts with tag (lower-case ASCII) under Unicode case mapping.
+func hasTagPrefix(s, tag string) bool {
+	i := 0
+	for k := 0; k < len(tag); k++ {
+		if i >= len(s) {
+			return false
+		}
+		c := tag[k]
+		if b := s[i]; b < utf8.RuneSelf {
+			if b != c && (c < 'a' || c > 'z' || b != c-'a'+'A') {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !runeCasesTo(r, rune(c)) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// runeCasesTo reports whether the non-ASCII rune r is a case variant of the ASCII letter c:
+// it lowers or uppers to c's case, or shares c's case-folding orbit.
+func runeCasesTo(r, c rune) bool {
+	if c < 'a' || c > 'z' {
+		return false
+	}
+	upper := c - 'a' + 'A'
+	if unicode.ToLower(r) == c || unicode.ToUpper(r) == upper {
+		return true
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f == c || f == upper {
+			return true
+		}
+	}
+	return false
 }
 
 // StripBlocks removes every reminder and interrupt block (and the newline after it) from text.
@@ -139,10 +180,12 @@ func CompactArgs(input string) string {
 	return buf.String()
 }
 
-// needsCompact is a cheap pre-check: only input that starts like JSON and holds whitespace can change.
+// needsCompact is a cheap pre-check: only input that starts like a JSON value and holds
+// JSON whitespace can change. Any JSON value counts (an object, an array, but also a bare
+// string, number, true, false or null): json.Compact leaves JSON without whitespace as is.
 func needsCompact(s string) bool {
 	t := strings.TrimLeft(s, " \t\r\n")
-	if t == "" || (t[0] != '{' && t[0] != '[') {
+	if t == "" || !strings.ContainsRune(`{["-0123456789tfn`, rune(t[0])) {
 		return false
 	}
 	return strings.ContainsAny(s, " \t\r\n")

@@ -1,0 +1,136 @@
+package streamrules_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/streamrules/streamrules"
+)
+
+// quiet keeps the examples' output to what they print.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func ExampleEngine() {
+	ctx := context.Background()
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
+		Name:    "local_shell_for_his_machine",
+		Scope:   "tool:shell",
+		When:    []string{streamrules.EnvClientOps},
+		Text:    "This shell runs on the agent's machine, not the master's.",
+		Enabled: true,
+	}, {
+		Name:      "telegram_reply_tail",
+		Scope:     "text",
+		Condition: `↩ #\d+\s*$`,
+		Negate:    true,
+		When:      []string{streamrules.EnvTelegram},
+		Text:      "A Telegram reply ends with the tail ↩ #id.",
+		Enabled:   true,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	eng, err := streamrules.New(ctx, store, &streamrules.Config{ToolResultMaxChars: 20000, Logger: quiet})
+	if err != nil {
+		panic(err)
+	}
+	defer eng.Close()
+
+	// One move of chat 42, in Telegram, with a client's machine at hand.
+	ctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram, streamrules.EnvClientOps)
+
+	// Soft half: the shell call's result gets a reminder in the prompt copy.
+	reminders := move.ToolReminders(ctx, "shell", `{"cmd": "uname -a"}`)
+	fmt.Println(streamrules.Splice("Linux box 6.1.0", reminders, eng.SpliceOptions()))
+
+	// Hard half: an answer without the tail is discarded and replayed once.
+	verdict := move.CheckAnswer(ctx, "Done, the box runs Linux.")
+	fmt.Println("discard:", verdict.Discard, verdict.Rules)
+	verdict = move.CheckAnswer(ctx, "Done, the box runs Linux. ↩ #17")
+	fmt.Println("discard:", verdict.Discard)
+
+	// One write to the store: the move is counted, the firings kept.
+	if err := move.End(ctx, nil); err != nil {
+		panic(err)
+	}
+	stats, _ := eng.Stats(ctx)
+	fmt.Println(stats.Rules)
+	// Output:
+	// <system-reminder rule="local_shell_for_his_machine">This shell runs on the agent's machine, not the master's.</system-reminder>
+	// Linux box 6.1.0
+	// discard: true [telegram_reply_tail]
+	// discard: false
+	// [{local_shell_for_his_machine 1} {telegram_reply_tail 1}]
+}
+
+func ExampleMove_CheckAnswer() {
+	ctx := context.Background()
+	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{{
+		Name:      "telegram_markdown_image",
+		Scope:     "text",
+		Condition: `!\[[^\]]*\]\([^)]*\)`,
+		When:      []string{streamrules.EnvTelegram},
+		Text:      "Telegram does not render markdown: send the picture with telegram_send_photo.",
+		Enabled:   true,
+	}, {
+		Name:      "telegram_reply_tail",
+		Scope:     "text",
+		Condition: `↩ #\d+\s*$`,
+		Negate:    true,
+		When:      []string{streamrules.EnvTelegram},
+		Text:      "End a Telegram reply with ↩ #id.",
+		Enabled:   true,
+	}})
+	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet})
+	defer eng.Close()
+	ctx, move := eng.BeginMove(ctx, "chat-7", streamrules.EnvTelegram)
+
+	fmt.Println("hold speech:", move.TextArmed())
+	v := move.CheckAnswer(ctx, "Here it is: ![cat](https://example.com/cat.png)")
+	fmt.Println("discard:", v.Discard)
+	fmt.Println(v.Interrupt)
+	fmt.Println("hold speech:", move.TextArmed())
+	_ = move.End(ctx, nil)
+	// Output:
+	// hold speech: true
+	// discard: true
+	// <system-interrupt reason="rule_violation" rule="telegram_markdown_image">Telegram does not render markdown: send the picture with telegram_send_photo.
+	// That reply was discarded and NOBODY saw it. Write the reply again, following the rule.</system-interrupt>
+	// <system-interrupt reason="rule_violation" rule="telegram_reply_tail">End a Telegram reply with ↩ #id.
+	// That reply was discarded and NOBODY saw it. Write the reply again, following the rule.</system-interrupt>
+	// hold speech: false
+}
+
+func ExampleMove_ToolReminders() {
+	ctx := context.Background()
+	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{{
+		Name:      "write_diff_over_write_file",
+		Scope:     "tool:write_file",
+		Condition: `"overwrite":true`,
+		Text:      "Editing an existing file goes through write_diff.",
+		Enabled:   true,
+	}})
+	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet, EmptyOutputMarker: "(no output)"})
+	defer eng.Close()
+	ctx, move := eng.BeginMove(ctx, "chat-1")
+
+	// The arguments are matched as compact JSON, whatever their spacing.
+	reminders := move.ToolReminders(ctx, "write_file", `{"path": "main.go", "overwrite": true}`)
+	// The prompt copy of the result: the service's empty-output marker goes, the block stays.
+	fmt.Printf("%q\n", streamrules.Splice("(no output)", reminders, eng.SpliceOptions()))
+	// What the client and the database see: the clean output.
+	fmt.Printf("%q\n", streamrules.StripBlocks(streamrules.Splice("wrote 12 bytes", reminders, eng.SpliceOptions())))
+	// The rule spoke once; it is silent for the rest of the move.
+	fmt.Println(len(move.ToolReminders(ctx, "write_file", `{"path":"b.go","overwrite":true}`)))
+
+	err := move.End(ctx, errors.New("the agent gave up"))
+	fmt.Println(err)
+	// Output:
+	// "<system-reminder rule=\"write_diff_over_write_file\">Editing an existing file goes through write_diff.</system-reminder>\n"
+	// "wrote 12 bytes"
+	// 0
+	// the agent gave up
+}

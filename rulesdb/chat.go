@@ -1,0 +1,198 @@
+package rulesdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/streamrules/streamrules"
+)
+
+// LoadChat implements streamrules.Store in one query: the chat's move counter and the
+// move each rule last fired in. A chat never seen has the zero state.
+func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
+	rows, err := s.query(ctx, s.db, s.q.loadChat, chatID)
+	if err != nil {
+		return streamrules.ChatState{}, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+	}
+	defer rows.Close()
+	var st streamrules.ChatState
+	for rows.Next() {
+		var (
+			moves, last sql.NullInt64
+			rule        sql.NullString
+		)
+		if err := rows.Scan(&moves, &rule, &last); err != nil {
+			return streamrules.ChatState{}, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+		}
+		st.Moves = moves.Int64
+		if rule.Valid {
+			if st.LastFired == nil {
+				st.LastFired = map[string]int64{}
+			}
+			st.LastFired[rule.String] = last.Int64
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return streamrules.ChatState{}, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+	}
+	return st, nil
+}
+
+// SaveMove implements streamrules.Store: in one transaction the chat's move counter grows
+// by one if the move answered, each fired rule's last-fired move is raised, and the
+// firings are appended to stream_rule_stat. On PostgreSQL that is a single statement: one
+// round trip.
+func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
+	inc := int64(0)
+	if rec.Answered {
+		inc = 1
+	}
+	now := s.now()
+	firings := slices.Clone(rec.Firings)
+	for i := range firings {
+		f := &firings[i]
+		if f.ChatID == "" {
+			f.ChatID = rec.ChatID
+		}
+		if f.Move == 0 {
+			f.Move = rec.Move
+		}
+		if f.At.IsZero() {
+			f.At = now
+		}
+		f.At = f.At.UTC().Truncate(time.Microsecond)
+	}
+	var err error
+	if s.dialect == dialectPostgres {
+		err = s.saveMovePG(ctx, rec.ChatID, inc, now, firings)
+	} else {
+		err = s.saveMoveSQLite(ctx, rec.ChatID, inc, now, firings)
+	}
+	if err != nil {
+		return fmt.Errorf("rulesdb: save move %d of chat %q: %w", rec.Move, rec.ChatID, err)
+	}
+	return nil
+}
+
+func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing) error {
+	n := len(firings)
+	rules, chats, modes, tools, ats := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	moves, retries := make([]int64, n), make([]bool, n)
+	for i, f := range firings {
+		rules[i], chats[i], modes[i], tools[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool
+		moves[i], retries[i] = f.Move, f.Retry
+		ats[i] = f.At.Format(time.RFC3339Nano)
+	}
+	_, err := s.exec(ctx, s.db, s.q.saveMovePG, chatID, inc, now,
+		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
+		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats))
+	return err
+}
+
+func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing) error {
+	return s.withTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := s.exec(ctx, tx, s.q.upsertChat, chatID, inc, now); err != nil {
+			return err
+		}
+		if len(firings) == 0 {
+			return nil
+		}
+		last := map[string]int64{}
+		for _, f := range firings {
+			last[f.Rule] = max(last[f.Rule], f.Move)
+		}
+		var b strings.Builder
+		b.WriteString(s.q.upsertFired)
+		args := make([]any, 0, 3*len(last))
+		for i, rule := range slices.Sorted(maps.Keys(last)) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?)")
+			args = append(args, chatID, rule, last[rule])
+		}
+		b.WriteString(` ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = max(stream_chat_rule.last_fired_move, excluded.last_fired_move)`)
+		if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
+			return err
+		}
+		b.Reset()
+		b.WriteString(s.q.insertStatPre)
+		args = args[:0]
+		for i, f := range firings {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At)
+		}
+		_, err := s.exec(ctx, tx, b.String(), args...)
+		return err
+	})
+}
+
+// CountFirings implements streamrules.FiringCounter: firings per rule name, deleted
+// rules included (stat rows outlive their rule).
+func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.query(ctx, s.db, s.q.countFirings)
+	if err != nil {
+		return nil, fmt.Errorf("rulesdb: count firings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			rule string
+			n    int64
+		)
+		if err := rows.Scan(&rule, &n); err != nil {
+			return nil, fmt.Errorf("rulesdb: count firings: %w", err)
+		}
+		out[rule] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("rulesdb: count firings: %w", err)
+	}
+	return out, nil
+}
+
+// Firings returns the stat rows of a chat (every chat for ""), oldest first: for tests
+// and for the host's own reports.
+func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firing, error) {
+	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at FROM stream_rule_stat`
+	var args []any
+	if chatID != "" {
+		q += ` WHERE chat_id = ?`
+		args = append(args, chatID)
+	}
+	q += ` ORDER BY id`
+	rows, err := s.query(ctx, s.db, s.db.Rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("rulesdb: firings: %w", err)
+	}
+	defer rows.Close()
+	var out []streamrules.Firing
+	for rows.Next() {
+		var (
+			f     streamrules.Firing
+			mode  string
+			retry any
+			at    any
+		)
+		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at); err != nil {
+			return nil, fmt.Errorf("rulesdb: firings: %w", err)
+		}
+		f.Mode = streamrules.Mode(mode)
+		f.Retry, _ = asBool(retry)
+		f.At, _ = asTime(at)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,107 @@
+// Package rulesdb is the database store of streamrules: rules, chat state and firings in
+// PostgreSQL (shared by every replica) or in an embedded, pure-Go SQLite file (the
+// default, so a fresh machine needs no server). One code base serves both, through sqlx.
+//
+// A *Store implements streamrules.Store, RuleEditor, FiringCounter and ChangeNotifier:
+//
+//	set, _ := seeds.Default()
+//	store, err := rulesdb.Open(ctx, os.Getenv(rulesdb.EnvDSN), &rulesdb.Config{Seed: &set})
+//	if err != nil { … }
+//	defer store.Close()
+//	eng, err := streamrules.New(ctx, store, nil)   // follows the store's change notifications
+//
+// # DSN forms
+//
+//	postgres://user:pass@host:5432/db?sslmode=disable   PostgreSQL through lib/pq (postgresql:// too)
+//	""                                                  SQLite file Config.DefaultSQLitePath ("streamrules.db")
+//	sqlite:/var/lib/agent/rules.db                      SQLite file; sqlite:rules.db is relative
+//	file:rules.db?cache=shared                          SQLite URI
+//	sqlite::memory:                                     SQLite in memory (one connection; for tests)
+//
+// Anything else is an error wrapping ErrUnknownScheme. A connection error names the host
+// and the database (or the file), never the password. On PostgreSQL the store turns on
+// lib/pq's binary_parameters unless the DSN sets it, so a statement with parameters is
+// one network round trip. SQLite is opened in WAL mode with a busy timeout; a transaction
+// that writes takes the write lock when it begins (_txlock=immediate), and writers in one
+// process take turns on a mutex instead of spinning in the busy handler.
+//
+// # Schema
+//
+// Embedded migrations (migrations/<dialect>/NNNN_name.sql) run at Open, each in its own
+// transaction together with its row in stream_rules_migration; replicas starting at once
+// take turns (pg_advisory_xact_lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+//
+//	stream_rules       id, name (unique), scope, condition, negate, "when" (names,
+//	                   comma-separated), text, mode, repeat, enabled, created_at, updated_at,
+//	                   seeded, seed_version, seeded_updated_at
+//	stream_rule_stat   one row per firing: id, rule, chat_id, move, mode, retry, tool,
+//	                   fired_at. No foreign key: rows outlive their rule
+//	stream_chat        chat_id, moves (final answers so far)
+//	stream_chat_rule   chat_id, rule, last_fired_move: what `once` and `after:N` need
+//	stream_rule_seed   every rule name ever seeded, so a deleted seeded rule stays deleted
+//	stream_seed_state  the seed version applied
+//
+// Rows edited by hand are welcome: LoadRules returns them as they are, and the engine
+// skips a bad one (an invalid regex, an unknown scope…) with one warning while every
+// other rule keeps working. A hand edit that leaves updated_at alone still moves it (a
+// trigger does), so it counts as the master's edit.
+//
+// # The hot path
+//
+// A move costs the store two statements: LoadChat when it begins (one query) and SaveMove
+// when it ends. On PostgreSQL SaveMove is a single statement (data-modifying CTEs over
+// unnest arrays) that adds one to the chat's move counter, raises each fired rule's
+// last-fired move and appends the stat rows; concurrent moves of a chat add up. On SQLite
+// it is one short transaction. Tool calls and answers never touch the database.
+// [Store.RoundTrips] counts every statement sent, for tests and benchmarks.
+//
+// # Editing and change notification
+//
+// CreateRule, UpdateRule and DeleteRule validate exactly as the engine does
+// (streamrules.Rule.Normalize and streamrules.Validate, with Config.Environments beside
+// the builtin environments); a bad rule is a *streamrules.ValidationError naming the
+// field and nothing is written, a taken name is streamrules.ErrExists, a missing one
+// streamrules.ErrNotFound. Every edit moves updated_at forward. The package ruletools
+// exposes these as the master's LangChainGo tools.
+//
+// After an edit, subscribers (every engine on the store) are called before the edit
+// returns. On PostgreSQL a trigger on stream_rules NOTIFYs the channel
+// stream_rules_changed for every change, from any process or from psql; each store
+// LISTENs with lib/pq's reconnecting listener and tells its subscribers, so every replica
+// reloads within moments. Every Config.ReloadInterval (30s) subscribers are called
+// anyway, a backstop for a notification lost while the listener reconnected; on SQLite,
+// which has no NOTIFY, this is how another process's edit arrives.
+//
+// # Seeding and calibration
+//
+// A database is seeded once per life: Open seeds Config.Seed when it is set, or call
+// [Store.Seed]. Under a lock, if the stored seed version is the set's version or newer
+// nothing happens, so replicas starting at once seed exactly once. A set with a higher
+// version is a calibration wave: rules never seeded are added, seeded rules nobody edited
+// since (updated_at = seeded_updated_at) are rewritten, rules the master edited are kept,
+// and seeded rules he deleted are not brought back. The [SeedReport] lists what was
+// added, updated, kept and left deleted.
+//
+// # Stats
+//
+// Every firing is a row in stream_rule_stat, and [Store.CountFirings] counts them per
+// rule. Mount the engine's handler to serve the summary, every loaded rule listed, zero
+// included:
+//
+//	http.Handle("/v1/stats", eng.StatsHandler())
+//
+//	GET /v1/stats
+//	{"rules":[{"rule":"local_shell_for_his_machine","fired":3}, …]}
+//
+// Deleting a rule does not delete its history: its rows stay, and [Store.Firings]
+// returns them.
+//
+// # Configuration from the environment
+//
+// Config's fields carry github.com/caarlos0/env tags (STREAMRULES_SQLITE_PATH,
+// STREAMRULES_ENVIRONMENTS, STREAMRULES_RELOAD_INTERVAL, STREAMRULES_MAX_OPEN_CONNS), and
+// EnvDSN names the conventional STREAMRULES_DSN:
+//
+//	cfg, err := env.ParseAs[rulesdb.Config]()
+//	store, err := rulesdb.Open(ctx, os.Getenv(rulesdb.EnvDSN), &cfg)
+package rulesdb

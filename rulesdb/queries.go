@@ -1,0 +1,70 @@
+package rulesdb
+
+import "github.com/jmoiron/sqlx"
+
+// queries are the store's statements, rebound once for the dialect at Open.
+type queries struct {
+	allRules   string
+	ruleByName string
+	lockRule   string
+	insertRule string
+	updateRule string
+	deleteRule string
+
+	loadChat      string
+	saveMovePG    string // PostgreSQL: the whole move in one statement
+	upsertChat    string // SQLite: the move in a transaction of up to three statements
+	upsertFired   string // SQLite: prefix; "(?, ?, ?)" groups follow, then upsertFiredEnd
+	insertStatPre string // SQLite: prefix; "(?, ?, ?, ?, ?, ?, ?)" groups follow
+	countFirings  string
+}
+
+func buildQueries(db *sqlx.DB, d dialect) queries {
+	q := queries{
+		allRules:   `SELECT ` + ruleColumns + ` FROM stream_rules ORDER BY name`,
+		ruleByName: `SELECT ` + ruleColumns + ` FROM stream_rules WHERE name = ?`,
+		lockRule:   `SELECT id, created_at, updated_at FROM stream_rules WHERE name = ?`,
+		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		updateRule: `UPDATE stream_rules SET name = ?, scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?, updated_at = ?
+WHERE id = ?`,
+		deleteRule: `DELETE FROM stream_rules WHERE name = ?`,
+
+		// One row at least: the chat's move counter (NULL for a chat never seen), joined with
+		// each rule's last-fired move.
+		loadChat: `SELECT c.moves, r.rule, r.last_fired_move
+FROM (SELECT CAST(? AS TEXT) AS chat_id) k
+LEFT JOIN stream_chat c ON c.chat_id = k.chat_id
+LEFT JOIN stream_chat_rule r ON r.chat_id = k.chat_id`,
+		countFirings: `SELECT rule, COUNT(*) FROM stream_rule_stat GROUP BY rule`,
+
+		upsertChat: `INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES (?, ?, ?)
+ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, updated_at = excluded.updated_at`,
+		upsertFired:   `INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move) VALUES `,
+		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at) VALUES `,
+	}
+	if d == dialectPostgres {
+		q.lockRule += ` FOR UPDATE`
+	}
+	for _, p := range []*string{&q.allRules, &q.ruleByName, &q.lockRule, &q.insertRule, &q.updateRule, &q.deleteRule, &q.loadChat, &q.upsertChat} {
+		*p = db.Rebind(*p)
+	}
+	// A move in one statement: the data-modifying CTEs all run, in one snapshot, in one
+	// round trip. Counter incremented (not overwritten) and last-fired kept at its maximum,
+	// both by ON CONFLICT, so concurrent moves of one chat add up. Rules are upserted in
+	// name order, so two moves of one chat cannot deadlock on stream_chat_rule.
+	q.saveMovePG = `WITH chat AS (
+	INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES ($1, $2, $3)
+	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
+), fired AS (
+	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
+	SELECT $1, f.rule, MAX(f.move) FROM unnest($4::text[], $5::bigint[]) AS f(rule, move)
+	GROUP BY f.rule ORDER BY f.rule
+	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
+), stat AS (
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at)
+	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[])
+)
+SELECT 1`
+	return q
+}

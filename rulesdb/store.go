@@ -1,0 +1,294 @@
+package rulesdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	_ "modernc.org/sqlite" // driver "sqlite"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
+)
+
+var envNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+var (
+	_ streamrules.Store          = (*Store)(nil)
+	_ streamrules.RuleEditor     = (*Store)(nil)
+	_ streamrules.FiringCounter  = (*Store)(nil)
+	_ streamrules.ChangeNotifier = (*Store)(nil)
+)
+
+// EnvDSN is the environment variable hosts conventionally read the DSN from.
+const EnvDSN = "STREAMRULES_DSN"
+
+// ChangeChannel is the PostgreSQL NOTIFY channel a trigger on stream_rules fires on.
+const ChangeChannel = "stream_rules_changed"
+
+// Config tunes a Store. A nil *Config means all defaults. The env tags let a host fill it
+// with github.com/caarlos0/env/v11.
+type Config struct {
+	// DefaultSQLitePath is the SQLite file Open uses for an empty DSN.
+	// Default "streamrules.db" in the working directory.
+	DefaultSQLitePath string `env:"STREAMRULES_SQLITE_PATH"`
+	// Environments are the host's own environment names that a rule's `when` may use
+	// beside streamrules.BuiltinEnvironments: give the same list as to
+	// streamrules.Config.Environments. Default none.
+	Environments []string `env:"STREAMRULES_ENVIRONMENTS"`
+	// ReloadInterval is how often subscribers are told to reload anyway, a backstop for
+	// a missed notification (and, on SQLite, how edits by other processes arrive).
+	// Default 0 means 30s; negative disables the backstop.
+	ReloadInterval time.Duration `env:"STREAMRULES_RELOAD_INTERVAL"`
+	// MaxOpenConns caps the connection pool. Default 0 means 10 for PostgreSQL and 4 for
+	// a SQLite file (writers take turns anyway); SQLite in memory always uses 1.
+	MaxOpenConns int `env:"STREAMRULES_MAX_OPEN_CONNS"`
+	// Seed, if set, is seeded by Open (see Store.Seed). Default nil: Open does not seed.
+	Seed *seeds.Set `env:"-"`
+	// Logger receives warnings (unreadable rows, listener trouble) and the seeding report.
+	// Default slog.Default().
+	Logger *slog.Logger `env:"-"`
+
+	dialer pq.Dialer // tests: count the PostgreSQL wire traffic
+}
+
+// Store keeps stream rules, chat state and firings in PostgreSQL or SQLite. It implements
+// streamrules.Store, RuleEditor, FiringCounter and ChangeNotifier. It is safe for
+// concurrent use; Close it when done.
+type Store struct {
+	db      *sqlx.DB
+	dialect dialect
+	target  target
+	log     *slog.Logger
+	known   []string
+	now     func() time.Time
+	trips   atomic.Int64
+	wmu     sync.Mutex // SQLite: this process's writers take turns here, not in the busy handler
+
+	q queries
+
+	subMu   sync.Mutex
+	subs    map[int]func()
+	nextSub int
+
+	listener  *pq.Listener
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open connects to the database dsn names, applies the embedded migrations and, if
+// cfg.Seed is set, seeds it. The DSN forms:
+//
+//	postgres://user:pass@host:5432/db?sslmode=disable   PostgreSQL (also postgresql://)
+//	""                                                  SQLite file cfg.DefaultSQLitePath
+//	sqlite:/var/lib/agent/rules.db                      SQLite file (sqlite:rel.db is relative)
+//	file:rules.db?cache=shared                          SQLite URI
+//
+// On PostgreSQL, Open also starts a listener on ChangeChannel; Close stops it.
+// A connection error names the host and database (or the file), never the password.
+func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	sqlitePath := cfg.DefaultSQLitePath
+	if sqlitePath == "" {
+		sqlitePath = "streamrules.db"
+	}
+	t, err := parseDSN(dsn, sqlitePath)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range cfg.Environments {
+		if !envNameRE.MatchString(name) {
+			return nil, fmt.Errorf("rulesdb: environment name %q must match [a-z][a-z0-9_]*", name)
+		}
+	}
+	s := &Store{
+		dialect: t.dialect,
+		target:  t,
+		log:     cfg.Logger,
+		known:   append(slices.Clone(streamrules.BuiltinEnvironments), cfg.Environments...),
+		now:     func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
+		subs:    map[int]func(){},
+		done:    make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	var db *sql.DB
+	switch t.dialect {
+	case dialectPostgres:
+		conn, err := pq.NewConnector(t.driver)
+		if err != nil {
+			return nil, t.connectErr("bad DSN", err)
+		}
+		if cfg.dialer != nil {
+			conn.Dialer(cfg.dialer)
+		}
+		db = sql.OpenDB(conn)
+		db.SetMaxOpenConns(or(cfg.MaxOpenConns, 10))
+		db.SetMaxIdleConns(or(cfg.MaxOpenConns, 10))
+		s.db = sqlx.NewDb(db, "postgres")
+	case dialectSQLite:
+		db, err = sql.Open("sqlite", t.driver)
+		if err != nil {
+			return nil, t.connectErr("open", err)
+		}
+		if t.memory {
+			db.SetMaxOpenConns(1)
+			db.SetMaxIdleConns(1)
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+		} else {
+			db.SetMaxOpenConns(or(cfg.MaxOpenConns, 4))
+			db.SetMaxIdleConns(or(cfg.MaxOpenConns, 4))
+		}
+		s.db = sqlx.NewDb(db, "sqlite")
+	}
+	s.q = buildQueries(s.db, t.dialect)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, t.connectErr("connect", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if cfg.Seed != nil {
+		rep, err := s.Seed(ctx, *cfg.Seed)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		s.log.Info("stream rules seeded", rep.LogAttrs()...)
+	}
+	interval := cfg.ReloadInterval
+	if interval == 0 {
+		interval = 30 * time.Second
+	}
+	if t.dialect == dialectPostgres {
+		if err := s.listen(ctx, cfg.dialer); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	if s.listener != nil || interval > 0 {
+		s.wg.Add(1)
+		go s.watch(interval)
+	}
+	return s, nil
+}
+
+func or(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Close stops the listener and the reload backstop and closes the database.
+// Subscribers are not called after Close returns.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		if s.listener != nil {
+			_ = s.listener.Close()
+		}
+		s.wg.Wait()
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}
+
+// DB returns the underlying database handle, for the host's own queries and for tests.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Driver returns "postgres" or "sqlite".
+func (s *Store) Driver() string { return s.dialect.String() }
+
+// RoundTrips returns how many statements (queries, execs, BEGINs, COMMITs and ROLLBACKs)
+// this store has sent to the database since Open. A test or benchmark asserts with it
+// that tool calls and answers cost none, and a move at most two (LoadChat, SaveMove).
+// On PostgreSQL each counts as one network round trip (binary_parameters is on unless
+// the DSN says otherwise, so a statement with parameters is not parsed in a separate trip).
+func (s *Store) RoundTrips() int64 { return s.trips.Load() }
+
+// ---- counted database access: every statement the store sends goes through these ----
+
+type runner interface {
+	sqlx.ExecerContext
+	sqlx.QueryerContext
+}
+
+func (s *Store) exec(ctx context.Context, r runner, query string, args ...any) (sql.Result, error) {
+	s.trips.Add(1)
+	return r.ExecContext(ctx, query, args...)
+}
+
+func (s *Store) get(ctx context.Context, r runner, dest any, query string, args ...any) error {
+	s.trips.Add(1)
+	return sqlx.GetContext(ctx, r, dest, query, args...)
+}
+
+func (s *Store) sel(ctx context.Context, r runner, dest any, query string, args ...any) error {
+	s.trips.Add(1)
+	return sqlx.SelectContext(ctx, r, dest, query, args...)
+}
+
+func (s *Store) query(ctx context.Context, r runner, query string, args ...any) (*sqlx.Rows, error) {
+	s.trips.Add(1)
+	return r.QueryxContext(ctx, query, args...)
+}
+
+// lockWrites serializes this process's SQLite writers; PostgreSQL needs no such thing.
+func (s *Store) lockWrites() func() {
+	if s.dialect != dialectSQLite {
+		return func() {}
+	}
+	s.wmu.Lock()
+	return s.wmu.Unlock
+}
+
+// withTx runs fn in a transaction, committed when fn returns nil. On SQLite the
+// transaction begins IMMEDIATE: it holds the write lock from its first statement.
+// On PostgreSQL it is READ COMMITTED.
+func (s *Store) withTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+	defer s.lockWrites()()
+	var opts *sql.TxOptions
+	if s.dialect == dialectPostgres {
+		// Explicit: the seeding and migration locks rely on each statement seeing what
+		// was committed before it, whatever the server's default isolation is.
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	s.trips.Add(1)
+	tx, err := s.db.BeginTxx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		s.trips.Add(1)
+		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(err, rbErr)
+		}
+		return err
+	}
+	s.trips.Add(1)
+	return tx.Commit()
+}

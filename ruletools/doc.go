@@ -1,0 +1,35 @@
+// Package ruletools gives the master of an agent four LangChainGo tools to read and edit
+// the stream rules from the chat itself:
+//
+//	stream_rule_list    {}                                            every rule, with "loaded" and "fired"
+//	stream_rule_create  {"name": …, "scope": …, "condition": …, …}    a new rule (enabled unless "enabled": false)
+//	stream_rule_edit    {"name": "rule", "text": "…"}                 a partial patch; "new_name" renames
+//	stream_rule_delete  {"name": "rule"}                              gone for good; its stats stay
+//
+// Hand them to the agent next to its other tools:
+//
+//	store, _ := rulesdb.Open(ctx, dsn, cfg)
+//	eng, _ := streamrules.New(ctx, store, nil)
+//	agentTools := append(myTools, ruletools.New(store, eng)...)
+//
+// # Only the master
+//
+// Every call checks the move in its context: without a streamrules.Move whose environment
+// holds "master" (eng.BeginMove(ctx, chat, streamrules.EnvMaster, …)) the tool refuses.
+// The check is inside Call, so handing the tools to every chat is safe, if wasteful.
+//
+// # Output the model can act on
+//
+// Every result is a JSON object: {"ok": true, "message": …, "rule": {…}} on success, or
+// {"ok": false, "error": "invalid condition: …", "field": "condition"} when something is
+// wrong. Refusals, bad JSON, validation errors (the same validation as the engine's,
+// `when` checked against eng.Environments()), a taken or missing name and store failures
+// are all output, never a Go error, which would abort the agent run. Nothing is written
+// when the answer is an error.
+//
+// # In force at once
+//
+// After a change the tool reloads the engine, so the change holds for every move begun
+// after the tool returns (the move that made it keeps the rules it started with). Other
+// replicas follow through the store's change notification.
+package ruletools

@@ -1,0 +1,49 @@
+// Package seeds holds the rule set a fresh streamrules database starts with, as data.
+//
+// The set is a JSON file with a version and a list of rules:
+//
+//	{
+//	  "version": 1,
+//	  "rules": [
+//	    {
+//	      "name": "telegram_reply_tail",
+//	      "scope": "text",
+//	      "condition": "↩ #\\d+\\s*$",
+//	      "negate": true,
+//	      "when": ["telegram"],
+//	      "text": "Every Telegram reply ends with the tail line ↩ # followed by the id…"
+//	    }
+//	  ]
+//	}
+//
+// A rule has the fields of streamrules.Rule except id and the timestamps, which belong
+// to the store: name, scope, condition, negate, when, text, mode (usually left out: it
+// follows from the scope), repeat ("", "once", "after:N") and enabled (default true).
+// Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
+// typo fails loudly with the rule and the field named:
+//
+//	seeds: rule #3 "telegram_markdown_image": stream rule: invalid condition: …
+//
+// # The default set
+//
+// [Default] returns the embedded seeds.json: six chronic misses, two soft and four hard.
+//
+//   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
+//     write_diff, not a full rewrite.
+//   - local_shell_for_his_machine (tool:shell, when client_ops, once): the shell is the
+//     agent's host, not the master's or the client's machine.
+//   - telegram_markdown_image (text, when telegram): ![…](…) is not rendered there.
+//   - telegram_reply_tail (text, negate, when telegram): the reply ends with the tail ↩ #id.
+//   - look_before_refusing (text, when picture, after:3): "I can't see the image" while
+//     the picture is in context and visible.
+//   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call
+//     telegram_react instead.
+//
+// # Your own set
+//
+// [Load] reads a file in the same format, and [Parse] takes the bytes. Pass the host's
+// own environment names (those given to streamrules.Config.Environments) so `when` may
+// use them. Give the set to rulesdb (rulesdb.Config.Seed, or Store.Seed): a database is
+// seeded once per life, and a set with a higher version is a calibration wave that
+// rewrites only the seeded rules nobody edited since.
+package seeds

@@ -1,0 +1,290 @@
+package seeds_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
+)
+
+func TestDefault(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Version < 1 {
+		t.Errorf("version %d", set.Version)
+	}
+	want := map[string]struct {
+		scope  string
+		mode   streamrules.Mode
+		when   string
+		repeat string
+		negate bool
+	}{
+		"write_diff_over_write_file":  {"tool:write_file", streamrules.ModeRemind, "", "after:5", false},
+		"local_shell_for_his_machine": {"tool:shell", streamrules.ModeRemind, "client_ops", "once", false},
+		"telegram_markdown_image":     {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"telegram_reply_tail":         {"text", streamrules.ModeInterrupt, "telegram", "", true},
+		"look_before_refusing":        {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
+		"telegram_react_not_emoji":    {"text", streamrules.ModeInterrupt, "telegram", "", false},
+	}
+	if len(set.Rules) != len(want) {
+		t.Fatalf("%d rules, want %d: %v", len(set.Rules), len(want), set.Names())
+	}
+	for _, r := range set.Rules {
+		w, ok := want[r.Name]
+		if !ok {
+			t.Errorf("unexpected rule %q", r.Name)
+			continue
+		}
+		if r.Scope != w.scope || r.Mode != w.mode || strings.Join(r.When, ",") != w.when || r.Repeat != w.repeat || r.Negate != w.negate || !r.Enabled {
+			t.Errorf("%s = %+v, want %+v (enabled)", r.Name, r, w)
+		}
+		if n := utf8.RuneCountInString(r.Text); n > streamrules.MaxTextChars || n < 40 {
+			t.Errorf("%s: text has %d characters", r.Name, n)
+		}
+	}
+	if !strings.Contains(string(seeds.DefaultJSON()), `"version"`) {
+		t.Error("DefaultJSON")
+	}
+}
+
+// fires reports whether the seed rule fires on target, as the engine decides it:
+// the regex matches, xor negate.
+func fires(t *testing.T, r streamrules.Rule, target string) bool {
+	t.Helper()
+	re := regexp.MustCompile(r.Condition)
+	return re.MatchString(target) != r.Negate
+}
+
+func TestConditions(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		rule   string
+		target string // compact JSON arguments for a tool rule, the answer for a text rule
+		fire   bool
+	}{
+		// write_diff_over_write_file: any write_file with a path.
+		{"write_diff_over_write_file", `{"path":"main.go","content":"package main\n"}`, true},
+		{"write_diff_over_write_file", `{"content":"x","path":"/etc/hosts"}`, true},
+		{"write_diff_over_write_file", `{"path":"","content":"x"}`, false},
+		{"write_diff_over_write_file", `{"content":"x"}`, false},
+
+		// local_shell_for_his_machine: empty condition, every shell call (when client_ops).
+		{"local_shell_for_his_machine", `{"cmd":"ls -la"}`, true},
+		{"local_shell_for_his_machine", `ls`, true},
+
+		// telegram_markdown_image.
+		{"telegram_markdown_image", "Here it is: ![chart](https://x.test/c.png)\n↩ #7", true},
+		{"telegram_markdown_image", "![](/tmp/a.png)", true},
+		{"telegram_markdown_image", "Here is the chart: https://x.test/c.png\n↩ #7", false},
+		{"telegram_markdown_image", "See [the docs](https://x.test/docs)\n↩ #7", false},
+		{"telegram_markdown_image", "Wow! [really] (yes)", false},
+
+		// telegram_reply_tail (negate: fires when the tail is missing).
+		{"telegram_reply_tail", "Done, the file is saved.", true},
+		{"telegram_reply_tail", "Done.\n↩ #", true},
+		{"telegram_reply_tail", "↩ #12 is the message I answer. Done.", true},
+		{"telegram_reply_tail", "Done, the file is saved.\n↩ #12", false},
+		{"telegram_reply_tail", "Done.\n↩ #12\n", false},
+		{"telegram_reply_tail", "Done.\n↩ #4711  ", false},
+
+		// look_before_refusing.
+		{"look_before_refusing", "I can't see the image you sent.", true},
+		{"look_before_refusing", "Sorry, I cannot view images.", true},
+		{"look_before_refusing", "I’m unable to open the attachment.", true},
+		{"look_before_refusing", "I can’t look at the picture, but describe it to me.", true},
+		{"look_before_refusing", "Unfortunately I am not able to directly view or access your screenshots", true},
+		{"look_before_refusing", "As a text model I CAN NOT SEE THE PHOTO.", true},
+		{"look_before_refusing", "The image shows a red bicycle leaning on a wall.", false},
+		{"look_before_refusing", "I can see the image: a cat on a sofa.", false},
+		{"look_before_refusing", "I can't see any problem in the screenshot: the build is green.", false},
+		{"look_before_refusing", "I can't open the file you mentioned. The picture shows a receipt.", false},
+
+		// telegram_react_not_emoji.
+		{"telegram_react_not_emoji", "👍", true},
+		{"telegram_react_not_emoji", "  ❤️ ", true},
+		{"telegram_react_not_emoji", "👍🏽", true},
+		{"telegram_react_not_emoji", "👨‍👩‍👧", true},
+		{"telegram_react_not_emoji", "🔥🔥🔥", true},
+		{"telegram_react_not_emoji", "👍\n↩ #12", true},
+		{"telegram_react_not_emoji", "🙏 ↩ #12", true},
+		{"telegram_react_not_emoji", "🇩🇪", true},
+		{"telegram_react_not_emoji", "1️⃣", true},
+		{"telegram_react_not_emoji", "↩ #12", false},
+		{"telegram_react_not_emoji", "Done 👍\n↩ #12", false},
+		{"telegram_react_not_emoji", "👍 sure, on it\n↩ #12", false},
+		{"telegram_react_not_emoji", "Thanks!", false},
+		{"telegram_react_not_emoji", "42", false},
+		{"telegram_react_not_emoji", "", false},
+	}
+	for _, c := range cases {
+		r, ok := set.Rule(c.rule)
+		if !ok {
+			t.Fatalf("no rule %q", c.rule)
+		}
+		if got := fires(t, r, c.target); got != c.fire {
+			t.Errorf("%s on %q: fires=%v, want %v", c.rule, c.target, got, c.fire)
+		}
+	}
+}
+
+// TestSeedsInEngine runs the default set through an engine: the environments gate
+// the rules, and the soft and hard halves fire where they should.
+func TestSeedsInEngine(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := streamrules.NewMemoryStore(set.Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	eng, err := streamrules.New(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if got := len(eng.Rules()); got != 6 {
+		t.Fatalf("engine loaded %d rules", got)
+	}
+
+	// No environment: only write_diff_over_write_file can fire.
+	mctx, move := eng.BeginMove(ctx, "quiet")
+	if rem := move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`); len(rem) != 0 {
+		t.Errorf("shell without client_ops: %v", rem)
+	}
+	if rem := move.ToolReminders(mctx, "write_file", `{"path": "a.go", "content": "x"}`); len(rem) != 1 || rem[0].Rule != "write_diff_over_write_file" {
+		t.Errorf("write_file: %v", rem)
+	}
+	if v := move.CheckAnswer(mctx, "👍"); v.Discard {
+		t.Errorf("quiet chat answer discarded: %+v", v)
+	}
+
+	// Telegram with a client.
+	mctx, move = eng.BeginMove(ctx, "tg", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	if rem := move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`); len(rem) != 1 || rem[0].Rule != "local_shell_for_his_machine" {
+		t.Errorf("shell with client_ops: %v", rem)
+	}
+	v := move.CheckAnswer(mctx, "👍")
+	if !v.Discard || strings.Join(v.Rules, ",") != "telegram_react_not_emoji,telegram_reply_tail" {
+		t.Errorf("bare emoji: %+v", v)
+	}
+	if v := move.CheckAnswer(mctx, "Here: ![a](https://x.test/a.png)\n↩ #3"); len(v.Rules) != 1 || v.Rules[0] != "telegram_markdown_image" {
+		t.Errorf("markdown image: %+v", v)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	const good = `{"name":"a_rule","scope":"text","condition":"x","text":"say y"}`
+	cases := []struct {
+		name  string
+		data  string
+		field string // the ValidationError field, "" when the error is not a validation error
+		in    string // the error text must contain this
+	}{
+		{"not json", `{`, "", "seeds:"},
+		{"unknown top field", `{"version":1,"rules":[],"extra":1}`, "", "extra"},
+		{"unknown rule field", `{"version":1,"rules":[{"name":"a_rule","scope":"text","text":"t","colour":"red"}]}`, "", `rule #1 "a_rule"`},
+		{"id not allowed", `{"version":1,"rules":[{"id":3,"name":"a_rule","scope":"text","text":"t"}]}`, "", `"id"`},
+		{"trailing data", `{"version":1,"rules":[]} {}`, "", "after"},
+		{"no version", `{"rules":[` + good + `]}`, "", "version"},
+		{"zero version", `{"version":0,"rules":[` + good + `]}`, "", "version"},
+		{"bad regex", `{"version":1,"rules":[{"name":"b_rule","scope":"text","condition":"(","text":"t"}]}`, "condition", `"b_rule"`},
+		{"bad scope", `{"version":1,"rules":[{"name":"b_rule","scope":"thinking","text":"t"}]}`, "scope", `"b_rule"`},
+		{"mode mismatch", `{"version":1,"rules":[{"name":"b_rule","scope":"text","mode":"remind","text":"t"}]}`, "mode", `"b_rule"`},
+		{"unknown when", `{"version":1,"rules":[{"name":"b_rule","scope":"text","when":["whatsapp"],"text":"t"}]}`, "when", "whatsapp"},
+		{"long text", `{"version":1,"rules":[{"name":"b_rule","scope":"text","text":"` + strings.Repeat("x", 401) + `"}]}`, "text", `"b_rule"`},
+		{"bad repeat", `{"version":1,"rules":[{"name":"b_rule","scope":"text","text":"t","repeat":"twice"}]}`, "repeat", `"b_rule"`},
+		{"bad name", `{"version":1,"rules":[{"name":"Bad-Name","scope":"text","text":"t"}]}`, "name", "Bad-Name"},
+		{"duplicate", `{"version":1,"rules":[` + good + `,` + good + `]}`, "name", "duplicate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := seeds.Parse([]byte(c.data))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), c.in) {
+				t.Errorf("error %q does not contain %q", err, c.in)
+			}
+			var ve *streamrules.ValidationError
+			if errors.As(err, &ve) != (c.field != "") || (ve != nil && ve.Field != c.field) {
+				t.Errorf("error %v: ValidationError %+v, want field %q", err, ve, c.field)
+			}
+		})
+	}
+}
+
+func TestParseCustomEnvironmentAndDisabled(t *testing.T) {
+	t.Parallel()
+	data := []byte(`{"version":3,"rules":[{"name":"c_rule","scope":"tool:deploy","when":["prod","master"],"text":"Deploys need a ticket.","enabled":false}]}`)
+	if _, err := seeds.Parse(data); err == nil {
+		t.Fatal("unknown environment prod accepted without registering it")
+	}
+	set, err := seeds.Parse(data, "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := set.Rules[0]
+	if set.Version != 3 || r.Enabled || r.Mode != streamrules.ModeRemind || strings.Join(r.When, ",") != "master,prod" {
+		t.Errorf("got %+v", set)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "my-seeds.json")
+	if err := os.WriteFile(path, []byte(`{"version":2,"rules":[{"name":"x_rule","scope":"text","condition":"(?i)lorem","text":"No placeholder text."}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := seeds.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Version != 2 || len(set.Rules) != 1 || !set.Rules[0].Enabled {
+		t.Errorf("got %+v", set)
+	}
+	if _, err := seeds.Load(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("missing file loaded")
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"version":2,"rules":[{"name":"x_rule","scope":"text","condition":"(","text":"t"}]}`), 0o600)
+	if _, err := seeds.Load(bad); err == nil || !strings.Contains(err.Error(), "bad.json") || !strings.Contains(err.Error(), "condition") {
+		t.Errorf("bad file: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(seeds.DefaultJSON())
+	f.Add([]byte(`{"version":1,"rules":[{"name":"a","scope":"text","text":"t"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		set, err := seeds.Parse(data)
+		if err != nil {
+			return
+		}
+		for _, r := range set.Rules {
+			if err := streamrules.Validate(&r, nil); err != nil {
+				t.Fatalf("Parse returned an invalid rule %+v: %v", r, err)
+			}
+		}
+	})
+}
