@@ -109,7 +109,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 	bad := "Here: ![disk](https://x/disk.png)\n↩ #7"
 	good := "This server has 12G free: https://x/disk.png\n↩ #7"
 	c := newChain(t, pgtest.DSN(t),
-		scripted.Reply{Text: bad, Chunk: 4},                                   // discarded: telegram_markdown_image
+		scripted.Reply{Text: bad, Chunk: 4},                                  // discarded: telegram_markdown_image
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", "df -h /")}}, // reminded: local_shell_for_his_machine
 		scripted.Reply{Text: good, Chunk: 4},
 	)
