@@ -45,6 +45,7 @@ type Engine struct {
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
 	reloadMu     sync.Mutex
+	warned       map[string]bool // bad rows already logged (id, name, updated_at): once each, not every reload
 	cancelWatch  func()
 }
 
@@ -180,11 +181,15 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, r := range sorted {
 		if err := Validate(&r, e.environments); err != nil {
-			e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
+			if e.firstWarning("bad", r) {
+				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
+			}
 			continue
 		}
 		if seen[r.Name] {
-			e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
+			if e.firstWarning("dup", r) {
+				e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
+			}
 			continue
 		}
 		seen[r.Name] = true
@@ -229,4 +234,19 @@ func (e *Engine) envNames(mask uint64) []string {
 		mask &^= 1 << uint(i)
 	}
 	return out
+}
+
+// firstWarning reports whether this bad row, in this version, has not been logged yet.
+// Reloads come with every change notification and every backstop tick; one warning per
+// row version keeps the log readable. Callers hold reloadMu (compile runs under it).
+func (e *Engine) firstWarning(kind string, r Rule) bool {
+	key := fmt.Sprintf("%s/%d/%s/%d", kind, r.ID, r.Name, r.UpdatedAt.UnixNano())
+	if e.warned[key] {
+		return false
+	}
+	if e.warned == nil {
+		e.warned = map[string]bool{}
+	}
+	e.warned[key] = true
+	return true
 }

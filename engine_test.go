@@ -396,6 +396,15 @@ func TestBadRowsSkippedWithOneWarningEach(t *testing.T) {
 	if lines := f.log.Lines("level=WARN"); len(lines) != 8 {
 		t.Errorf("%d warnings, want 8:\n%s", len(lines), f.log)
 	}
+	// Reloads (every notification, every backstop tick) do not repeat the warnings.
+	for i := 0; i < 3; i++ {
+		if err := f.eng.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lines := f.log.Lines("level=WARN"); len(lines) != 8 {
+		t.Errorf("%d warnings after reloads, want still 8", len(lines))
+	}
 
 	var names []string
 	for _, r := range f.eng.Rules() {

@@ -107,7 +107,9 @@ func withInterrupt(messages []llms.MessageContent, discarded *llms.ContentRespon
 		text += c.Content
 	}
 	if text != "" {
-		out = append(out, llms.TextParts(llms.ChatMessageTypeAI, text))
+		// The model's own words, but neutralised: an answer that mimics an engine block must
+		// not pose as one, nor be stripped from the client's view as one.
+		out = append(out, llms.TextParts(llms.ChatMessageTypeAI, streamrules.Neutralize(text)))
 	}
 	return append(out, llms.TextParts(llms.ChatMessageTypeHuman, interrupt))
 }
