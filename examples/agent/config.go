@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Config is the whole configuration of the demo, read from the environment with
+// github.com/caarlos0/env/v11. Each field's `usage` tag is what --help prints (and what
+// the README's configuration table says); `envDefault` is its default.
+type Config struct {
+	DSN                string     `env:"STREAMRULES_DSN" usage:"where the rules live: postgres://user:pass@host:5432/db?sslmode=disable, sqlite:PATH or file:PATH; empty: the embedded SQLite file STREAMRULES_SQLITE_PATH"`
+	SQLitePath         string     `env:"STREAMRULES_SQLITE_PATH" envDefault:"streamrules-demo.db" usage:"the SQLite file used when STREAMRULES_DSN is empty"`
+	ToolResultMaxChars int        `env:"STREAMRULES_TOOL_RESULT_MAX_CHARS" envDefault:"20000" usage:"cap on a tool's output in the prompt, in characters (the rule's text is not counted); 0: no cap"`
+	MaxRetries         int        `env:"STREAMRULES_MAX_RETRIES" envDefault:"1" usage:"how many answers a move may discard and replay; 0: never replay, a miss only reminds"`
+	StatsAddr          string     `env:"STREAMRULES_STATS_ADDR" usage:"host:port to serve GET /v1/stats on while the demo runs, e.g. 127.0.0.1:8080; empty: no server"`
+	LogLevel           slog.Level `env:"STREAMRULES_LOG_LEVEL" envDefault:"warn" usage:"debug, info, warn or error; info shows the \"stream rule fired\" lines on stderr"`
+	OpenAIAPIKey       string     `env:"OPENAI_API_KEY" usage:"API key for -live; may stay empty when OPENAI_BASE_URL names a local server that needs none"`
+	OpenAIBaseURL      string     `env:"OPENAI_BASE_URL" usage:"OpenAI-compatible endpoint for -live, e.g. http://localhost:11434/v1 (Ollama); empty: https://api.openai.com/v1"`
+	OpenAIModel        string     `env:"OPENAI_MODEL" envDefault:"gpt-4o-mini" usage:"model name for -live"`
+}
+
+// configError is a bad configuration value. Its message names the variable.
+type configError struct {
+	Var string
+	Msg string
+}
+
+func (e *configError) Error() string { return e.Var + ": " + e.Msg }
+
+// variable describes one environment variable of Config, for --help and for errors.
+type variable struct {
+	Name, Default, Usage, Field string
+}
+
+// variables lists Config's environment variables in field order.
+func variables() []variable {
+	t := reflect.TypeFor[Config]()
+	out := make([]variable, 0, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		out = append(out, variable{Name: name, Default: f.Tag.Get("envDefault"), Usage: f.Tag.Get("usage"), Field: f.Name})
+	}
+	return out
+}
+
+// parseConfig reads the configuration through getenv and checks every value.
+// The error is a *configError naming the first bad variable.
+func parseConfig(getenv func(string) string) (Config, error) {
+	vars := variables()
+	environ := map[string]string{}
+	for _, v := range vars {
+		if val := getenv(v.Name); val != "" {
+			environ[v.Name] = val
+		}
+	}
+	var cfg Config
+	if err := env.ParseWithOptions(&cfg, env.Options{Environment: environ}); err != nil {
+		return Config{}, envError(err, vars, environ)
+	}
+	if err := cfg.check(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// envError maps env/v11's error (which names the Go field) back to the variable.
+func envError(err error, vars []variable, environ map[string]string) error {
+	var pe env.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	for _, v := range vars {
+		if v.Field != pe.Name {
+			continue
+		}
+		cause := pe.Err
+		var ne *strconv.NumError
+		if errors.As(cause, &ne) {
+			if errors.Is(ne.Err, strconv.ErrRange) {
+				cause = errors.New("out of range")
+			} else {
+				cause = errors.New("not an integer")
+			}
+		}
+		if v.Name == "STREAMRULES_LOG_LEVEL" {
+			cause = errors.New("want debug, info, warn or error")
+		}
+		return &configError{Var: v.Name, Msg: fmt.Sprintf("%q is not valid: %v", environ[v.Name], cause)}
+	}
+	return err
+}
+
+// check validates what the types alone do not.
+func (c *Config) check() error {
+	if c.ToolResultMaxChars < 0 {
+		return &configError{"STREAMRULES_TOOL_RESULT_MAX_CHARS", fmt.Sprintf("%d is negative: use 0 for no cap, or a positive number of characters", c.ToolResultMaxChars)}
+	}
+	if c.MaxRetries < 0 {
+		return &configError{"STREAMRULES_MAX_RETRIES", fmt.Sprintf("%d is negative: use 0 to never replay, or a positive number of replays per move", c.MaxRetries)}
+	}
+	if err := checkDSN(c.DSN); err != nil {
+		return &configError{"STREAMRULES_DSN", err.Error()}
+	}
+	if c.StatsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.StatsAddr); err != nil {
+			return &configError{"STREAMRULES_STATS_ADDR", fmt.Sprintf("%q is not host:port (e.g. 127.0.0.1:8080)", c.StatsAddr)}
+		}
+	}
+	if c.OpenAIBaseURL != "" {
+		u, err := url.Parse(c.OpenAIBaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return &configError{"OPENAI_BASE_URL", fmt.Sprintf("%q is not an http(s) URL (e.g. http://localhost:11434/v1)", c.OpenAIBaseURL)}
+		}
+	}
+	return nil
+}
+
+// checkDSN accepts the DSN forms rulesdb.Open knows. It never quotes the DSN: it may
+// hold a password.
+func checkDSN(dsn string) error {
+	lower := strings.ToLower(dsn)
+	switch {
+	case dsn == "":
+		return nil
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		u, err := url.Parse(dsn)
+		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // url.Error quotes the whole DSN, password included
+			}
+			return fmt.Errorf("not a valid PostgreSQL URL: %v", err)
+		}
+		if u.Host == "" && u.Query().Get("host") == "" {
+			return errors.New("PostgreSQL URL without a host")
+		}
+		return nil
+	case strings.HasPrefix(lower, "sqlite:"), strings.HasPrefix(lower, "file:"):
+		_, rest, _ := strings.Cut(dsn, ":")
+		path, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
+		if path == "" {
+			return errors.New("SQLite DSN without a file path (sqlite:PATH)")
+		}
+		return nil
+	}
+	scheme, _, ok := strings.Cut(dsn, ":")
+	if !ok || strings.ContainsAny(scheme, " =/@") {
+		return errors.New("no scheme: use postgres://…, sqlite:PATH, file:PATH, or leave it empty for the SQLite file STREAMRULES_SQLITE_PATH")
+	}
+	return fmt.Errorf("unsupported scheme %q: use postgres://…, sqlite:PATH, file:PATH, or leave it empty for the SQLite file STREAMRULES_SQLITE_PATH", scheme)
+}
+
+// printVariables writes the environment part of --help, in the style of flag.PrintDefaults.
+func printVariables(w io.Writer) {
+	for _, v := range variables() {
+		def := v.Default
+		if def == "" {
+			def = "empty"
+		}
+		fmt.Fprintf(w, "  %s (default: %s)\n    \t%s\n", v.Name, def, v.Usage)
+	}
+}

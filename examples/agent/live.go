@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/ruletools"
+)
+
+// defaultBaseURL is the OpenAI endpoint used when OPENAI_BASE_URL is empty. It is always
+// passed explicitly, so llms/openai never picks up a stray OPENAI_BASE_URL of its own.
+const defaultBaseURL = "https://api.openai.com/v1"
+
+// runLive talks to a real model: each line on stdin is a move in the -env environments;
+// the answer streams to stdout. It ends at the end of stdin, printing the stats.
+func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, stdin io.Reader, w io.Writer) error {
+	token, base := cfg.OpenAIAPIKey, cfg.OpenAIBaseURL
+	if token == "" {
+		token = "none" // a local server (Ollama, vLLM) needs no key, but the client wants one
+	}
+	if base == "" {
+		base = defaultBaseURL
+	}
+	llm, err := openai.New(openai.WithToken(token), openai.WithBaseURL(base), openai.WithModel(cfg.OpenAIModel))
+	if err != nil {
+		return fmt.Errorf("OPENAI_*: %w", err)
+	}
+	r, err := openRig(ctx, cfg, opts.chat, log, w)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ts := r.box.Tools()
+	if slices.Contains(opts.env, streamrules.EnvMaster) {
+		ts = append(ts, masterTools(r)...)
+	}
+	model := &tap{Model: llm}
+	r.wire(model, ts, model.prompts)
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name()
+	}
+	fmt.Fprintf(w, "live: model %s at %s\nenvironment of every move: %s\ntools: %s\n",
+		cfg.OpenAIModel, base, strings.Join(opts.env, ", "), strings.Join(names, ", "))
+	fmt.Fprintf(w, "type a message and press Enter; end with Ctrl-D\n")
+
+	from := "the user"
+	if slices.Contains(opts.env, streamrules.EnvMaster) {
+		from = "the master"
+	}
+	lines := readLines(ctx, stdin)
+	for {
+		fmt.Fprint(w, "\nyou> ")
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(w)
+			return ctx.Err()
+		case line, ok = <-lines:
+		}
+		if !ok {
+			fmt.Fprintln(w)
+			break
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if _, err := r.play(ctx, from, opts.env, line, false); err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		} // a failed move is printed in the transcript, and the chat goes on
+
+	}
+	if err := r.printStats(ctx); err != nil {
+		return err
+	}
+	return r.Close()
+}
+
+// masterTools are the master's rule-editing tools: list, create, edit, delete.
+func masterTools(r *rig) []tools.Tool {
+	return ruletools.New(r.store, r.eng)
+}
+
+// readLines sends stdin's lines on a channel, closed at the end of input, so a move loop
+// can also watch its context.
+func readLines(ctx context.Context, in io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			select {
+			case ch <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// tap records every prompt the model receives, below the guard: it sees what the model
+// was told (reminders, discarded answers, interrupts), which the client never does.
+type tap struct {
+	llms.Model
+	mu    sync.Mutex
+	calls [][]llms.MessageContent
+}
+
+func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	t.mu.Lock()
+	t.calls = append(t.calls, slices.Clone(msgs))
+	t.mu.Unlock()
+	return t.Model.GenerateContent(ctx, msgs, options...)
+}
+
+func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, t, prompt, options...)
+}
+
+func (t *tap) prompts() [][]llms.MessageContent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.calls)
+}

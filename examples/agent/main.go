@@ -1,0 +1,469 @@
+// Command agent is the streamrules demo: a stock LangChainGo agent and executor wrapped
+// with the streamrules middleware, on the rule store STREAMRULES_DSN names (an embedded
+// SQLite file by default).
+//
+// Offline (the default) a scripted model plays a Telegram chat in which each of the six
+// seeded misses happens once, with real tools sandboxed to a temporary directory. The run
+// prints, move by move, what the client saw and, apart, what the model was told, then the
+// stats. Run it twice: the second run does not seed again, and the repeat policies (once,
+// after:N) keep some rules silent.
+//
+//	go run ./examples/agent
+//
+// With -live it talks to a real model on an OpenAI-compatible endpoint, reading your
+// messages from stdin:
+//
+//	OPENAI_API_KEY=sk-... go run ./examples/agent -live -env telegram,master
+//
+// go run ./examples/agent --help lists every flag and environment variable.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/memory"
+	"github.com/tmc/langchaingo/prompts"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
+)
+
+const progName = "streamrules-demo"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the command-line flags.
+type options struct {
+	live bool
+	env  []string
+	chat string
+}
+
+// run is the whole program: 0 on success, 1 on a failure while running, 2 on a usage or
+// configuration error (one line on stderr naming what to fix).
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", progName, err)
+		return 2
+	}
+	cfg, err := parseConfig(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", progName, err)
+		return 2
+	}
+	if opts.live && cfg.OpenAIAPIKey == "" && cfg.OpenAIBaseURL == "" {
+		fmt.Fprintf(stderr, "%s: -live needs a model: set OPENAI_API_KEY (model OPENAI_MODEL, default gpt-4o-mini), "+
+			"or OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama (http://localhost:11434/v1)\n", progName)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if opts.live {
+		err = runLive(ctx, cfg, opts, log, stdin, stdout)
+	} else {
+		_, err = runOffline(ctx, cfg, opts.chat, log, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", progName, err)
+		return 1
+	}
+	return 0
+}
+
+func newFlagSet(opts *options, env *string) *flag.FlagSet {
+	fs := flag.NewFlagSet(progName, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.BoolVar(&opts.live, "live", false, "talk to a real model (OPENAI_*), interactively: each line on stdin is a move")
+	fs.StringVar(env, "env", "telegram", "with -live: the environments of every move, comma-separated (telegram, client_ops, master, trusted, picture); master adds the rule-editing tools")
+	fs.StringVar(&opts.chat, "chat", "", `the chat ID whose moves the repeat policies count (default "demo", with -live "live")`)
+	return fs
+}
+
+func parseFlags(args []string) (options, error) {
+	var opts options
+	var env string
+	fs := newFlagSet(&opts, &env)
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	envSet := false
+	fs.Visit(func(f *flag.Flag) { envSet = envSet || f.Name == "env" })
+	if envSet && !opts.live {
+		return opts, errors.New("-env sets the environments of -live moves; the offline session sets its own")
+	}
+	for _, name := range strings.Split(env, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(streamrules.BuiltinEnvironments, name) {
+			return opts, fmt.Errorf("-env: unknown environment %q (known: %s)", name, strings.Join(streamrules.BuiltinEnvironments, ", "))
+		}
+		if !slices.Contains(opts.env, name) {
+			opts.env = append(opts.env, name)
+		}
+	}
+	if opts.chat == "" {
+		opts.chat = "demo"
+		if opts.live {
+			opts.chat = "live"
+		}
+	}
+	return opts, nil
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: go run ./examples/agent [-live [-env telegram,master]] [-chat ID]
+
+Stream rules on a stock LangChainGo agent. Without -live, a scripted model plays a
+Telegram chat in which each of the six seeded misses happens once, and the run prints
+what the client saw, what the model was told, and the stats. Run it twice on the same
+database to see the repeat policies (once, after:N) at work.
+
+Flags:
+`)
+	var opts options
+	var env string
+	fs := newFlagSet(&opts, &env)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nEnvironment variables:\n")
+	printVariables(w)
+}
+
+// rig is the demo's wiring: the store, the engine, the guard around a stock executor,
+// the sandboxed tools and the transcript. The offline session and -live share it.
+type rig struct {
+	log   *slog.Logger
+	w     io.Writer
+	store *rulesdb.Store
+	eng   *streamrules.Engine
+	box   *sandbox
+	tr    *transcript
+	guard *middleware.Guard
+	exec  *agents.Executor
+	chat  string
+
+	prompts   func() [][]llms.MessageContent // every prompt the model received so far
+	lastFired map[string]int64               // the chat's repeat-policy memory, for the notes
+	stopStats func()
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// openRig opens the store (seeding it once per database life), the engine, the sandbox
+// and, if configured, the stats server, and prints what it found.
+func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w io.Writer) (_ *rig, err error) {
+	r := &rig{log: log, w: w, chat: chat, tr: newTranscript(w), stopStats: func() {}}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	set, err := seeds.Default()
+	if err != nil {
+		return nil, err
+	}
+	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("STREAMRULES_DSN: cannot open the rule store: %w", err)
+	}
+	fmt.Fprintf(w, "rule store: %s\n", describeStore(cfg))
+	rep, err := r.store.Seed(ctx, set)
+	if err != nil {
+		return nil, err
+	}
+	printSeed(w, rep)
+
+	retries := cfg.MaxRetries
+	if retries == 0 {
+		retries = -1 // the engine's "no replays"
+	}
+	r.eng, err = streamrules.New(ctx, r.store, &streamrules.Config{
+		ToolResultMaxChars: cfg.ToolResultMaxChars,
+		MaxRetriesPerMove:  retries,
+		Logger:             log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.box, err = newSandbox(); err != nil {
+		return nil, err
+	}
+	if cfg.StatsAddr != "" {
+		if err := r.serveStats(cfg.StatsAddr); err != nil {
+			return nil, err
+		}
+	}
+	state, err := r.store.LoadChat(ctx, chat)
+	if err != nil {
+		return nil, err
+	}
+	r.lastFired = state.LastFired
+	if r.lastFired == nil {
+		r.lastFired = map[string]int64{}
+	}
+	r.printChat(state)
+	return r, nil
+}
+
+// wire builds the stock agent and executor around llm and ts, each wrapped by the guard.
+func (r *rig) wire(llm llms.Model, ts []tools.Tool, recorded func() [][]llms.MessageContent) {
+	client := callbacks.Clean(r.tr) // the client sees the clean view only
+	r.guard = middleware.New(r.eng, &middleware.Config{Callbacks: client})
+	mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
+	agent := agents.NewOpenAIFunctionsAgent(r.guard.Model(llm), r.guard.Tools(ts...),
+		agents.NewOpenAIOption().WithSystemMessage(systemPrompt),
+		agents.NewOpenAIOption().WithExtraMessages([]prompts.MessageFormatter{history{mem}}),
+	)
+	r.exec = agents.NewExecutor(r.guard.Agent(agent),
+		agents.WithMemory(mem), agents.WithMaxIterations(8), agents.WithCallbacksHandler(client))
+	r.prompts = recorded
+}
+
+// history puts the chat's earlier messages into the OpenAI functions agent's prompt, as
+// real user and assistant messages. (The executor hands its inputs over as strings, so
+// the memory gives the prompt its buffer string; the messages are read here instead.)
+type history struct{ mem *memory.ConversationBuffer }
+
+func (h history) FormatMessages(map[string]any) ([]llms.ChatMessage, error) {
+	return h.mem.ChatHistory.Messages(context.Background())
+}
+
+func (h history) GetInputVariables() []string { return []string{h.mem.MemoryKey} }
+
+// play runs one move: the user's message through the executor, inside the engine's move.
+func (r *rig) play(ctx context.Context, from string, env []string, text string, photo bool) (string, error) {
+	ctx, move := r.eng.BeginMove(ctx, r.chat, env...)
+	id := 100 + move.Number()
+	r.tr.beginMove(move.Number(), id, from, env, text)
+	before := len(r.prompts())
+	out, err := chains.Call(ctx, r.exec, map[string]any{"input": header(id, from, photo) + text},
+		chains.WithStreamingFunc(r.tr.stream))
+	err = move.End(ctx, err)
+	answer, _ := out["output"].(string)
+	fired := move.Firings()
+	notes := silentRules(r.eng.Rules(), move, r.tr.toolCalls(), fired, r.lastFired)
+	for _, f := range fired {
+		if f.Mode == streamrules.ModeInterrupt && !f.Retry {
+			notes = append(notes, fmt.Sprintf("kept: the answer missed %s after the retry ceiling (STREAMRULES_MAX_RETRIES), so it stayed; "+
+				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
+		}
+	}
+	r.tr.endMove(answer, err, toldInMove(r.prompts()[before:]), notes)
+	for _, f := range fired {
+		r.lastFired[f.Rule] = move.Number()
+	}
+	return answer, err
+}
+
+// Close stops everything and removes the sandbox; only the database stays.
+func (r *rig) Close() error {
+	r.closeOnce.Do(func() {
+		r.stopStats()
+		if r.eng != nil {
+			r.eng.Close()
+		}
+		var errs []error
+		if r.store != nil {
+			errs = append(errs, r.store.Close())
+		}
+		if r.box != nil {
+			errs = append(errs, r.box.Close())
+		}
+		r.closeErr = errors.Join(errs...)
+	})
+	return r.closeErr
+}
+
+func (r *rig) serveStats(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("STREAMRULES_STATS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/stats", r.eng.StatsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("stats server", "err", err)
+		}
+	}()
+	r.stopStats = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}
+	fmt.Fprintf(r.w, "stats: GET http://%s/v1/stats while this runs\n", ln.Addr())
+	return nil
+}
+
+// printStats prints every loaded rule with its fired count, from the store.
+func (r *rig) printStats(ctx context.Context) error {
+	stats, err := r.eng.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.w, "\nstream rule stats — every run on this database (GET /v1/stats serves the same):\n")
+	width := len("rule")
+	for _, s := range stats.Rules {
+		width = max(width, len(s.Rule))
+	}
+	fmt.Fprintf(r.w, "  %-*s  %s\n", width, "rule", "fired")
+	for _, s := range stats.Rules {
+		fmt.Fprintf(r.w, "  %-*s  %5d\n", width, s.Rule, s.Fired)
+	}
+	return nil
+}
+
+func (r *rig) printChat(state streamrules.ChatState) {
+	if state.Moves == 0 {
+		fmt.Fprintf(r.w, "chat %q: new\n", r.chat)
+		return
+	}
+	fmt.Fprintf(r.w, "chat %q: %d moves already on this database; its repeat policies remember them:\n", r.chat, state.Moves)
+	for _, rule := range r.eng.Rules() {
+		last := state.LastFired[rule.Name]
+		rep, _ := streamrules.ParseRepeat(rule.Repeat)
+		switch {
+		case last == 0 || rep.Kind == streamrules.RepeatEvery:
+		case rep.Kind == streamrules.RepeatOnce:
+			fmt.Fprintf(r.w, "  %s (repeat once) fired in move %d: silent in this chat from now on\n", rule.Name, last)
+		case rep.Kind == streamrules.RepeatAfter:
+			fmt.Fprintf(r.w, "  %s (repeat %s) last fired in move %d: may fire again from move %d\n", rule.Name, rule.Repeat, last, last+rep.Moves)
+		}
+	}
+}
+
+// silentRules explains the soft rules that matched a tool call of the move but did not
+// fire because of their repeat policy: one note each.
+func silentRules(rules []streamrules.Rule, move *streamrules.Move, calls []toolCall, fired []streamrules.Firing, lastFired map[string]int64) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range fired {
+		seen[f.Rule] = true
+	}
+	for _, c := range calls {
+		for _, rule := range rules {
+			if seen[rule.Name] || rule.Tool() != c.Tool || rule.Repeat == "" {
+				continue
+			}
+			holds := true
+			for _, w := range rule.When {
+				holds = holds && move.Has(w)
+			}
+			re, err := regexp.Compile(rule.Condition)
+			if !holds || err != nil || re.MatchString(streamrules.CompactArgs(c.Input)) == rule.Negate {
+				continue
+			}
+			seen[rule.Name] = true
+			last := lastFired[rule.Name]
+			why := "so it stays silent in this chat for good"
+			if rep, _ := streamrules.ParseRepeat(rule.Repeat); rep.Kind == streamrules.RepeatAfter {
+				why = fmt.Sprintf("so it stays silent until move %d", last+rep.Moves)
+			}
+			out = append(out, fmt.Sprintf("silent: %s matched this %s call; repeat %q: it fired in move %d, %s",
+				rule.Name, c.Tool, rule.Repeat, last, why))
+		}
+	}
+	return out
+}
+
+func printSeed(w io.Writer, rep rulesdb.SeedReport) {
+	switch {
+	case !rep.Applied:
+		fmt.Fprintf(w, "seed: version %d was already there, nothing seeded (the seed runs once per database life)\n", rep.StoredVersion)
+	case rep.StoredVersion == 0:
+		fmt.Fprintf(w, "seed: seeded %d rules now (seed version %d): %s\n", len(rep.Added), rep.Version, strings.Join(rep.Added, ", "))
+	default:
+		fmt.Fprintf(w, "seed: calibrated from version %d to %d: added %v, updated %v, kept %v (edited by the master), deleted stay deleted %v\n",
+			rep.StoredVersion, rep.Version, rep.Added, rep.Updated, rep.Kept, rep.Deleted)
+	}
+}
+
+// describeStore names the store without the DSN's password.
+func describeStore(cfg Config) string {
+	dsn := cfg.DSN
+	lower := strings.ToLower(dsn)
+	switch {
+	case dsn == "":
+		return "SQLite file " + cfg.SQLitePath + " (STREAMRULES_DSN is empty)"
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "PostgreSQL"
+		}
+		return fmt.Sprintf("PostgreSQL at %s, database %s", u.Host, strings.TrimPrefix(u.Path, "/"))
+	}
+	_, rest, _ := strings.Cut(dsn, ":")
+	path, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
+	return "SQLite file " + path
+}
+
+// runOffline plays the scripted session and prints it. It returns the transcript.
+func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, w io.Writer) (*transcript, error) {
+	r, err := openRig(ctx, cfg, chat, log, w)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	scenes := demoScenes()
+	model := scripted.NewFunc(brain(scenes))
+	r.wire(model, r.box.Tools(), func() [][]llms.MessageContent {
+		calls := model.Calls()
+		out := make([][]llms.MessageContent, len(calls))
+		for i, c := range calls {
+			out[i] = c.Messages
+		}
+		return out
+	})
+	fmt.Fprintf(w, "offline session: a scripted model; real tools in the sandbox folder %s, removed at exit\n", r.box.dir)
+	for _, s := range scenes {
+		if _, err := r.play(ctx, s.from, s.env, s.text, s.photo); err != nil {
+			return r.tr, fmt.Errorf("move %q: %w", s.text, err)
+		}
+	}
+	if err := r.printStats(ctx); err != nil {
+		return r.tr, err
+	}
+	return r.tr, r.Close()
+}
