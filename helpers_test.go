@@ -1,51 +1,17 @@
 package streamrules
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/testlog"
 )
 
-// logBuffer is a goroutine-safe log sink for a slog handler.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logBuffer = testlog.Buffer
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Lines returns the log lines that contain every one of subs.
-func (b *logBuffer) Lines(subs ...string) []string {
-	var out []string
-	for _, line := range strings.Split(b.String(), "\n") {
-		ok := line != ""
-		for _, s := range subs {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-func newLogger() (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
+func newLogger() (*slog.Logger, *logBuffer) { return testlog.New() }
 
 // recordingStore wraps a MemoryStore, counts its calls and can fail them.
 type recordingStore struct {

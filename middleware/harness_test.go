@@ -1,7 +1,6 @@
 package middleware_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/testlog"
 	"github.com/streamrules/streamrules/middleware"
 )
 
@@ -114,24 +114,7 @@ type rig struct {
 	guard *middleware.Guard
 	rec   *recorder
 	clean lcb.Handler
-	logs  *syncBuffer // the engine's log
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs  *testlog.Buffer // the engine's log
 }
 
 func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *rig {
@@ -139,7 +122,7 @@ func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *r
 	if cfg == nil {
 		cfg = &streamrules.Config{}
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tmc/langchaingo/llms"
@@ -24,6 +23,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/internal/testlog"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
 	"github.com/streamrules/streamrules/seeds"
@@ -583,7 +583,7 @@ func TestLiveMasterStatsServer(t *testing.T) {
 			lines <- sc.Text()
 		}
 	}()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	done := make(chan int)
 	go func() {
 		code := run(context.Background(), []string{"-live", "-env", "telegram,master", "-chat", "m"}, environ(
@@ -647,21 +647,4 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if res := req[len(req)-1]; res.Role != "tool" || !strings.Contains(res.Content.String(), `"write_diff_over_write_file"`) {
 		t.Errorf("the rule list did not reach the model: %+v", res)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
