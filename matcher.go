@@ -1,6 +1,10 @@
 package streamrules
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/streamrules/streamrules/internal/multimatch"
+)
 
 // textMatcher finds which text-rule conditions match an answer, exactly as running
 // each regexp in turn would.
@@ -28,4 +32,15 @@ func (m naiveMatcher) Match(text string, dst []int) []int {
 	return dst
 }
 
-func newTextMatcher(patterns []string) textMatcher { return newNaiveMatcher(patterns) }
+// newTextMatcher builds the literal-prefilter matcher: one Aho–Corasick pass over the
+// answer finds which rules could match, and only those run their regexp. Its verdicts
+// are the naive loop's, proven by differential and fuzz tests in internal/multimatch
+// and here. The patterns were validated already, so an error cannot happen; should it,
+// the naive matcher still gives the right verdicts.
+func newTextMatcher(patterns []string) textMatcher {
+	set, err := multimatch.New(patterns)
+	if err != nil {
+		return newNaiveMatcher(patterns)
+	}
+	return set
+}

@@ -1,0 +1,107 @@
+package multimatch
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+)
+
+var (
+	benchRuleCounts = []int{10, 100, 1000, 10000}
+	benchTextSizes  = []int{512, 4096, 65536}
+)
+
+type benchRules struct {
+	once sync.Once
+	pats []string
+	set  *Set
+	res  []*regexp.Regexp
+}
+
+var benchCache sync.Map // rule count -> *benchRules
+
+func rulesFor(b *testing.B, n int) *benchRules {
+	v, _ := benchCache.LoadOrStore(n, &benchRules{})
+	br := v.(*benchRules)
+	br.once.Do(func() {
+		br.pats = RealisticPatterns(n, 1)
+		set, err := New(br.pats)
+		if err != nil {
+			panic(err)
+		}
+		br.set = set
+		br.res = make([]*regexp.Regexp, n)
+		for i, p := range br.pats {
+			br.res[i] = regexp.MustCompile(p)
+		}
+	})
+	return br
+}
+
+// benchTexts returns the none-firing and one-firing texts of a size.
+func benchText(size int, kind string) (string, []int) {
+	if kind == "one" {
+		return RealisticText(size, int64(size), FireText), []int{0}
+	}
+	return RealisticText(size, int64(size), ""), nil
+}
+
+func runBench(b *testing.B, naive bool) {
+	for _, n := range benchRuleCounts {
+		for _, size := range benchTextSizes {
+			for _, kind := range []string{"none", "one"} {
+				b.Run(fmt.Sprintf("rules=%d/text=%d/%s", n, size, kind), func(b *testing.B) {
+					if naive && testing.Short() && n*size > 1000*65536 {
+						b.Skip("naive baseline too slow for -short")
+					}
+					br := rulesFor(b, n)
+					text, want := benchText(size, kind)
+					dst := make([]int, 0, n)
+					if got := br.set.Match(text, dst); !slices.Equal(got, want) {
+						b.Fatalf("Match = %v, want %v", got, want)
+					}
+					b.SetBytes(int64(size))
+					b.ReportAllocs()
+					b.ResetTimer()
+					if naive {
+						for b.Loop() {
+							dst = dst[:0]
+							for i, re := range br.res {
+								if re.MatchString(text) {
+									dst = append(dst, i)
+								}
+							}
+						}
+					} else {
+						for b.Loop() {
+							dst = br.set.Match(text, dst[:0])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMatch measures Set.Match on the realistic rule mix.
+func BenchmarkMatch(b *testing.B) { runBench(b, false) }
+
+// BenchmarkNaive is the baseline: every regexp's MatchString in turn.
+func BenchmarkNaive(b *testing.B) { runBench(b, true) }
+
+// BenchmarkNew measures building a set.
+func BenchmarkNew(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		pats := RealisticPatterns(n, 1)
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := New(pats); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

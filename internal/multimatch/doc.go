@@ -1,0 +1,69 @@
+// Package multimatch evaluates many Go regular expressions against one text
+// and reports exactly the patterns whose regexp.MatchString would be true,
+// at a cost that grows far slower than the number of patterns.
+//
+// # Prefilter
+//
+// New parses every pattern the way regexp.Compile does (regexp/syntax with
+// syntax.Perl, then Simplify) and derives from the syntax tree up to three
+// required literal groups: sets of byte strings such that every match of the
+// pattern contains an element of each group. For example
+//
+//	(?i)\b(can'?t|cannot|unable to)\b.{0,40}\b(see|view|look at)\b
+//
+// requires one of {can't, cant, cannot, unable to} and one of
+// {see, view, look at} (case-insensitively). The derivation tracks, for every
+// subexpression, a finite superset of its language when one is small, the
+// sets its matches must start and end with, and its required groups:
+// concatenations multiply adjacent literal sets (can'?t yields {cant, can't})
+// and keep every child's requirements, alternations take the union of one
+// requirement per branch, x+ and x{n,m} with n >= 1 keep x's requirements,
+// and optional or starred parts, empty-width assertions (\b, ^, $) and big
+// classes such as . or \w require nothing. A cost model based on English
+// letter frequencies picks the most selective groups; a pattern without a
+// selective group (such as ^.{0,3}$) is run on every text.
+//
+// All literals of all patterns, deduplicated, go into one Aho–Corasick
+// automaton over byte classes in which upper-case ASCII letters share the
+// class of their lower-case letter, so a single pass over the text, without
+// copying it, finds every literal case-insensitively. Literals that are
+// (partly) case-sensitive are then checked byte for byte at the occurrence.
+// Root-near states have complete (DFA) rows; deeper ones are sparse with
+// failure links and laid out depth-first. A pattern becomes a candidate when
+// each of its groups has occurred; only candidates and the always-run
+// patterns are handed to regexp.MatchString, in ascending order.
+//
+// # Why the result is exact
+//
+// The automaton is only a filter: every reported index has been confirmed by
+// the pattern's own regexp, so there are no false positives. There are no
+// false negatives because each group is a necessary condition on the bytes of
+// the text:
+//
+//   - The regexp engine decodes the text as UTF-8 and matches a literal rune
+//     r other than U+FFFD only against r's exact UTF-8 encoding. Since an
+//     invalid byte decodes to U+FFFD, a literal or class that contains U+FFFD
+//     can match bytes other than its encoding; such runes never contribute a
+//     literal. Surrogates, which never match, are ignored likewise.
+//   - Case folding follows the engine: a (?i) rune matches exactly the runes
+//     of its unicode.SimpleFold orbit. Orbits that leave ASCII are expanded
+//     into separate literals (k also matches U+212A KELVIN SIGN, s matches
+//     U+017F LONG S), so "(?i)kiss" requires one of kiss, kiſs, ... ; only the
+//     pairs a/A ... z/Z are left to the case-insensitive automaton.
+//   - Character classes are expanded into their runes when small, or
+//     summarised by the UTF-8 leading bytes of their runes.
+//   - Sets that grow beyond the limits are cut to prefixes or suffixes of
+//     their elements, which is still required, never to anything else.
+//   - A required substring of any subexpression of a concatenation is
+//     required by the concatenation, so groups can be combined with "and".
+//
+// The exactness is checked by a differential test against regexp over a
+// generated rule corpus, by randomly generated patterns, and by a fuzz test.
+//
+// # Use
+//
+// A Set is immutable and safe for concurrent use; Match keeps its scratch
+// state in a sync.Pool and does not allocate when dst has capacity.
+// RealisticPatterns and RealisticText produce the benchmark workload so that
+// other packages can measure the same mix.
+package multimatch

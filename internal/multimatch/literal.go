@@ -1,0 +1,818 @@
+package multimatch
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of the literal extraction. They only trade prefilter selectivity
+// for automaton size; none of them affects correctness.
+const (
+	maxSet          = 128        // elements in one literal set
+	maxLitLen       = 32         // bytes in one literal
+	maxProduct      = 2 * maxSet // pairs computed by one cross product
+	maxClassRunes   = 256        // larger classes are summarised by their leading bytes
+	maxGroups       = 3          // required groups kept per pattern (conjunction)
+	maxNodeGroups   = 8          // groups carried up the syntax tree per node
+	groupCostLimit  = 0.25       // groups estimated to fire more often than this per byte are useless
+	minSecondaryLen = 3          // shorter literals occur too often to be worth a second group
+)
+
+// lit is a byte string that must occur in the text. ASCII letters match in
+// either case (and are stored in lower case) unless m marks them
+// case-sensitive; case-sensitive letters keep their case in s.
+//
+// m is "" when no byte is case-sensitive, else len(s) bytes of 0 or 1.
+type lit struct {
+	s string
+	m string
+}
+
+// key is the form the automaton searches for: s with ASCII folded to lower case.
+func (l lit) key() string { return asciiLower(l.s) }
+
+func (l lit) sensitive(i int) bool { return l.m != "" && l.m[i] == 1 }
+
+// sub returns l.s[i:j] with its mask.
+func (l lit) sub(i, j int) lit {
+	r := lit{s: l.s[i:j]}
+	if l.m != "" {
+		r.m = normMask(l.m[i:j])
+	}
+	return r
+}
+
+func normMask(m string) string {
+	if strings.IndexByte(m, 1) < 0 {
+		return ""
+	}
+	return m
+}
+
+func cat(a, b lit) lit {
+	if a.s == "" {
+		return b
+	}
+	if b.s == "" {
+		return a
+	}
+	r := lit{s: a.s + b.s}
+	if a.m != "" || b.m != "" {
+		r.m = maskOf(a) + maskOf(b)
+	}
+	return r
+}
+
+func maskOf(l lit) string {
+	if l.m != "" {
+		return l.m
+	}
+	return strings.Repeat("\x00", len(l.s))
+}
+
+// String renders l for tests and debugging: case-sensitive letters are
+// wrapped as =X=; everything else is shown as stored.
+func (l lit) String() string {
+	if l.m == "" {
+		return l.s
+	}
+	var b strings.Builder
+	for i := 0; i < len(l.s); i++ {
+		if l.m[i] == 1 {
+			b.WriteByte('=')
+			b.WriteByte(l.s[i])
+			b.WriteByte('=')
+		} else {
+			b.WriteByte(l.s[i])
+		}
+	}
+	return b.String()
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; 'A' <= c && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+// ---- literal sets ----
+
+func cmpLit(a, b lit) int {
+	if c := strings.Compare(a.s, b.s); c != 0 {
+		return c
+	}
+	return strings.Compare(a.m, b.m)
+}
+
+func dedup(set []lit) []lit {
+	slices.SortFunc(set, cmpLit)
+	return slices.Compact(set)
+}
+
+func hasEmpty(set []lit) bool {
+	for _, l := range set {
+		if l.s == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func minLen(set []lit) int {
+	n := -1
+	for _, l := range set {
+		if n < 0 || len(l.s) < n {
+			n = len(l.s)
+		}
+	}
+	return n
+}
+
+func maxLen(set []lit) int {
+	n := 0
+	for _, l := range set {
+		n = max(n, len(l.s))
+	}
+	return n
+}
+
+func union(a, b []lit) []lit {
+	r := make([]lit, 0, len(a)+len(b))
+	r = append(r, a...)
+	r = append(r, b...)
+	return dedup(r)
+}
+
+// product returns {x+y : x in a, y in b}; fits reports whether the result
+// respects maxSet and maxLitLen. It returns nil, false when the product is
+// too expensive to compute.
+func product(a, b []lit) (res []lit, fits bool) {
+	if len(a)*len(b) > maxProduct {
+		return nil, false
+	}
+	res = make([]lit, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			res = append(res, cat(x, y))
+		}
+	}
+	if len(a) > 1 && len(b) > 1 {
+		// With a singleton side the elements are already distinct.
+		res = dedup(res)
+	}
+	return res, len(res) <= maxSet && maxLen(res) <= maxLitLen
+}
+
+// shrinkPrefix cuts the elements of set (keeping their beginnings) until the
+// set respects the limits. Every element of the result is a prefix of an
+// element of set and every element of set starts with one of the result.
+func shrinkPrefix(set []lit) []lit { return shrink(set, true) }
+
+// shrinkSuffix is shrinkPrefix keeping the ends of the elements.
+func shrinkSuffix(set []lit) []lit { return shrink(set, false) }
+
+func shrink(set []lit, keepPrefix bool) []lit {
+	cut := func(l lit, n int) lit {
+		if len(l.s) <= n {
+			return l
+		}
+		if keepPrefix {
+			return l.sub(0, n)
+		}
+		return l.sub(len(l.s)-n, len(l.s))
+	}
+	if maxLen(set) > maxLitLen {
+		out := make([]lit, len(set))
+		for i, l := range set {
+			out[i] = cut(l, maxLitLen)
+		}
+		set = dedup(out)
+	}
+	for len(set) > maxSet {
+		n := maxLen(set)
+		if n == 0 {
+			break
+		}
+		out := make([]lit, len(set))
+		for i, l := range set {
+			out[i] = cut(l, n-1)
+		}
+		set = dedup(out)
+	}
+	return set
+}
+
+// minimize drops elements that contain another element (whose presence is
+// then implied), which shrinks the automaton without changing the condition.
+func minimize(set []lit) []lit {
+	set = dedup(slices.Clone(set))
+	out := set[:0:0]
+outer:
+	for i, a := range set {
+		for j, b := range set {
+			if i != j && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) && implies(a, b) {
+				continue outer
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// implies reports whether an occurrence of a always contains an occurrence of b.
+func implies(a, b lit) bool {
+	if len(b.s) > len(a.s) {
+		return false
+	}
+	if b.m == "" {
+		// b matches in any case: a's folded form must contain it.
+		if a.m == "" {
+			return strings.Contains(a.s, b.s)
+		}
+		return strings.Contains(asciiLower(a.s), b.s)
+	}
+	for off := 0; off+len(b.s) <= len(a.s); off++ {
+		ok := true
+		for k := 0; k < len(b.s) && ok; k++ {
+			x, y := a.s[off+k], b.s[k]
+			switch {
+			case b.sensitive(k):
+				ok = a.sensitive(off+k) && x == y
+			case a.sensitive(off + k):
+				ok = asciiLowerByte(x) == y
+			default:
+				ok = x == y
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiLowerByte(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// ---- cost model ----
+
+// English letter frequencies (per cent of letters).
+var letterFreq = [26]float64{
+	8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.8, 4.0, 2.4,
+	6.7, 7.5, 1.9, 0.1, 6.0, 6.3, 9.1, 2.8, 1.0, 2.4, 0.15, 2.0, 0.07,
+}
+
+// byteProb estimates how likely a position of a typical answer holds c.
+func byteProb(c byte, sensitive bool) float64 {
+	switch {
+	case isLower(c):
+		p := letterFreq[c-'a'] / 100 * 0.78
+		if sensitive {
+			p *= 0.95
+		}
+		return p
+	case isUpper(c):
+		p := letterFreq[c-'A'] / 100 * 0.78
+		if sensitive {
+			p *= 0.1
+		}
+		return p
+	case c == ' ':
+		return 0.16
+	case c == '\n':
+		return 0.02
+	case c == '.' || c == ',':
+		return 0.012
+	case '0' <= c && c <= '9':
+		return 0.004
+	case c < 0x80:
+		return 0.003
+	default:
+		return 0.01
+	}
+}
+
+func litCost(l lit) float64 {
+	p := 1.0
+	for i := 0; i < len(l.s); i++ {
+		p *= byteProb(l.s[i], l.sensitive(i))
+	}
+	return p
+}
+
+// setCost estimates the probability that some element occurs at a position.
+func setCost(set []lit) float64 {
+	c := 0.0
+	for _, l := range set {
+		c += litCost(l) + 1e-9
+	}
+	return c
+}
+
+// ---- analysis ----
+
+// info describes what every match of a subexpression looks like.
+//
+//   - exact: every match is one of ex (ex is a finite superset of the language).
+//   - pre: every match starts with an element of pre; suf likewise for ends.
+//     A set holding "" carries no information.
+//   - groups: each group is a set of which some element occurs in every match
+//     (a conjunction of disjunctions).
+//
+// An empty set means the subexpression cannot match at all.
+type info struct {
+	exact    bool
+	ex       []lit
+	pre, suf []lit
+	groups   [][]lit
+}
+
+var emptyOnly = []lit{{}}
+
+func anything() *info { return &info{pre: emptyOnly, suf: emptyOnly} }
+
+func exactInfo(set []lit) *info {
+	return &info{exact: true, ex: set, pre: set, suf: set}
+}
+
+// allGroups lists every requirement known about x.
+func (x *info) allGroups() [][]lit {
+	gs := slices.Clone(x.groups)
+	gs = append(gs, x.pre, x.suf)
+	if x.exact {
+		gs = append(gs, x.ex)
+	}
+	return gs
+}
+
+// bestGroup returns the cheapest non-trivial group of x, or nil.
+func (x *info) bestGroup() []lit {
+	var best []lit
+	bestCost := 0.0
+	for _, g := range x.allGroups() {
+		if hasEmpty(g) {
+			continue
+		}
+		if c := setCost(g); best == nil || c < bestCost {
+			best, bestCost = g, c
+		}
+	}
+	return best
+}
+
+func (x *info) addGroup(g []lit) {
+	if hasEmpty(g) {
+		return
+	}
+	x.groups = append(x.groups, g)
+}
+
+// prune keeps the cheapest maxNodeGroups groups.
+func (x *info) prune() {
+	if len(x.groups) <= maxNodeGroups {
+		return
+	}
+	type costed struct {
+		g []lit
+		c float64
+	}
+	cs := make([]costed, len(x.groups))
+	for i, g := range x.groups {
+		cs[i] = costed{g, setCost(g)}
+	}
+	slices.SortStableFunc(cs, func(a, b costed) int {
+		switch {
+		case a.c < b.c:
+			return -1
+		case a.c > b.c:
+			return 1
+		}
+		return 0
+	})
+	x.groups = x.groups[:maxNodeGroups]
+	for i := range x.groups {
+		x.groups[i] = cs[i].g
+	}
+}
+
+func analyze(re *syntax.Regexp) *info {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return exactInfo([]lit{})
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine,
+		syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return exactInfo(emptyOnly)
+	case syntax.OpLiteral:
+		fold := re.Flags&syntax.FoldCase != 0
+		parts := make([]*info, len(re.Rune))
+		for i, r := range re.Rune {
+			parts[i] = runeInfo(r, fold)
+		}
+		return concatInfo(parts)
+	case syntax.OpCharClass:
+		return classInfo(re.Rune)
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return anything()
+	case syntax.OpCapture:
+		return analyze(re.Sub[0])
+	case syntax.OpStar:
+		return anything()
+	case syntax.OpQuest:
+		c := analyze(re.Sub[0])
+		if c.exact {
+			if u := union(c.ex, emptyOnly); len(u) <= maxSet {
+				return exactInfo(u)
+			}
+		}
+		return anything()
+	case syntax.OpPlus:
+		return atLeastOnce(analyze(re.Sub[0]), 1, -1)
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return anything()
+		}
+		return atLeastOnce(analyze(re.Sub[0]), re.Min, re.Max)
+	case syntax.OpConcat:
+		parts := make([]*info, len(re.Sub))
+		for i, s := range re.Sub {
+			parts[i] = analyze(s)
+		}
+		return concatInfo(parts)
+	case syntax.OpAlternate:
+		parts := make([]*info, len(re.Sub))
+		for i, s := range re.Sub {
+			parts[i] = analyze(s)
+		}
+		return alternateInfo(parts)
+	}
+	// Unknown operator: assume nothing.
+	return anything()
+}
+
+// atLeastOnce handles x{min,max} with min >= 1 (max < 0: unbounded).
+func atLeastOnce(c *info, min, max int) *info {
+	if c.exact && min == max {
+		set := emptyOnly
+		ok := true
+		for i := 0; i < min && ok; i++ {
+			set, ok = product(set, c.ex)
+		}
+		if ok {
+			return exactInfo(set)
+		}
+	}
+	x := &info{pre: c.pre, suf: c.suf}
+	x.groups = c.allGroups()
+	for i := len(x.groups) - 1; i >= 0; i-- {
+		if hasEmpty(x.groups[i]) {
+			x.groups = slices.Delete(x.groups, i, i+1)
+		}
+	}
+	x.prune()
+	return x
+}
+
+// runeInfo describes one literal rune.
+func runeInfo(r rune, fold bool) *info {
+	if r == utf8.RuneError || !utf8.ValidRune(r) {
+		// U+FFFD also matches every invalid byte of the text: no literal.
+		return anything()
+	}
+	if !fold {
+		return exactInfo([]lit{runeLit(r, false)})
+	}
+	orbit := []rune{r}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		orbit = append(orbit, f)
+	}
+	return exactInfo(runesToLits(orbit))
+}
+
+// runeLit is the literal for one rune; an ASCII letter is case-insensitive
+// when foldASCII is set and case-sensitive otherwise.
+func runeLit(r rune, foldASCII bool) lit {
+	s := string(r)
+	if r < 0x80 && (isLower(byte(r)) || isUpper(byte(r))) {
+		if foldASCII {
+			return lit{s: asciiLower(s)}
+		}
+		return lit{s: s, m: "\x01"}
+	}
+	return lit{s: s}
+}
+
+// runesToLits turns a set of runes into literals, merging the two cases of
+// an ASCII letter into one case-insensitive literal.
+func runesToLits(rs []rune) []lit {
+	var present [128]bool
+	for _, r := range rs {
+		if r < 0x80 {
+			present[r] = true
+		}
+	}
+	out := make([]lit, 0, len(rs))
+	for _, r := range rs {
+		if r < 0x80 {
+			c := byte(r)
+			if isUpper(c) && present[c+'a'-'A'] || isLower(c) && present[c-'a'+'A'] {
+				out = append(out, runeLit(r, true))
+				continue
+			}
+		}
+		out = append(out, runeLit(r, false))
+	}
+	return dedup(out)
+}
+
+// classInfo describes a character class given as sorted ranges.
+func classInfo(ranges []rune) *info {
+	n := 0
+	for i := 0; i < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if lo <= utf8.RuneError && utf8.RuneError <= hi {
+			// The class matches invalid bytes too.
+			return anything()
+		}
+		n += int(hi-lo) + 1
+	}
+	if n <= maxClassRunes {
+		rs := make([]rune, 0, n)
+		for i := 0; i < len(ranges); i += 2 {
+			for r := ranges[i]; r <= ranges[i+1]; r++ {
+				if utf8.ValidRune(r) {
+					rs = append(rs, r)
+				}
+			}
+		}
+		set := runesToLits(rs)
+		if len(set) <= maxSet {
+			return exactInfo(set)
+		}
+		return &info{pre: shrinkPrefix(set), suf: shrinkSuffix(set)}
+	}
+	// Large class: every match starts with one of the leading bytes.
+	var ascii []rune
+	var lead [256]bool
+	for i := 0; i < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if lo < 0x80 {
+			for r := lo; r <= min(hi, 0x7f); r++ {
+				ascii = append(ascii, r)
+			}
+			lo = 0x80
+		}
+		if lo > hi {
+			continue
+		}
+		// Split at encoding-length boundaries; within one length the
+		// leading byte grows monotonically and takes every value between.
+		for _, bound := range [...]rune{0x800, 0x10000, utf8.MaxRune + 1} {
+			if lo > hi {
+				break
+			}
+			if lo >= bound {
+				continue
+			}
+			top := min(hi, bound-1)
+			a, b := lo, top
+			// Surrogates never occur in decoded text and do not encode.
+			if 0xD800 <= a && a <= 0xDFFF {
+				a = 0xE000
+			}
+			if 0xD800 <= b && b <= 0xDFFF {
+				b = 0xD7FF
+			}
+			if a <= b {
+				for c := leadByte(a); c <= leadByte(b); c++ {
+					lead[c] = true
+				}
+			}
+			lo = top + 1
+		}
+	}
+	set := runesToLits(ascii)
+	for c := 0x80; c < 0x100; c++ {
+		if lead[c] {
+			set = append(set, lit{s: string([]byte{byte(c)})})
+		}
+	}
+	set = dedup(set)
+	if len(set) > maxSet {
+		return anything()
+	}
+	return &info{pre: set, suf: emptyOnly}
+}
+
+func leadByte(r rune) byte {
+	var buf [utf8.UTFMax]byte
+	utf8.EncodeRune(buf[:], r)
+	return buf[0]
+}
+
+func concatInfo(parts []*info) *info {
+	out := &info{}
+	// Forward pass: cur is a set of which every match of parts[:i] ends
+	// with an element (exact while curExact).
+	cur, curExact := emptyOnly, true
+	preSet := false
+	for _, c := range parts {
+		out.groups = append(out.groups, c.groups...)
+		if c.exact {
+			if p, ok := product(cur, c.ex); ok {
+				cur = p
+				continue
+			}
+			out.addGroup(cur)
+			if !preSet {
+				out.pre, preSet = cur, true
+			}
+			cur, curExact = c.ex, false
+			continue
+		}
+		if p, ok := product(cur, c.pre); ok {
+			out.addGroup(p)
+			if !preSet {
+				out.pre, preSet = p, true
+			}
+		} else {
+			out.addGroup(cur)
+			out.addGroup(c.pre)
+			if p != nil {
+				out.addGroup(shrinkPrefix(p))
+				out.addGroup(shrinkSuffix(p))
+			}
+			if !preSet {
+				out.pre, preSet = cur, true
+			}
+		}
+		cur, curExact = c.suf, false
+	}
+	if curExact {
+		out.exact, out.ex = true, cur
+		out.pre, out.suf = cur, cur
+		out.prune()
+		return out
+	}
+	out.addGroup(cur)
+	// Backward pass for the suffix set.
+	cur = emptyOnly
+	sufSet := false
+	for i := len(parts) - 1; i >= 0 && !sufSet; i-- {
+		c := parts[i]
+		if c.exact {
+			if p, ok := product(c.ex, cur); ok {
+				cur = p
+				continue
+			}
+			out.suf, sufSet = cur, true
+			continue
+		}
+		if p, ok := product(c.suf, cur); ok {
+			out.suf = p
+		} else {
+			out.suf = cur
+		}
+		sufSet = true
+	}
+	if !sufSet {
+		out.suf = cur
+	}
+	out.prune()
+	return out
+}
+
+func alternateInfo(parts []*info) *info {
+	out := &info{exact: true}
+	var ex, pre, suf, best []lit
+	bestOK := true
+	// Accumulate with append and compact now and then: alternations can
+	// have thousands of branches.
+	compact := func(set []lit, keepPrefix bool) []lit {
+		if len(set) <= 4*maxSet {
+			return set
+		}
+		return shrink(dedup(set), keepPrefix)
+	}
+	for _, c := range parts {
+		if out.exact && c.exact && len(ex) <= 4*maxSet {
+			ex = append(ex, c.ex...)
+		} else {
+			out.exact = false
+		}
+		pre = compact(append(pre, c.pre...), true)
+		suf = compact(append(suf, c.suf...), false)
+		if bestOK {
+			if g := c.bestGroup(); g != nil {
+				best = compact(append(best, g...), true)
+			} else {
+				bestOK = false
+			}
+		}
+	}
+	if out.exact {
+		if ex = dedup(ex); len(ex) <= maxSet {
+			return exactInfo(ex)
+		}
+		out.exact = false
+	}
+	out.pre = shrinkPrefix(dedup(pre))
+	out.suf = shrinkSuffix(dedup(suf))
+	if bestOK {
+		out.addGroup(shrinkPrefix(dedup(best)))
+	}
+	return out
+}
+
+// requiredGroups computes, for a simplified pattern, up to maxGroups literal
+// sets such that every match contains an element of each set. ok is false
+// when no useful requirement exists: the pattern must then always be run.
+func requiredGroups(re *syntax.Regexp) (groups [][]lit, ok bool) {
+	x := analyze(re)
+	type cand struct {
+		g    []lit
+		cost float64
+		key  string
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for _, g := range x.allGroups() {
+		if hasEmpty(g) {
+			continue
+		}
+		if len(g) == 0 {
+			// The pattern cannot match; be conservative and run it.
+			return nil, false
+		}
+		if setCost(g) > 4*groupCostLimit {
+			continue // hopeless even after minimize
+		}
+		g = minimize(g)
+		var kb strings.Builder
+		for _, l := range g {
+			kb.WriteString(l.s)
+			kb.WriteByte(0)
+			kb.WriteString(l.m)
+			kb.WriteByte(0)
+		}
+		k := kb.String()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		cands = append(cands, cand{g, setCost(g), k})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		switch {
+		case a.cost < b.cost:
+			return -1
+		case a.cost > b.cost:
+			return 1
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	// Take groups cheapest first until the conjunction is selective
+	// enough: further groups would only make the scan report more often.
+	for _, c := range cands {
+		if len(groups) == maxGroups || c.cost > groupCostLimit {
+			break
+		}
+		if len(groups) > 0 && minLen(c.g) < minSecondaryLen {
+			continue
+		}
+		if !slices.ContainsFunc(groups, func(h []lit) bool { return groupImplies(h, c.g) }) {
+			groups = append(groups, c.g)
+		}
+	}
+	return groups, len(groups) > 0
+}
+
+// groupImplies reports whether an occurrence of some element of h always
+// contains an occurrence of some element of g, making g redundant next to h.
+func groupImplies(h, g []lit) bool {
+	for _, x := range h {
+		if !slices.ContainsFunc(g, func(y lit) bool { return implies(x, y) }) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,129 @@
+package multimatch
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRequiredGroups(t *testing.T) {
+	emoji := make([]string, 0, 80)
+	for r := rune(0x1F600); r <= 0x1F64F; r++ {
+		emoji = append(emoji, string(r))
+	}
+	tests := []struct{ pattern, want string }{
+		// Plain literals are case-sensitive (=X=); (?i) literals are folded.
+		{"foo", "=f==o==o="},
+		{"foo|bar", "=b==a==r=|=f==o==o="},
+		{"ab+c", "=b==c="},
+		{"(?i)foo", "foo"},
+		// k and s fold to non-ASCII runes (U+212A KELVIN SIGN, U+017F LONG S).
+		{"(?i)kiss", "kiss|kisſ|kiſs|kiſſ|\u212aiss|\u212aisſ|\u212aiſs|\u212aiſſ"},
+		{"(?i)ſ", "s|ſ"},
+		{"(?i)\\x{212A}elvin", "kelvin|\u212aelvin"},
+		{"(?i)Straße", "straße|straẞe|ſtraße|ſtraẞe"},
+		{"é", "é"},
+		{"(?i)é", "É|é"},
+		// Case-sensitive and folded parts combine.
+		{"abc(?i)def", "=a==b==c=def"},
+		{"(?i:abc)DEF", "abc=D==E==F="},
+		{"(?i)a(?-i)B", "a=B="},
+		// Alternations, optional parts, \b and repetition.
+		{`(?i)\b(can'?t|cannot|unable to)\b.{0,40}\b(see|view|look at)\b`,
+			"can't|cannot|cant|unable to & look at|loo\u212a at|see|view|ſee"},
+		{"x?yz", "=y==z="},
+		{"(foo)?bar", "=b==a==r="},
+		{`\bhello\b`, "=h==e==l==l==o="},
+		{"(?m)^foo$", "=f==o==o="},
+		{"(?U)ab+?c", "=b==c="},
+		{"(ab){2,}", "=a==b==a==b="},
+		{"(ab){3}", "=a==b==a==b==a==b="},
+		{"xx(?:a|b*)yy", "=x==x="},
+		{"-----BEGIN (RSA |EC )?PRIVATE KEY-----",
+			"-----=B==E==G==I==N= =E==C= =P==R==I==V==A==T==E= =K==E==Y=-----|" +
+				"-----=B==E==G==I==N= =P==R==I==V==A==T==E= =K==E==Y=-----|" +
+				"-----=B==E==G==I==N= =R==S==A= =P==R==I==V==A==T==E= =K==E==Y=-----"},
+		// Character classes.
+		{"(?i)[ab]cd", "acd|bcd"},
+		{"[ab][cd]", "=a==c=|=a==d=|=b==c=|=b==d="},
+		{`\d+`, "0|1|2|3|4|5|6|7|8|9"},
+		{`(?m)^\s*#{1,6} `, "# "},
+		{`!\[[^\]]*\]\([^)]*\)`, "!["},
+		{`[\x{1F600}-\x{1F64F}]`, strings.Join(emoji, "|")},
+		{`[\x{4e00}-\x{9fff}]+`, "\xe4|\xe5|\xe6|\xe7|\xe8|\xe9"},
+		{"[^a]bcd", "=b==c==d="},
+		{"(?s)a.b", "=b="},
+		// U+FFFD also matches invalid bytes, so it is never required.
+		{"a\\x{FFFD}bcd", "=b==c==d="},
+		{"\\x{FFFD}", "*"},
+		{"[\\x{FFF0}-\\x{FFFF}]x", "=x="},
+		// No literal: always run.
+		{"^.{0,3}$", "*"},
+		{".*", "*"},
+		{"^$", "*"},
+		{"", "*"},
+		{"x*", "*"},
+		{"[^\\x00-\\x{10FFFF}]", "*"},
+		{"a[^\\x00-\\x{10FFFF}]|bcd", "=b==c==d="},
+	}
+	for _, tt := range tests {
+		if got := renderGroups(t, tt.pattern); got != tt.want {
+			t.Errorf("%q:\n got %q\nwant %q", tt.pattern, got, tt.want)
+		}
+	}
+}
+
+func TestImplies(t *testing.T) {
+	fold := func(s string) lit { return lit{s: s} }
+	cs := func(s string) lit { return lit{s: s, m: strings.Repeat("\x01", len(s))} }
+	tests := []struct {
+		a, b lit
+		want bool
+	}{
+		{fold("cannot"), fold("can"), true},
+		{fold("cannot"), fold("not"), true},
+		{fold("can"), fold("cannot"), false},
+		{cs("Cannot"), fold("can"), true},
+		{fold("cannot"), cs("can"), false},
+		{cs("can"), cs("can"), true},
+		{cs("Can"), cs("can"), false},
+	}
+	for _, tt := range tests {
+		if got := implies(tt.a, tt.b); got != tt.want {
+			t.Errorf("implies(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestShrink(t *testing.T) {
+	var set []lit
+	for r := rune(0x1F300); r < 0x1F300+300; r++ {
+		set = append(set, lit{s: string(r)})
+	}
+	pre := shrinkPrefix(set)
+	if len(pre) > maxSet {
+		t.Fatalf("shrinkPrefix left %d elements", len(pre))
+	}
+	for _, l := range set {
+		found := false
+		for _, p := range pre {
+			if strings.HasPrefix(l.s, p.s) {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("%q has no prefix in %v", l.s, pre)
+		}
+	}
+	suf := shrinkSuffix(set)
+	for _, l := range set {
+		found := false
+		for _, p := range suf {
+			if strings.HasSuffix(l.s, p.s) {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("%q has no suffix in %v", l.s, suf)
+		}
+	}
+}

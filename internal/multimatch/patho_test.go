@@ -1,0 +1,43 @@
+package multimatch
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPathologicalPatterns checks that New stays fast on large patterns.
+func TestPathologicalPatterns(t *testing.T) {
+	var words []string
+	g := gen{r: newRand(9)}
+	for i := 0; i < 5000; i++ {
+		words = append(words, g.word()+fmt.Sprint(i))
+	}
+	pats := []string{
+		"(?i)" + strings.Join(words, "|"),
+		`\b(?:` + strings.Join(words, "|") + `)\b`,
+		strings.Repeat("abcdefghij", 1000),
+		"(?i)" + strings.Repeat("kiss", 500),
+		strings.Repeat("(?:a|b)?", 500) + "c",
+		`[\x{0}-\x{10FFFF}]{2,}x`,
+		strings.Repeat(`(x+y*)+`, 100),
+	}
+	for _, p := range pats {
+		start := time.Now()
+		set, err := New([]string{p})
+		if err != nil {
+			t.Fatalf("%.40q: %v", p, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("New(%.40q) took %v", p, d)
+		}
+		text := "xx " + words[4321] + " yy " + strings.Repeat("abcdefghij", 1000)
+		if got, want := len(set.Match(text, nil)) == 1, set.MatchOne(0, text); got != want {
+			t.Errorf("%.40q: Match %v, regexp %v", p, got, want)
+		}
+	}
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }

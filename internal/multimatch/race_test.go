@@ -1,0 +1,5 @@
+//go:build race
+
+package multimatch
+
+const raceEnabled = true

@@ -1,0 +1,100 @@
+package multimatch
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var randAtoms = []string{
+	"a", "b", "k", "s", "K", "S", "x", "é", "É", "ß", "ẞ", "σ", "ς", "ſ", "\u212a", `\x{FFFD}`,
+	" ", `\n`, "0", "7", `\.`, "-", "'", "😀", "日",
+	"[ab]", "[^a]", "[a-z]", "[k]", "[sS]", `[\x{FFF0}-\x{FFFF}]`, `[^\x00-\x7f]`, `[\x{1F600}-\x{1F64F}]`,
+	`\d`, `\w`, `\s`, `\S`, ".", `\pL`, `\p{Greek}`,
+	`\b`, `\B`, "^", "$", `\A`, `\z`,
+}
+
+func randRegexp(r *rand.Rand, depth int) string {
+	if depth > 3 || r.IntN(3) == 0 {
+		var b strings.Builder
+		for n := 1 + r.IntN(4); n > 0; n-- {
+			b.WriteString(randAtoms[r.IntN(len(randAtoms))])
+		}
+		return b.String()
+	}
+	switch r.IntN(9) {
+	case 0:
+		return randRegexp(r, depth+1) + "|" + randRegexp(r, depth+1)
+	case 1:
+		return "(" + randRegexp(r, depth+1) + ")" + []string{"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}", "+?", "*?"}[r.IntN(9)]
+	case 2:
+		return "(?i:" + randRegexp(r, depth+1) + ")"
+	case 3:
+		return "(?-i:" + randRegexp(r, depth+1) + ")"
+	case 4:
+		return []string{"(?s:", "(?m:", "(?U:", "(?:"}[r.IntN(4)] + randRegexp(r, depth+1) + ")"
+	default:
+		return randRegexp(r, depth+1) + randRegexp(r, depth+1)
+	}
+}
+
+// TestRandomRegexps compares Set.Match with regexp on random patterns built
+// from the constructs that matter to the literal extraction.
+func TestRandomRegexps(t *testing.T) {
+	iters := 3000
+	if testing.Short() || raceEnabled {
+		iters = 300
+	}
+	seed := uint64(42)
+	if v, err := strconv.Atoi(os.Getenv("MULTIMATCH_RANDOM_ITERS")); err == nil {
+		iters, seed = v, uint64(time.Now().UnixNano())
+		t.Logf("seed %d", seed)
+	}
+	r := rand.New(rand.NewPCG(seed, 43))
+	checked, matched := 0, 0
+	for it := 0; it < iters; it++ {
+		var pats []string
+		var res []*regexp.Regexp
+		for n := 1 + r.IntN(3); len(pats) < n; {
+			p := randRegexp(r, 0)
+			if r.IntN(3) == 0 {
+				p = "(?i)" + p
+			}
+			re, err := regexp.Compile(p)
+			if err != nil {
+				continue
+			}
+			pats = append(pats, p)
+			res = append(res, re)
+		}
+		set, err := New(pats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 12; k++ {
+			s := sample(r, mustParse(pats[r.IntN(len(pats))]).Simplify(), 0)
+			if k%3 == 1 {
+				s = mutate(r, s)
+			}
+			text := []string{s, "x " + s + " y", "\n" + s + "\n", "é" + s + "\xff"}[k%4]
+			want := naiveMatch(res, text)
+			got := set.Match(text, nil)
+			if !slices.Equal(got, want) {
+				var g []string
+				for _, p := range pats {
+					g = append(g, renderGroups(t, p))
+				}
+				t.Fatalf("patterns %q text %q: got %v want %v\ngroups %s", pats, text, got, want, fmt.Sprint(g))
+			}
+			checked++
+			matched += len(want)
+		}
+	}
+	t.Logf("%d texts checked, %d matches", checked, matched)
+}
