@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"regexp"
 	"slices"
 	"sort"
 	"sync"
@@ -150,22 +149,35 @@ func (e *Engine) SpliceOptions() SpliceOptions { return e.splice }
 // compiledRule is a loaded rule ready for the hot path.
 type compiledRule struct {
 	Rule
-	re     *regexp.Regexp // nil: matches every target
-	when   uint64         // bit mask over Engine.environments
+	when   uint64 // bit mask over Engine.environments
 	repeat Repeat
-	index  int // position in ruleSet.text for text rules
+	index  int // position in ruleSet.text, or in its tool's toolRules.rules
+}
+
+// toolRules are one tool's soft rules, by name, and one matcher over their conditions.
+type toolRules struct {
+	rules []*compiledRule
+	match textMatcher
+}
+
+func conditions(rules []*compiledRule) []string {
+	out := make([]string, len(rules))
+	for i, c := range rules {
+		out[i] = c.Condition
+	}
+	return out
 }
 
 // ruleSet is immutable once built; a reload swaps in a new one.
 type ruleSet struct {
-	all    []*compiledRule            // by name
-	byTool map[string][]*compiledRule // by name within a tool
-	text   []*compiledRule            // by name
+	all    []*compiledRule // by name
+	byTool map[string]*toolRules
+	text   []*compiledRule // by name
 	match  textMatcher
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
-	set := &ruleSet{byTool: map[string][]*compiledRule{}}
+	set := &ruleSet{byTool: map[string]*toolRules{}}
 	seen := map[string]bool{}
 	// Normalize before sorting: a hand-edited name " zed" sorts as "zed", so the rule set,
 	// the reminders, the verdicts and the stats stay in rule-name order.
@@ -194,24 +206,26 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 		}
 		seen[r.Name] = true
 		c := &compiledRule{Rule: r}
-		if r.Condition != "" {
-			c.re = regexp.MustCompile(r.Condition) // Validate compiled it already
-		}
 		c.repeat, _ = ParseRepeat(r.Repeat)
 		c.when = e.envMask(r.When)
 		set.all = append(set.all, c)
 		if tool := r.Tool(); tool != "" {
-			set.byTool[tool] = append(set.byTool[tool], c)
+			tr := set.byTool[tool]
+			if tr == nil {
+				tr = &toolRules{}
+				set.byTool[tool] = tr
+			}
+			c.index = len(tr.rules)
+			tr.rules = append(tr.rules, c)
 		} else {
 			c.index = len(set.text)
 			set.text = append(set.text, c)
 		}
 	}
-	patterns := make([]string, len(set.text))
-	for i, c := range set.text {
-		patterns[i] = c.Condition
+	set.match = e.newTextMatcher(conditions(set.text))
+	for _, tr := range set.byTool {
+		tr.match = e.newTextMatcher(conditions(tr.rules))
 	}
-	set.match = newTextMatcher(patterns)
 	return set
 }
 

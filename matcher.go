@@ -1,46 +1,23 @@
 package streamrules
 
 import (
-	"regexp"
 
 	"github.com/streamrules/streamrules/internal/multimatch"
 )
 
-// textMatcher finds which text-rule conditions match an answer, exactly as running
-// each regexp in turn would.
-type textMatcher interface {
-	Match(text string, dst []int) []int
-}
+// textMatcher is the literal-prefilter matcher: one Aho–Corasick pass over the target
+// finds which rules could match, and only those run their regexp. Its verdicts are the
+// naive loop's (every regexp in turn), proven by differential and fuzz tests in
+// internal/multimatch and here. A concrete type, so the hot path's scratch stays on the stack.
+type textMatcher = *multimatch.Set
 
-// naiveMatcher runs every regexp over the text: the baseline the fast matcher must agree with.
-type naiveMatcher []*regexp.Regexp
-
-func newNaiveMatcher(patterns []string) naiveMatcher {
-	m := make(naiveMatcher, len(patterns))
-	for i, p := range patterns {
-		m[i] = regexp.MustCompile(p)
-	}
-	return m
-}
-
-func (m naiveMatcher) Match(text string, dst []int) []int {
-	for i, re := range m {
-		if re.MatchString(text) {
-			dst = append(dst, i)
-		}
-	}
-	return dst
-}
-
-// newTextMatcher builds the literal-prefilter matcher: one Aho–Corasick pass over the
-// answer finds which rules could match, and only those run their regexp. Its verdicts
-// are the naive loop's, proven by differential and fuzz tests in internal/multimatch
-// and here. The patterns were validated already, so an error cannot happen; should it,
-// the naive matcher still gives the right verdicts.
-func newTextMatcher(patterns []string) textMatcher {
+// newTextMatcher compiles the conditions. They were validated already, so an error means a
+// bug: it is logged, and the rules of this set then never match rather than stop a tour.
+func (e *Engine) newTextMatcher(patterns []string) textMatcher {
 	set, err := multimatch.New(patterns)
 	if err != nil {
-		return newNaiveMatcher(patterns)
+		e.log.Error("stream rules: conditions did not compile; these rules are off", "err", err)
+		set, _ = multimatch.New(nil)
 	}
 	return set
 }

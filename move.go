@@ -110,27 +110,32 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // A tool with no rules and nothing pending costs a map lookup and no allocation.
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
-	rules := m.set.byTool[tool]
+	tr := m.set.byTool[tool]
+	var buf [16]int
+	var matched []int
+	if tr != nil {
+		// One prefilter pass over the arguments, outside the lock; only candidates run
+		// their regexp.
+		matched = tr.match.Match(CompactArgs(input), buf[:0])
+	}
 	m.mu.Lock()
 	if m.ended {
 		m.mu.Unlock()
 		return nil
 	}
-	if len(rules) == 0 && len(m.pending) == 0 {
+	if tr == nil && len(m.pending) == 0 {
 		m.ncalls++
 		m.mu.Unlock()
 		return nil
 	}
 	var out []Reminder
 	var fired []Firing
-	if len(rules) > 0 {
-		args := CompactArgs(input)
-		for _, r := range rules {
+	if tr != nil {
+		for _, r := range tr.rules {
 			if !m.armed(r) {
 				continue
 			}
-			hit := r.re == nil || r.re.MatchString(args)
-			if hit == r.Negate {
+			if slices.Contains(matched, r.index) == r.Negate {
 				continue
 			}
 			if m.fired == nil {
