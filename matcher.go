@@ -1,7 +1,6 @@
 package streamrules
 
 import (
-
 	"github.com/streamrules/streamrules/internal/multimatch"
 )
 
