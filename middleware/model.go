@@ -64,8 +64,8 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			}
 			return resp, err
 		}
-		held := &heldSpeech{}
-		hold := &callbacks.Hold{}
+		t := &tour{} // one allocation for the tour's held speech and held callback events
+		held, hold := &t.speech, &t.events
 		resp, err := m.Model.GenerateContent(callbacks.WithHold(ctx, hold), messages, held.options(options, opts)...)
 		if err == nil {
 			// The openai client returns a partial answer and no error when the context is
@@ -114,6 +114,12 @@ func withInterrupt(messages []llms.MessageContent, discarded *llms.ContentRespon
 	return append(out, llms.TextParts(llms.ChatMessageTypeHuman, interrupt))
 }
 
+// tour is what one held tour keeps until the verdict.
+type tour struct {
+	speech heldSpeech
+	events callbacks.Hold
+}
+
 // heldSpeech collects the chunks of one tour. Providers may call the streaming funcs
 // from another goroutine (Anthropic), hence the lock.
 type heldSpeech struct {
@@ -133,6 +139,10 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 	if opts.StreamingFunc != nil {
 		out = append(out, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 			h.mu.Lock()
+			if h.ends == nil {
+				// Most answers fit: one allocation each instead of a growth series.
+				h.text, h.ends = make([]byte, 0, 2048), make([]int, 0, 128)
+			}
 			h.text = append(h.text, chunk...)
 			h.ends = append(h.ends, len(h.text))
 			h.mu.Unlock()
