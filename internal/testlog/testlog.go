@@ -1,5 +1,3 @@
-// Package testlog is a goroutine-safe log sink for tests: give it to a slog handler and
-// read back what was logged.
 package testlog
 
 import (
