@@ -3,9 +3,9 @@
 // Wrap the three parts of a stock agent, then run each move inside the engine's move:
 //
 //	guard := middleware.New(eng, &middleware.Config{Callbacks: clientHandler})
-//	llm = guard.Model(llm)                 // held speech + interrupt/retry-once
+//	model := guard.Model(llm)              // held speech + interrupt/retry-once
 //	ts := guard.Tools(myTools...)          // clean outputs, soft hits recorded
-//	agent := guard.Agent(agents.NewOneShotAgent(llm, ts))
+//	agent := guard.Agent(agents.NewOneShotAgent(model, ts))
 //	exec := agents.NewExecutor(agent, agents.WithMemory(mem))
 //
 //	ctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram)
