@@ -44,6 +44,7 @@ type Engine struct {
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
 	reloadMu     sync.Mutex
+	unknownEnv   sync.Map        // environment names already warned about
 	warned       map[string]bool // bad rows already logged (id, name, updated_at): once each, not every reload
 	cancelWatch  func()
 }

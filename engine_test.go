@@ -48,7 +48,7 @@ func TestSoftReminder(t *testing.T) {
 				}
 			}
 			// Only calls that got reminders are recorded, with their position in the move.
-			calls := move.ToolCalls()
+			calls, _ := move.ToolCalls()
 			if len(got) == 0 {
 				if len(calls) != 0 {
 					t.Fatalf("ToolCalls = %+v, want none for a call without reminders", calls)
@@ -70,7 +70,7 @@ func TestToolCallsIndex(t *testing.T) {
 	m.ToolReminders(ctx, "write_file", `{"p":"b"}`) // 1: no match
 	m.ToolReminders(ctx, "write_file", `{"p":"a"}`) // 2: reminded
 	m.ToolReminders(ctx, "write_file", `{"p":"a"}`) // 3: silent for the rest of the move
-	calls := m.ToolCalls()
+	calls, _ := m.ToolCalls()
 	if len(calls) != 1 || calls[0].Index != 2 || calls[0].Input != `{"p":"a"}` || reminderNames(calls[0].Reminders)[0] != "wf" {
 		t.Fatalf("ToolCalls %+v, want the call at index 2 alone", calls)
 	}
@@ -352,7 +352,7 @@ func TestOnFireMayCallBackIntoTheMove(t *testing.T) {
 		}
 		m.mu.Unlock()
 		_ = m.Firings()
-		_ = m.ToolCalls()
+		_, _ = m.ToolCalls()
 	}})
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
 	m.ToolReminders(ctx, "shell", "{}")
@@ -939,4 +939,19 @@ func randomText(rng *rand.Rand) string {
 		b.WriteString(textPool[rng.IntN(len(textPool))])
 	}
 	return b.String()
+}
+
+func TestUnknownEnvironmentWarnedOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	for i := 0; i < 3; i++ {
+		ctx, m := f.eng.BeginMove(context.Background(), "c", "slack", EnvTelegram)
+		if !m.Has(EnvTelegram) || m.Has("slack") {
+			t.Fatalf("environments %v", m.Environments())
+		}
+		_ = m.End(ctx, nil)
+	}
+	if lines := f.log.Lines("unknown environment", "env=slack"); len(lines) != 1 {
+		t.Errorf("%d warnings for three moves, want 1", len(lines))
+	}
 }

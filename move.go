@@ -21,6 +21,8 @@ type Move struct {
 	env    uint64
 	number int64 // this move's number in the chat, 1-based
 
+	stateUnknown bool // the chat's state could not be read: repeat policies fail closed
+
 	mu        sync.Mutex
 	lastFired map[string]int64 // from the chat state; not changed during the move
 	fired     map[string]bool  // rules fired in this move: silent until its end
@@ -59,14 +61,19 @@ func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (c
 	for _, name := range env {
 		i := slices.Index(e.environments, name)
 		if i < 0 {
-			e.log.Warn("stream rules: unknown environment ignored", "env", name, "chat", chatID)
+			if _, seen := e.unknownEnv.LoadOrStore(name, true); !seen { // once per name, not per move
+				e.log.Warn("stream rules: unknown environment ignored", "env", name, "chat", chatID)
+			}
 			continue
 		}
 		m.env |= 1 << uint(i)
 	}
 	state, err := e.store.LoadChat(ctx, chatID)
 	if err != nil {
-		e.log.Warn("stream rules: chat state not loaded; repeat policies see a fresh chat", "chat", chatID, "err", err)
+		// Fail closed: without the chat's history a `once` or `after:N` rule could repeat,
+		// so such rules stay silent in this move; rules without a repeat policy still work.
+		e.log.Warn("stream rules: chat state not loaded; rules with a repeat policy are silent in this move", "chat", chatID, "err", err)
+		m.stateUnknown = true
 	}
 	m.number = state.Moves + 1
 	m.lastFired = state.LastFired
@@ -99,7 +106,8 @@ func (m *Move) Environments() []string { return m.eng.envNames(m.env) }
 
 // armed reports whether r may fire now. Caller holds m.mu.
 func (m *Move) armed(r *compiledRule) bool {
-	return r.when&^m.env == 0 && !m.fired[r.Name] && r.repeat.Allows(m.lastFired[r.Name], m.number)
+	return r.when&^m.env == 0 && !m.fired[r.Name] &&
+		(r.repeat.Kind == RepeatEvery || !m.stateUnknown && r.repeat.Allows(m.lastFired[r.Name], m.number))
 }
 
 func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
@@ -160,12 +168,13 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	return out
 }
 
-// ToolCalls returns the tool calls of this move that got reminders, in order. Calls without
-// reminders are only counted (see ToolCall.Index), so a tool with no rules costs nothing.
-func (m *Move) ToolCalls() []ToolCall {
+// ToolCalls returns the tool calls of this move that got reminders, in order, and how many
+// tool calls the move has made in all. Calls without reminders are only counted (see
+// ToolCall.Index), so a tool with no rules costs nothing.
+func (m *Move) ToolCalls() (calls []ToolCall, total int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.calls)
+	return slices.Clone(m.calls), m.ncalls
 }
 
 // TextArmed reports whether an answer could be discarded now: the move has a retry left

@@ -108,7 +108,7 @@ func TestCeilingOneRetryPerMove(t *testing.T) {
 	if got := m.ToolReminders(ctx, "other_tool", `{"x":1}`); len(got) != 0 {
 		t.Fatalf("a later call: %+v", got)
 	}
-	calls := m.ToolCalls()
+	calls, _ := m.ToolCalls()
 	if len(calls) != 1 || calls[0].Index != 0 || calls[0].Tool != "other_tool" || len(calls[0].Reminders) != 1 {
 		t.Fatalf("ToolCalls %+v, want the reminded call alone, at index 0", calls)
 	}
@@ -395,23 +395,27 @@ func TestEndWriteIsNotCancelledWithCtx(t *testing.T) {
 	}
 }
 
-func TestBeginMoveStoreErrorSeesAFreshChat(t *testing.T) {
+func TestBeginMoveStoreErrorFailsClosed(t *testing.T) {
 	t.Parallel()
-	mem, _ := NewMemoryStore([]Rule{with(softRule("once_rule", "shell", ""), func(r *Rule) { r.Repeat = "once" })})
+	mem, _ := NewMemoryStore([]Rule{
+		with(softRule("once_rule", "shell", ""), func(r *Rule) { r.Repeat = "once" }),
+		with(softRule("after_rule", "shell", ""), func(r *Rule) { r.Repeat = "after:3" }),
+		softRule("every_rule", "shell", ""),
+	})
 	st := &recordingStore{MemoryStore: mem}
 	f := newFixtureOn(t, st, mem, nil)
-	if got := runMove(t, f.eng, "c", nil); len(got) != 1 {
+	if got := runMove(t, f.eng, "c", nil); len(got) != 3 {
 		t.Fatalf("move 1: %v", got)
 	}
 	st.mu.Lock()
 	st.loadChatErr = errors.New("timeout")
 	st.mu.Unlock()
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
-	if m.Number() != 1 {
-		t.Fatalf("move number %d, want 1 (a fresh chat)", m.Number())
-	}
-	if got := m.ToolReminders(ctx, "shell", "{}"); len(got) != 1 {
-		t.Fatalf("reminders %v: the move must go on as for a fresh chat", got)
+	// The move goes on; rules with a repeat policy cannot know their history, so they stay
+	// silent rather than repeat; a rule without one still speaks.
+	got := m.ToolReminders(ctx, "shell", "{}")
+	if len(got) != 1 || got[0].Rule != "every_rule" {
+		t.Fatalf("reminders %v, want every_rule alone", got)
 	}
 	if lines := f.log.Lines("level=WARN", "chat state not loaded", "timeout"); len(lines) != 1 {
 		t.Fatalf("log:\n%s", f.log)

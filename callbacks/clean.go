@@ -85,9 +85,10 @@ func (c *CleanHandler) HandleToolStart(ctx context.Context, input string) {
 	c.Next.HandleToolStart(ctx, input)
 }
 
-// HandleToolEnd implements callbacks.Handler.
+// HandleToolEnd implements callbacks.Handler. The output is the tool's own, never a
+// prompt copy, so it passes unchanged (even if it quotes a tag: that is its content).
 func (c *CleanHandler) HandleToolEnd(ctx context.Context, output string) {
-	c.Next.HandleToolEnd(ctx, streamrules.StripBlocks(output))
+	c.Next.HandleToolEnd(ctx, output)
 }
 
 // HandleToolError implements callbacks.Handler.

@@ -77,7 +77,21 @@ func TestCleanHandlerAndHold(t *testing.T) {
 	if fmt.Sprint(s.events) != fmt.Sprint(want) {
 		t.Errorf("events %q, want %q", s.events, want)
 	}
+	var toolEnd string
+	h2 := callbacks.Clean(&toolEnds{out: &toolEnd})
+	quoted := "file says: " + streamrules.Reminder{Rule: "r", Text: "x"}.Block()
+	h2.HandleToolEnd(ctx, quoted)
+	if toolEnd != quoted {
+		t.Errorf("a tool's own output was altered: %q", toolEnd)
+	}
 	if callbacks.Clean(nil) != nil || callbacks.Clean(h) != h {
 		t.Error("Clean(nil) must be nil and Clean must not wrap twice")
 	}
 }
+
+type toolEnds struct {
+	lcb.SimpleHandler
+	out *string
+}
+
+func (h *toolEnds) HandleToolEnd(_ context.Context, out string) { *h.out = out }

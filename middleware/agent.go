@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/tmc/langchaingo/agents"
@@ -75,7 +76,9 @@ func (a *guardedAgent) Plan(
 ) ([]schema.AgentAction, *schema.AgentFinish, error) {
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
-		steps = spliceSteps(steps, m.ToolCalls(), a.guarded, a.g.splice)
+		calls, total := m.ToolCalls()
+		steps = spliceSteps(steps, calls, total, a.guarded, a.g.splice)
+		inputs = neutralizeInputs(inputs)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
 }
@@ -84,9 +87,19 @@ func (a *guardedAgent) Plan(
 // never modified; when nothing changes, it is returned as is.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
-func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, guarded map[string]bool, opt streamrules.SpliceOptions) []schema.AgentStep {
+func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded map[string]bool, opt streamrules.SpliceOptions) []schema.AgentStep {
+	// The executor runs its tools one after another and plans only after the last returns,
+	// so this run's guarded steps are the move's last calls: the first one is call
+	// total-n. Calls made before this run (another run in the same move, the host's own)
+	// are skipped.
+	n := 0
+	for _, step := range steps {
+		if guarded[strings.ToUpper(step.Action.Tool)] {
+			n++
+		}
+	}
 	var out []schema.AgentStep
-	next, index := 0, 0
+	next, index := 0, max(0, total-n)
 	for i, step := range steps {
 		var reminders []streamrules.Reminder
 		if guarded[strings.ToUpper(step.Action.Tool)] {
@@ -122,4 +135,23 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, guarded
 // case-insensitively and trims the MRKL "\nObservation:" suffix from the input.
 func sameCall(a schema.AgentAction, c streamrules.ToolCall) bool {
 	return strings.EqualFold(a.Tool, c.Tool) && strings.TrimSuffix(a.ToolInput, "\nObservation:") == c.Input
+}
+
+// neutralizeInputs defuses system tags the user typed (the input, the chat history
+// memory adds), so a client cannot pose as the system in the prompt. The executor keeps
+// the original inputs for memory and callbacks.
+func neutralizeInputs(inputs map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range inputs {
+		if n := streamrules.Neutralize(v); n != v {
+			if out == nil {
+				out = maps.Clone(inputs)
+			}
+			out[k] = n
+		}
+	}
+	if out == nil {
+		return inputs
+	}
+	return out
 }

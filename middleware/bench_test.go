@@ -141,6 +141,7 @@ func BenchmarkStreamChunk(b *testing.B) {
 	bench := func(llm llms.Model, env ...string) func(b *testing.B) {
 		return func(b *testing.B) {
 			ctx, _ := eng.BeginMove(context.Background(), "bench-stream", env...)
+			ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
 )
 
 const (
@@ -265,6 +266,7 @@ func TestModelErrorsPropagate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			llm := r.guard.Model(scripted.New(c.reply))
 			ctx, move := r.eng.BeginMove(context.Background(), "chat-err", c.env...)
+			ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 			_, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, c.opts...)
 			if !errors.Is(err, c.want) {
 				t.Errorf("err %v, want %v", err, c.want)
@@ -285,6 +287,7 @@ func TestCancelledContextStopsRetry(t *testing.T) {
 	})
 	llm := r.guard.Model(model)
 	ctx, move := r.eng.BeginMove(ctx, "chat-cancel", "telegram")
+	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	_, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
@@ -319,6 +322,7 @@ func TestReasoningStreamHeldAndReleased(t *testing.T) {
 		scripted.Reply{Reasoning: "plan B", Text: "a link: y"},
 	))
 	ctx, move := r.eng.BeginMove(context.Background(), "chat-reason", "telegram")
+	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	resp, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -349,4 +353,21 @@ func TestHeldSpeechReleasedInOnePiece(t *testing.T) {
 	if got := r.rec.streamed(); len(got) != 1 || got[0] != good {
 		t.Errorf("client stream %q, want the held answer in one piece", got)
 	}
+}
+
+// A model call inside a move that is not an agent's tour (a summariser sharing the
+// context, say) is not judged and cannot spend the move's retry.
+func TestHelperModelCallNotJudged(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil, tailRule())
+	helper := scripted.New(scripted.Reply{Text: "a summary without any tail"})
+	ctx, move := r.eng.BeginMove(context.Background(), "chat-helper", "telegram")
+	resp, err := r.guard.Model(helper).GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "summarise")})
+	if err != nil || resp.Choices[0].Content != "a summary without any tail" || len(helper.Calls()) != 1 {
+		t.Fatalf("helper call judged: %v %+v", err, resp)
+	}
+	if !move.TextArmed() || len(move.Firings()) != 0 {
+		t.Errorf("the helper call spent the move's retry or fired: %+v", move.Firings())
+	}
+	_ = move.End(ctx, nil)
 }

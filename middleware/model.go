@@ -21,7 +21,9 @@ type guardedModel struct {
 
 var _ llms.Model = (*guardedModel)(nil)
 
-// Model wraps a LangChainGo model. Outside a move it passes straight through.
+// Model wraps a LangChainGo model. It judges the calls made in a tour of a guarded agent
+// (see Agent, or AgentTour for a loop of your own); any other call, and any call outside
+// a move, passes straight through.
 func (g *Guard) Model(m llms.Model) llms.Model {
 	if gm, ok := m.(*guardedModel); ok && gm.g == g {
 		return m
@@ -46,10 +48,10 @@ func (m *guardedModel) Call(ctx context.Context, prompt string, options ...llms.
 // interrupt. Provider and streaming errors are returned as they come.
 func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	move := streamrules.MoveFrom(ctx)
-	if move == nil {
+	format, isTour := answerFormatFrom(ctx)
+	if move == nil || !isTour {
 		return m.Model.GenerateContent(ctx, messages, options...)
 	}
-	format := answerFormatFrom(ctx)
 	var opts llms.CallOptions
 	for _, o := range options {
 		o(&opts)

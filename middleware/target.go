@@ -32,9 +32,18 @@ func withAnswerFormat(ctx context.Context, f AnswerFormat) context.Context {
 	return context.WithValue(ctx, formatKey{}, f)
 }
 
-func answerFormatFrom(ctx context.Context) AnswerFormat {
-	f, _ := ctx.Value(formatKey{}).(AnswerFormat)
-	return f
+func answerFormatFrom(ctx context.Context) (AnswerFormat, bool) {
+	f, ok := ctx.Value(formatKey{}).(AnswerFormat)
+	return f, ok
+}
+
+// AgentTour marks ctx as a tour of an agent whose answers are in format f. The agent
+// wrapper does this in Plan; a host running its own agent loop calls it around the model
+// call that produces the answer. The model wrapper judges only such calls: any other
+// model call made inside a move (a summariser, a router, a title generator) passes
+// straight through and cannot spend the move's retry.
+func AgentTour(ctx context.Context, f AnswerFormat) context.Context {
+	return withAnswerFormat(ctx, f)
 }
 
 // AnswerTarget returns what a response says to the user, per format. Every choice is

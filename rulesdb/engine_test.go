@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -444,4 +445,24 @@ func TestListenerReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, time.Second, "engine B sees the rule created after the reconnect", func() bool { return len(engB.Rules()) == 1 })
+}
+
+// TestUnreadableRowWarnsOnce: a row the store cannot even read (SQLite lets a hand edit put
+// text into the negate column) is skipped with one warning, not one per reload.
+func TestUnreadableRowWarnsOnce(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "unreadable.db")
+	s := seeded(t, dsn)
+	mustExec(t, s, `UPDATE stream_rules SET negate = ? WHERE name = ?`, "maybe", "telegram_reply_tail")
+	log, buf := capture()
+	s2 := open(t, dsn, &rulesdb.Config{ReloadInterval: -1, Logger: log})
+	for i := 0; i < 3; i++ {
+		rules, err := s2.LoadRules(context.Background())
+		if err != nil || len(rules) != 5 {
+			t.Fatalf("LoadRules: %d rules, %v", len(rules), err)
+		}
+	}
+	if lines := buf.Lines("unreadable row", "telegram_reply_tail"); len(lines) != 1 {
+		t.Errorf("%d warnings after three reloads, want 1:\n%s", len(lines), buf)
+	}
 }

@@ -60,7 +60,11 @@ func (s *Store) readRules(rows *sqlx.Rows) ([]streamrules.Rule, error) {
 	for rows.Next() {
 		r, err := readRule(rows)
 		if err != nil {
-			s.log.Warn("stream rule skipped: unreadable row in store", "rule", r.Name, "id", r.ID, "err", err)
+			// Once per row version: every reload (notification, backstop tick) reads it again.
+			key := fmt.Sprintf("%d/%s/%d", r.ID, r.Name, r.UpdatedAt.UnixNano())
+			if _, seen := s.warned.LoadOrStore(key, true); !seen {
+				s.log.Warn("stream rule skipped: unreadable row in store", "rule", r.Name, "id", r.ID, "err", err)
+			}
 			continue
 		}
 		out = append(out, r)

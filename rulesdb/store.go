@@ -72,6 +72,7 @@ type Store struct {
 	known   []string
 	now     func() time.Time
 	trips   atomic.Int64
+	warned  sync.Map   // unreadable row versions already logged
 	wmu     sync.Mutex // SQLite: this process's writers take turns here, not in the busy handler
 
 	q queries
