@@ -955,3 +955,27 @@ func TestUnknownEnvironmentWarnedOnce(t *testing.T) {
 		t.Errorf("%d warnings for three moves, want 1", len(lines))
 	}
 }
+
+// A reload that finds the same rows keeps the compiled set (compiling is the expensive
+// part); a changed row is compiled and seen.
+func TestReloadCompilesOnlyOnChange(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []Rule{softRule("s", "shell", "")}, nil)
+	before := f.eng.rules.Load()
+	for i := 0; i < 3; i++ {
+		if err := f.eng.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.eng.rules.Load() != before {
+		t.Fatal("an unchanged reload recompiled the rule set")
+	}
+	r := softRule("s", "shell", "")
+	r.Text = "edited"
+	if _, err := f.store.UpdateRule(context.Background(), "s", r); err != nil {
+		t.Fatal(err)
+	}
+	if f.eng.rules.Load() == before || f.eng.Rules()[0].Text != "edited" {
+		t.Fatalf("the edit was not compiled: %+v", f.eng.Rules())
+	}
+}

@@ -54,7 +54,7 @@ type Verdict struct {
 
 // BeginMove starts a move of chat chatID in the given environments and returns a context
 // carrying it. It reads the chat's state from the store once. A store error does not stop
-// the move: it is logged, and the repeat policy then sees a fresh chat.
+// the move: it is logged, and rules with a repeat policy stay silent in it (fail closed).
 // Unknown environment names are logged and ignored.
 func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *Move) {
 	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
@@ -189,12 +189,6 @@ func (m *Move) TextArmed() bool {
 	return m.anyTextArmedLocked()
 }
 
-func (m *Move) anyTextArmed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.anyTextArmedLocked()
-}
-
 func (m *Move) anyTextArmedLocked() bool {
 	for _, r := range m.set.text {
 		if m.armed(r) {
@@ -215,16 +209,13 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 	if len(m.set.text) == 0 || strings.TrimSpace(text) == "" {
 		return Verdict{}
 	}
-	if !m.anyTextArmed() {
+	m.mu.Lock()
+	if m.ended || !m.anyTextArmedLocked() {
+		m.mu.Unlock()
 		return Verdict{} // nothing can fire: skip the matching altogether
 	}
 	var buf [16]int
 	matched := m.set.match.Match(text, buf[:0])
-	m.mu.Lock()
-	if m.ended {
-		m.mu.Unlock()
-		return Verdict{}
-	}
 	var missed []*compiledRule
 	j := 0
 	for _, r := range m.set.text {

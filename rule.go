@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,9 +177,6 @@ func Validate(r *Rule, known []string) error {
 func checkCondition(cond string) error {
 	if len(cond) > MaxConditionBytes {
 		return invalid("condition", "longer than %d bytes", MaxConditionBytes)
-	}
-	if _, err := syntax.Parse(cond, syntax.Perl); err != nil {
-		return invalid("condition", "not an RE2 regular expression: %v", err)
 	}
 	if _, err := regexp.Compile(cond); err != nil {
 		return invalid("condition", "not an RE2 regular expression: %v", err)
