@@ -8,7 +8,6 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/schema"
-	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
 )
@@ -19,7 +18,7 @@ type guardedAgent struct {
 	agents.Agent
 	g       *Guard
 	format  AnswerFormat
-	guarded map[string]bool // upper-cased names of this guard's tools, as the executor looks them up
+	guarded map[string]bool // names of this guard's tools, as given and upper-cased (the executor's lookup)
 }
 
 // AgentOption tunes Agent.
@@ -44,6 +43,7 @@ func (g *Guard) Agent(a agents.Agent, opts ...AgentOption) agents.Agent {
 	ga := &guardedAgent{Agent: a, g: g, format: formatOf(a), guarded: map[string]bool{}}
 	for _, t := range a.GetTools() {
 		if gt, ok := t.(*guardedTool); ok && gt.g == g {
+			ga.guarded[t.Name()] = true
 			ga.guarded[strings.ToUpper(t.Name())] = true
 		}
 	}
@@ -66,8 +66,6 @@ func formatOf(a agents.Agent) AnswerFormat {
 	return FormatToolCalling
 }
 
-func (a *guardedAgent) GetTools() []tools.Tool { return a.Agent.GetTools() }
-
 func (a *guardedAgent) Plan(
 	ctx context.Context,
 	steps []schema.AgentStep,
@@ -77,7 +75,7 @@ func (a *guardedAgent) Plan(
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
 		calls, total := m.ToolCalls()
-		steps = spliceSteps(steps, calls, total, a.guarded, a.g.splice)
+		steps = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice)
 		inputs = neutralizeInputs(inputs)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
@@ -87,14 +85,14 @@ func (a *guardedAgent) Plan(
 // never modified; when nothing changes, it is returned as is.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
-func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded map[string]bool, opt streamrules.SpliceOptions) []schema.AgentStep {
+func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool, opt streamrules.SpliceOptions) []schema.AgentStep {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
 	// are skipped.
 	n := 0
 	for _, step := range steps {
-		if guarded[strings.ToUpper(step.Action.Tool)] {
+		if guarded(step.Action.Tool) {
 			n++
 		}
 	}
@@ -102,7 +100,7 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 	next, index := 0, max(0, total-n)
 	for i, step := range steps {
 		var reminders []streamrules.Reminder
-		if guarded[strings.ToUpper(step.Action.Tool)] {
+		if guarded(step.Action.Tool) {
 			for next < len(calls) && calls[next].Index < index {
 				next++
 			}
@@ -129,6 +127,12 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 		return steps
 	}
 	return out
+}
+
+// isGuarded reports whether the executor found a tool of this guard under this name. It
+// looks tools up case-insensitively; the exact name, the usual case, costs no allocation.
+func (a *guardedAgent) isGuarded(tool string) bool {
+	return a.guarded[tool] || a.guarded[strings.ToUpper(tool)]
 }
 
 // sameCall matches an executor step to a recorded tool call. The executor looks tools up

@@ -19,7 +19,6 @@ type Config struct {
 // Guard wires one engine into LangChainGo: tools, agent and model wrappers.
 // A Guard keeps no per-move state; one serves every chat at once.
 type Guard struct {
-	eng       *streamrules.Engine
 	callbacks lcb.Handler
 	splice    streamrules.SpliceOptions
 }
@@ -29,11 +28,8 @@ func New(eng *streamrules.Engine, cfg *Config) *Guard {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions()}
+	return &Guard{callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions()}
 }
-
-// Engine returns the guard's engine.
-func (g *Guard) Engine() *streamrules.Engine { return g.eng }
 
 // Tools wraps each tool with Tool.
 func (g *Guard) Tools(ts ...tools.Tool) []tools.Tool {
