@@ -8,11 +8,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
-	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/ruletools"
@@ -43,10 +40,9 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 	defer r.Close()
 	ts := r.box.Tools()
 	if slices.Contains(opts.env, streamrules.EnvMaster) {
-		ts = append(ts, masterTools(r)...)
+		ts = append(ts, ruletools.New(r.store, r.eng)...) // the master edits the rules
 	}
-	model := &tap{Model: llm}
-	r.wire(model, ts, model.prompts)
+	r.wire(llm, ts)
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.Name()
@@ -78,20 +74,15 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 		if line == "" {
 			continue
 		}
+		// A failed move is printed in the transcript, and the chat goes on.
 		if _, err := r.play(ctx, from, opts.env, line, false); err != nil && ctx.Err() != nil {
 			return ctx.Err()
-		} // a failed move is printed in the transcript, and the chat goes on
-
+		}
 	}
 	if err := r.printStats(ctx); err != nil {
 		return err
 	}
 	return r.Close()
-}
-
-// masterTools are the master's rule-editing tools: list, create, edit, delete.
-func masterTools(r *rig) []tools.Tool {
-	return ruletools.New(r.store, r.eng)
 }
 
 // readLines sends stdin's lines on a channel, closed at the end of input, so a move loop
@@ -111,29 +102,4 @@ func readLines(ctx context.Context, in io.Reader) <-chan string {
 		}
 	}()
 	return ch
-}
-
-// tap records every prompt the model receives, below the guard: it sees what the model
-// was told (reminders, discarded answers, interrupts), which the client never does.
-type tap struct {
-	llms.Model
-	mu    sync.Mutex
-	calls [][]llms.MessageContent
-}
-
-func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	t.mu.Lock()
-	t.calls = append(t.calls, slices.Clone(msgs))
-	t.mu.Unlock()
-	return t.Model.GenerateContent(ctx, msgs, options...)
-}
-
-func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, t, prompt, options...)
-}
-
-func (t *tap) prompts() [][]llms.MessageContent {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return slices.Clone(t.calls)
 }

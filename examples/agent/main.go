@@ -176,12 +176,10 @@ type rig struct {
 	eng   *streamrules.Engine
 	box   *sandbox
 	tr    *transcript
-	guard *middleware.Guard
+	model *tap // below the guard: every prompt the model received
 	exec  *agents.Executor
 	chat  string
 
-	prompts   func() [][]llms.MessageContent // every prompt the model received so far
-	lastFired map[string]int64               // the chat's repeat-policy memory, for the notes
 	stopStats func()
 	closeOnce sync.Once
 	closeErr  error
@@ -235,26 +233,23 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if err != nil {
 		return nil, err
 	}
-	r.lastFired = state.LastFired
-	if r.lastFired == nil {
-		r.lastFired = map[string]int64{}
-	}
 	r.printChat(state)
 	return r, nil
 }
 
 // wire builds the stock agent and executor around llm and ts, each wrapped by the guard.
-func (r *rig) wire(llm llms.Model, ts []tools.Tool, recorded func() [][]llms.MessageContent) {
+// The tap sits below the guard's model wrapper, so it records what the model was told.
+func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 	client := callbacks.Clean(r.tr) // the client sees the clean view only
-	r.guard = middleware.New(r.eng, &middleware.Config{Callbacks: client})
+	guard := middleware.New(r.eng, &middleware.Config{Callbacks: client})
+	r.model = &tap{Model: llm}
 	mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
-	agent := agents.NewOpenAIFunctionsAgent(r.guard.Model(llm), r.guard.Tools(ts...),
+	agent := agents.NewOpenAIFunctionsAgent(guard.Model(r.model), guard.Tools(ts...),
 		agents.NewOpenAIOption().WithSystemMessage(systemPrompt),
 		agents.NewOpenAIOption().WithExtraMessages([]prompts.MessageFormatter{history{mem}}),
 	)
-	r.exec = agents.NewExecutor(r.guard.Agent(agent),
+	r.exec = agents.NewExecutor(guard.Agent(agent),
 		agents.WithMemory(mem), agents.WithMaxIterations(8), agents.WithCallbacksHandler(client))
-	r.prompts = recorded
 }
 
 // history puts the chat's earlier messages into the OpenAI functions agent's prompt, as
@@ -262,8 +257,28 @@ func (r *rig) wire(llm llms.Model, ts []tools.Tool, recorded func() [][]llms.Mes
 // the memory gives the prompt its buffer string; the messages are read here instead.)
 type history struct{ mem *memory.ConversationBuffer }
 
+// FormatMessages returns copies with system tags defused: the guard neutralises the
+// agent's string inputs, but these messages bypass them, and a client must not pose as
+// the system in a later move's prompt.
 func (h history) FormatMessages(map[string]any) ([]llms.ChatMessage, error) {
-	return h.mem.ChatHistory.Messages(context.Background())
+	msgs, err := h.mem.ChatHistory.Messages(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llms.ChatMessage, len(msgs))
+	for i, m := range msgs {
+		switch m := m.(type) {
+		case llms.HumanChatMessage:
+			m.Content = streamrules.Neutralize(m.Content)
+			out[i] = m
+		case llms.AIChatMessage:
+			m.Content = streamrules.Neutralize(m.Content)
+			out[i] = m
+		default:
+			out[i] = m
+		}
+	}
+	return out, nil
 }
 
 func (h history) GetInputVariables() []string { return []string{h.mem.MemoryKey} }
@@ -273,23 +288,24 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	ctx, move := r.eng.BeginMove(ctx, r.chat, env...)
 	id := 100 + move.Number()
 	r.tr.beginMove(move.Number(), id, from, env, text)
-	before := len(r.prompts())
+	before := r.model.count()
 	out, err := chains.Call(ctx, r.exec, map[string]any{"input": header(id, from, photo) + text},
 		chains.WithStreamingFunc(r.tr.stream))
 	err = move.End(ctx, err)
 	answer, _ := out["output"].(string)
 	fired := move.Firings()
-	notes := silentRules(r.eng.Rules(), move, r.tr.toolCalls(), fired, r.lastFired)
+	// The chat's repeat-policy memory, for the notes. A rule silent in this move kept its
+	// last firing, so reading it after the move's end is the same as before.
+	state, lerr := r.store.LoadChat(ctx, r.chat)
+	err = errors.Join(err, lerr)
+	notes := silentRules(r.eng.Rules(), move, r.tr.toolCalls(), fired, state.LastFired)
 	for _, f := range fired {
 		if f.Mode == streamrules.ModeInterrupt && !f.Retry {
 			notes = append(notes, fmt.Sprintf("kept: the answer missed %s after the retry ceiling (STREAMRULES_MAX_RETRIES), so it stayed; "+
 				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
 		}
 	}
-	r.tr.endMove(answer, err, toldInMove(r.prompts()[before:]), notes)
-	for _, f := range fired {
-		r.lastFired[f.Rule] = move.Number()
-	}
+	r.tr.endMove(answer, err, toldInMove(r.model.since(before)), notes)
 	return answer, err
 }
 
@@ -447,15 +463,7 @@ func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, 
 	}
 	defer r.Close()
 	scenes := demoScenes()
-	model := scripted.NewFunc(brain(scenes))
-	r.wire(model, r.box.Tools(), func() [][]llms.MessageContent {
-		calls := model.Calls()
-		out := make([][]llms.MessageContent, len(calls))
-		for i, c := range calls {
-			out[i] = c.Messages
-		}
-		return out
-	})
+	r.wire(scripted.NewFunc(brain(scenes)), r.box.Tools())
 	fmt.Fprintf(w, "offline session: a scripted model; real tools in the sandbox folder %s, removed at exit\n", r.box.dir)
 	for _, s := range scenes {
 		if _, err := r.play(ctx, s.from, s.env, s.text, s.photo); err != nil {

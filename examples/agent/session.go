@@ -157,18 +157,11 @@ func (t turn) tail() string { return fmt.Sprintf("\n↩ #%d", t.id) }
 // move by the user's text and lets it play the tour.
 func brain(scenes []scene) func(scripted.Call) scripted.Reply {
 	return func(c scripted.Call) scripted.Reply {
-		var r scripted.Reply
-		t, ok := readTurn(c.Messages)
-		switch {
-		case !ok:
-			r = say("Sorry, I lost the thread.")
-		default:
+		r := say("Sorry, I lost the thread.")
+		if t, ok := readTurn(c.Messages); ok {
 			r = say(fmt.Sprintf("I have no script for %q.", t.text) + t.tail())
-			for _, s := range scenes {
-				if s.text == t.text {
-					r = s.play(t)
-					break
-				}
+			if i := slices.IndexFunc(scenes, func(s scene) bool { return s.text == t.text }); i >= 0 {
+				r = scenes[i].play(t)
 			}
 		}
 		r.Chunk = 6 // stream in small pieces, like a provider
@@ -255,17 +248,36 @@ func folderSize(t turn) scripted.Reply {
 }
 
 // catPicture: a markdown image first; after the interrupt, the photo tool.
-func catPicture(t turn) scripted.Reply {
-	if _, ok := t.find("telegram_send_photo"); ok {
-		return say("Sent it above." + t.tail())
-	}
-	if t.interruptedBy("telegram_markdown_image") {
-		return call("telegram_send_photo", struct {
+var catPicture = fixWithTool("telegram_markdown_image", "Here she is: ![cat](https://example.org/cat.jpg)",
+	"telegram_send_photo", func(turn) any {
+		return struct {
 			Photo   string `json:"photo"`
 			Caption string `json:"caption"`
-		}{"https://example.org/cat.jpg", "Here she is"})
+		}{"https://example.org/cat.jpg", "Here she is"}
+	}, "Sent it above.")
+
+// thanks: a bare emoji first; after the interrupt, a real reaction.
+var thanks = fixWithTool("telegram_react_not_emoji", "👍",
+	"telegram_react", func(t turn) any {
+		return struct {
+			Emoji     string `json:"emoji"`
+			MessageID int64  `json:"message_id"`
+		}{"👍", t.id}
+	}, "Glad to help!")
+
+// fixWithTool plays a hard miss the model mends with a tool: its first answer is miss;
+// after the interrupt of rule it calls tool with args, and once it has the result it
+// says done. Every answer carries the tail.
+func fixWithTool(rule, miss, tool string, args func(turn) any, done string) func(turn) scripted.Reply {
+	return func(t turn) scripted.Reply {
+		if _, ok := t.find(tool); ok {
+			return say(done + t.tail())
+		}
+		if t.interruptedBy(rule) {
+			return call(tool, args(t))
+		}
+		return say(miss + t.tail())
 	}
-	return say("Here she is: ![cat](https://example.org/cat.jpg)" + t.tail())
 }
 
 // arithmetic: a short answer that forgets its tail.
@@ -282,18 +294,4 @@ func describePhoto(t turn) scripted.Reply {
 		return say("A ginger cat asleep on a laptop keyboard, one paw on the space bar." + t.tail())
 	}
 	return say("Sorry, I can't see the picture you sent." + t.tail())
-}
-
-// thanks: a bare emoji first; after the interrupt, a real reaction.
-func thanks(t turn) scripted.Reply {
-	if _, ok := t.find("telegram_react"); ok {
-		return say("Glad to help!" + t.tail())
-	}
-	if t.interruptedBy("telegram_react_not_emoji") {
-		return call("telegram_react", struct {
-			Emoji     string `json:"emoji"`
-			MessageID int64  `json:"message_id"`
-		}{"👍", t.id})
-	}
-	return say("👍" + t.tail())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -154,6 +155,27 @@ func (p *transcript) HandleToolError(_ context.Context, err error) {
 	p.saw("tool error", err.Error())
 }
 
+// The executor's own events are not printed, but kept in the client-only log: the
+// client receives them too, so they must be clean as well.
+
+func (p *transcript) HandleChainStart(_ context.Context, inputs map[string]any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.saw("chain start", fmt.Sprint(inputs))
+}
+
+func (p *transcript) HandleChainEnd(_ context.Context, outputs map[string]any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.saw("chain end", fmt.Sprint(outputs))
+}
+
+func (p *transcript) HandleAgentFinish(_ context.Context, f schema.AgentFinish) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.saw("agent finish", fmt.Sprint(f.ReturnValues, f.Log))
+}
+
 // endMove prints the final output and what the model was told in this move. Its
 // notes explain rules that did not speak: held back by their repeat policy, or missed
 // after the retry ceiling.
@@ -294,4 +316,38 @@ func isToolCallChunk(chunk []byte) bool {
 	}
 	return (strings.HasPrefix(s, `[{`) && strings.Contains(s, `"function"`)) ||
 		(strings.HasPrefix(s, `{"name"`) && strings.Contains(s, `"arguments"`))
+}
+
+// tap records every prompt the model receives. The rig puts it below the guard's model
+// wrapper, so it sees what the model was told (reminders, discarded answers, interrupts),
+// which the client never does. It works the same on the scripted and the real model.
+type tap struct {
+	llms.Model
+	mu    sync.Mutex
+	calls [][]llms.MessageContent
+}
+
+func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	t.mu.Lock()
+	t.calls = append(t.calls, slices.Clone(msgs))
+	t.mu.Unlock()
+	return t.Model.GenerateContent(ctx, msgs, options...)
+}
+
+func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, t, prompt, options...)
+}
+
+// count returns how many prompts were recorded so far.
+func (t *tap) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.calls)
+}
+
+// since returns the prompts recorded after the first n.
+func (t *tap) since(n int) [][]llms.MessageContent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.calls[n:])
 }
