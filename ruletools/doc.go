@@ -29,7 +29,9 @@
 //
 // # In force at once
 //
-// After a change the tool reloads the engine, so the change holds for every move begun
-// after the tool returns (the move that made it keeps the rules it started with). Other
-// replicas follow through the store's change notification.
+// When a tool returns, the engine runs the change, so it holds for every move begun after
+// it (the move that made it keeps the rules it started with). A store that notifies its
+// subscribers synchronously (rulesdb, streamrules.MemoryStore) has reloaded the engine by
+// then; for any other store the tool reloads it. Other replicas follow through the
+// store's change notification.
 package ruletools

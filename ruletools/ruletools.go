@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -25,8 +24,10 @@ const (
 
 // New returns the master's four CRUD tools over editor: stream_rule_list,
 // stream_rule_create, stream_rule_edit and stream_rule_delete. eng is the engine the
-// agent runs under: `when` is checked against its environments, and it is reloaded after
-// every change, so the edit is in force when the tool returns (for moves begun after it).
+// agent runs under: `when` is checked against its environments, and the edit is in force
+// in it when the tool returns (for moves begun after it): a store that notifies its
+// subscribers at once (rulesdb, streamrules.MemoryStore) has reloaded it already;
+// otherwise the tool reloads it.
 //
 // Every call refuses unless the context carries a streamrules.Move whose environment
 // holds "master". Refusals, bad input and store errors are the tool's output, never a Go
@@ -35,8 +36,6 @@ func New(editor streamrules.RuleEditor, eng *streamrules.Engine) []tools.Tool {
 	b := &base{editor: editor, eng: eng}
 	return []tools.Tool{&listTool{b}, &createTool{b}, &editTool{b}, &deleteTool{b}}
 }
-
-var _ = []tools.Tool{(*listTool)(nil), (*createTool)(nil), (*editTool)(nil), (*deleteTool)(nil)}
 
 type base struct {
 	editor streamrules.RuleEditor
@@ -130,8 +129,7 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 		v.Loaded = true
 	}
 	if r.Enabled && !v.Loaded {
-		probe := r
-		probe.When = append([]string(nil), r.When...)
+		probe := r // Validate normalizes a copy: Normalize builds a new When
 		if err := b.eng.Validate(&probe); err != nil {
 			v.Problem = err.Error()
 		}
@@ -143,12 +141,35 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 	return v
 }
 
-// afterWrite makes the engine see the change now, whether or not the editor notifies it.
-func (b *base) afterWrite(ctx context.Context) string {
+// afterWrite makes the engine run the change now: stored is the rule as written (nil
+// after a delete) and gone the name that must no longer run (a delete's or a rename's old
+// name, or ""). A store that notifies synchronously has reloaded the engine already, so
+// it reloads only when the engine does not show the change yet: one reload per edit.
+func (b *base) afterWrite(ctx context.Context, stored *streamrules.Rule, gone string) string {
+	if b.inForce(stored, gone) {
+		return ""
+	}
 	if err := b.eng.Reload(ctx); err != nil {
 		return " The change is saved, but the engine could not reload yet: it takes effect on its next reload."
 	}
 	return ""
+}
+
+// inForce reports whether the engine's loaded rules already reflect the write.
+func (b *base) inForce(stored *streamrules.Rule, gone string) bool {
+	var cur *streamrules.Rule
+	for _, r := range b.eng.Rules() {
+		if r.Name == gone && (stored == nil || gone != stored.Name) {
+			return false
+		}
+		if stored != nil && r.Name == stored.Name {
+			cur = &r
+		}
+	}
+	if stored == nil || !stored.Enabled {
+		return cur == nil
+	}
+	return cur != nil && cur.ID == stored.ID && cur.UpdatedAt.Equal(stored.UpdatedAt)
 }
 
 // decode reads a JSON object from a model's input: surrounding whitespace and a markdown
@@ -296,7 +317,7 @@ func (t *createTool) Call(ctx context.Context, input string) (string, error) {
 	if err != nil {
 		return storeError(r.Name, err)
 	}
-	note := t.afterWrite(ctx)
+	note := t.afterWrite(ctx, &created, "")
 	v := t.view(created, t.loaded(), nil)
 	return Result{OK: true, Rule: &v, Message: fmt.Sprintf("Rule %q created.%s", created.Name, note)}.String(), nil
 }
@@ -328,7 +349,6 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 		return storeError(name, err)
 	}
 	r := cur
-	r.When = append([]string(nil), cur.When...)
 	in.Name = in.NewName
 	in.apply(&r)
 	if err := t.eng.Validate(&r); err != nil {
@@ -338,7 +358,7 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	if err != nil {
 		return storeError(r.Name, err)
 	}
-	note := t.afterWrite(ctx)
+	note := t.afterWrite(ctx, &updated, name)
 	v := t.view(updated, t.loaded(), nil)
 	msg := fmt.Sprintf("Rule %q changed.", name)
 	if updated.Name != name {
@@ -356,8 +376,6 @@ func (t *deleteTool) Description() string {
 	return `Delete a stream rule for good (to pause it, set "enabled": false with ` + EditName + ` instead). Its firing statistics stay; a deleted seeded rule is not brought back by later seed versions. Input: {"name": "rule_name"}. Master only.`
 }
 
-var bareName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
 func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
@@ -365,8 +383,8 @@ func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	var in struct {
 		Name string `json:"name"`
 	}
-	if s := strings.Trim(strings.TrimSpace(input), `"`); bareName.MatchString(s) {
-		in.Name = s // a model may pass the bare name
+	if s := strings.TrimSpace(input); s != "" && !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "```") {
+		in.Name = strings.Trim(s, `"`) // a model may pass the bare name; the store judges it
 	} else if field, ok := decode(input, &in); !ok {
 		return badJSON(field, DeleteName, `{"name": "rule_name"}`)
 	}
@@ -377,6 +395,6 @@ func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	if err := t.editor.DeleteRule(ctx, name); err != nil {
 		return storeError(name, err)
 	}
-	note := t.afterWrite(ctx)
+	note := t.afterWrite(ctx, nil, name)
 	return Result{OK: true, Message: fmt.Sprintf("Rule %q deleted. Its firing statistics are kept.%s", name, note)}.String(), nil
 }

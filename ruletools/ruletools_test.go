@@ -3,10 +3,11 @@ package ruletools_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tmc/langchaingo/tools"
@@ -17,7 +18,7 @@ import (
 	"github.com/streamrules/streamrules/seeds"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 type editorStore interface {
 	streamrules.Store
@@ -98,7 +99,11 @@ func TestRefuseWithoutMaster(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			s, eng, byName := setup(t, st.make)
-			before, _ := s.ListRules(context.Background())
+			before, err := s.ListRules(context.Background())
+			if err != nil || len(before) != 6 {
+				t.Fatalf("ListRules: %d rules, %v", len(before), err)
+			}
+			loadedBefore := eng.Rules()
 			inputs := map[string]string{
 				"stream_rule_list":   `{}`,
 				"stream_rule_create": `{"name":"sneaky","scope":"text","condition":"x","text":"y"}`,
@@ -115,12 +120,110 @@ func TestRefuseWithoutMaster(t *testing.T) {
 					}
 				}
 			}
+			// Nothing written (the edit would not change the count, so compare every field),
+			// and the engine runs what it ran.
 			after, _ := s.ListRules(context.Background())
-			if len(before) != len(after) || len(after) != 6 {
-				t.Errorf("rules changed: %d -> %d", len(before), len(after))
+			if !reflect.DeepEqual(before, after) {
+				t.Errorf("rules changed:\nbefore %+v\nafter  %+v", before, after)
+			}
+			if !reflect.DeepEqual(loadedBefore, eng.Rules()) {
+				t.Errorf("engine rules changed: %v -> %v", loadedBefore, eng.Rules())
 			}
 		})
 	}
+}
+
+// countingStore counts LoadRules calls. Embedding the interface hides Subscribe: wrap a
+// notifying store in notifyingStore to keep it.
+type countingStore struct {
+	editorStore
+	loads atomic.Int64
+}
+
+func (c *countingStore) LoadRules(ctx context.Context) ([]streamrules.Rule, error) {
+	c.loads.Add(1)
+	return c.editorStore.LoadRules(ctx)
+}
+
+type notifyingStore struct {
+	*countingStore
+	n streamrules.ChangeNotifier
+}
+
+func (s notifyingStore) Subscribe(fn func()) func() { return s.n.Subscribe(fn) }
+
+// TestEditInForceOneReload: after every tool edit the engine runs the change, reloaded
+// exactly once: by the store's notification when it notifies (the memory store and
+// rulesdb), by the tool when it does not.
+func TestEditInForceOneReload(t *testing.T) {
+	cases := []struct {
+		name     string
+		make     func(t *testing.T) editorStore
+		notifies bool
+	}{
+		{"memory", stores[0].make, true},
+		{"sqlite", stores[1].make, true},
+		{"silent", stores[0].make, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			inner := c.make(t)
+			cs := &countingStore{editorStore: inner}
+			var store editorStore = cs
+			if c.notifies {
+				store = notifyingStore{cs, inner.(streamrules.ChangeNotifier)}
+			}
+			eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(eng.Close)
+			tl := map[string]tools.Tool{}
+			for _, tool := range ruletools.New(store, eng) {
+				tl[tool.Name()] = tool
+			}
+			ctx, _ := eng.BeginMove(context.Background(), "m", streamrules.EnvMaster)
+			runs := func() string {
+				var out []string
+				for _, r := range eng.Rules() {
+					if strings.HasPrefix(r.Name, "r_") {
+						out = append(out, r.Name)
+					}
+				}
+				return strings.Join(out, ",") + "|" + textOf(eng.Rules(), "r_one")
+			}
+			steps := []struct{ tool, input, want string }{
+				{"stream_rule_create", `{"name":"r_one","scope":"text","condition":"x","text":"first"}`, "r_one|first"},
+				{"stream_rule_edit", `{"name":"r_one","text":"second"}`, "r_one|second"},
+				{"stream_rule_edit", `{"name":"r_one","new_name":"r_two"}`, "r_two|"},
+				{"stream_rule_edit", `{"name":"r_two","enabled":false}`, "|"},
+				{"stream_rule_edit", `{"name":"r_two","enabled":true}`, "r_two|"},
+				{"stream_rule_delete", `r_two`, "|"},
+			}
+			for _, st := range steps {
+				before := cs.loads.Load()
+				if res := call(t, ctx, tl[st.tool], st.input); !res.OK {
+					t.Fatalf("%s %s: %+v", st.tool, st.input, res)
+				}
+				if got := runs(); got != st.want {
+					t.Errorf("%s %s: engine runs %q, want %q", st.tool, st.input, got, st.want)
+				}
+				if n := cs.loads.Load() - before; n != 1 {
+					t.Errorf("%s %s: %d reloads, want 1", st.tool, st.input, n)
+				}
+			}
+		})
+	}
+}
+
+func textOf(rules []streamrules.Rule, name string) string {
+	for _, r := range rules {
+		if r.Name == name {
+			return r.Text
+		}
+	}
+	return ""
 }
 
 func TestCRUDAsMaster(t *testing.T) {
@@ -216,6 +319,7 @@ func TestBadInputAsOutput(t *testing.T) {
 				{"stream_rule_edit", `{"name":"no_such_rule","text":"x"}`, "name"},
 				{"stream_rule_edit", `{"text":"x"}`, "name"},
 				{"stream_rule_delete", `{"nom":"x"}`, "nom"},
+				{"stream_rule_delete", `Not A Rule`, "name"}, // not JSON: taken as a bare name, which the store does not have
 			}
 			for _, c := range cases {
 				res := call(t, ctx, tl[c.tool], c.input)
@@ -228,8 +332,8 @@ func TestBadInputAsOutput(t *testing.T) {
 				t.Fatalf("rules written: %d -> %d", len(before), len(after))
 			}
 			for i := range after {
-				if after[i].Text != before[i].Text || !after[i].UpdatedAt.Equal(before[i].UpdatedAt) || after[i].Condition != before[i].Condition {
-					t.Errorf("rule %s changed", after[i].Name)
+				if !reflect.DeepEqual(after[i], before[i]) {
+					t.Errorf("rule %s changed:\nbefore %+v\nafter  %+v", after[i].Name, before[i], after[i])
 				}
 			}
 		})
