@@ -90,13 +90,7 @@ func newEngine(t *testing.T, s streamrules.Store, log *slog.Logger) *streamrules
 	return eng
 }
 
-func quietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(discard{}, &slog.HandlerOptions{Level: slog.LevelError + 1}))
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func capture() (*slog.Logger, *testlog.Buffer) { return testlog.New() }
 

@@ -209,8 +209,7 @@ func mapError(err error) error {
 // validate is the editor's check: the engine's own normalization and validation, with the
 // store's environments.
 func (s *Store) validate(r *streamrules.Rule) error {
-	r.When = append([]string(nil), r.When...)
-	r.Normalize()
+	r.Normalize() // builds a new When: the caller's slice is not touched
 	return streamrules.Validate(r, s.known)
 }
 

@@ -64,7 +64,6 @@ func (s *Store) Seed(ctx context.Context, set seeds.Set) (SeedReport, error) {
 		rules[i] = r
 	}
 	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
-		rep = SeedReport{Version: set.Version} // a retried closure starts over
 		if s.dialect == dialectPostgres {
 			if _, err := s.exec(ctx, tx, `SELECT pg_advisory_xact_lock($1)`, lockSeed); err != nil {
 				return err

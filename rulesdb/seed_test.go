@@ -2,6 +2,7 @@ package rulesdb_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -101,7 +102,9 @@ func TestConcurrentSeeders(t *testing.T) {
 		s := open(t, dsn, nil)
 		rules, _ := s.ListRules(ctx)
 		var tomb int
-		s.DB().Get(&tomb, "SELECT COUNT(*) FROM stream_rule_seed")
+		if err := s.DB().Get(&tomb, "SELECT COUNT(*) FROM stream_rule_seed"); err != nil {
+			t.Fatal(err)
+		}
 		if len(rules) != 6 || tomb != 6 {
 			t.Errorf("%d rules, %d seed names", len(rules), tomb)
 		}
@@ -157,8 +160,8 @@ func TestCalibrationWave(t *testing.T) {
 		if got := ruleNamed(t, s, "telegram_markdown_image"); got.Text != edited.Text {
 			t.Errorf("the master's edit was overwritten: %q", got.Text)
 		}
-		if _, err := s.GetRule(ctx, "telegram_react_not_emoji"); err == nil {
-			t.Error("a deleted seeded rule came back")
+		if _, err := s.GetRule(ctx, "telegram_react_not_emoji"); !errors.Is(err, streamrules.ErrNotFound) {
+			t.Errorf("a deleted seeded rule came back: %v", err)
 		}
 		got := ruleNamed(t, s, "telegram_reply_tail")
 		if !strings.HasSuffix(got.Text, "(v2)") || !got.UpdatedAt.After(untouched.UpdatedAt) || got.ID != untouched.ID {
@@ -217,8 +220,8 @@ func TestSeedValidatesFirst(t *testing.T) {
 		if _, err := s.Seed(ctx, set); err == nil || !strings.Contains(err.Error(), set.Rules[3].Name) || !strings.Contains(err.Error(), "condition") {
 			t.Errorf("bad seed: %v", err)
 		}
-		if _, err := s.Seed(ctx, seeds.Set{}); err == nil {
-			t.Error("version 0 seeded")
+		if _, err := s.Seed(ctx, seeds.Set{}); err == nil || !strings.Contains(err.Error(), "version") {
+			t.Errorf("version 0: %v", err)
 		}
 		rules, _ := s.ListRules(ctx)
 		if v, _ := s.SeedVersion(ctx); len(rules) != 0 || v != 0 {
