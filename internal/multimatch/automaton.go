@@ -25,8 +25,6 @@ type automaton struct {
 	sCls   []uint8       // children of sparse states with several
 	sNext  []uint32      // encoded states
 
-	fail []uint32 // per dense state, decoded failure state
-
 	outOff  []uint32 // per state, offsets into outVal (len nstates+1)
 	outVal  []int32  // values attached to the key ending at the state
 	outLink []int32  // next state on the failure chain with own outputs, or -1
@@ -226,15 +224,8 @@ func buildAutomaton(keys []string, vals [][]int32) *automaton {
 			}
 		}
 	}
-	a.fail = make([]uint32, nd)
-	for i, u := range order[:nd] {
-		a.fail[i] = id[fail[u]]
-	}
 	return a
 }
-
-// numStates reports the number of states.
-func (a *automaton) numStates() int { return int(a.ndense) + len(a.sparse) }
 
 // step returns the encoded state after reading a byte of class c in the
 // (decoded) state s.

@@ -15,7 +15,6 @@ var (
 
 type benchRules struct {
 	once sync.Once
-	pats []string
 	set  *Set
 	res  []*regexp.Regexp
 }
@@ -26,21 +25,13 @@ func rulesFor(b *testing.B, n int) *benchRules {
 	v, _ := benchCache.LoadOrStore(n, &benchRules{})
 	br := v.(*benchRules)
 	br.once.Do(func() {
-		br.pats = RealisticPatterns(n, 1)
-		set, err := New(br.pats)
-		if err != nil {
-			panic(err)
-		}
-		br.set = set
-		br.res = make([]*regexp.Regexp, n)
-		for i, p := range br.pats {
-			br.res[i] = regexp.MustCompile(p)
-		}
+		br.set, br.res = compile(b, RealisticPatterns(n, 1))
 	})
 	return br
 }
 
-// benchTexts returns the none-firing and one-firing texts of a size.
+// benchText returns the text of a size and kind ("none" fires no rule,
+// "one" fires rule 0 only) with the indices Match must report.
 func benchText(size int, kind string) (string, []int) {
 	if kind == "one" {
 		return RealisticText(size, int64(size), FireText), []int{0}

@@ -1,6 +1,7 @@
 package multimatch
 
 import (
+	"cmp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -71,25 +72,6 @@ func maskOf(l lit) string {
 		return l.m
 	}
 	return strings.Repeat("\x00", len(l.s))
-}
-
-// String renders l for tests and debugging: case-sensitive letters are
-// wrapped as =X=; everything else is shown as stored.
-func (l lit) String() string {
-	if l.m == "" {
-		return l.s
-	}
-	var b strings.Builder
-	for i := 0; i < len(l.s); i++ {
-		if l.m[i] == 1 {
-			b.WriteByte('=')
-			b.WriteByte(l.s[i])
-			b.WriteByte('=')
-		} else {
-			b.WriteByte(l.s[i])
-		}
-	}
-	return b.String()
 }
 
 func asciiLower(s string) string {
@@ -399,15 +381,7 @@ func (x *info) prune() {
 	for i, g := range x.groups {
 		cs[i] = costed{g, setCost(g)}
 	}
-	slices.SortStableFunc(cs, func(a, b costed) int {
-		switch {
-		case a.c < b.c:
-			return -1
-		case a.c > b.c:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(cs, func(a, b costed) int { return cmp.Compare(a.c, b.c) })
 	x.groups = x.groups[:maxNodeGroups]
 	for i := range x.groups {
 		x.groups[i] = cs[i].g
@@ -782,13 +756,7 @@ func requiredGroups(re *syntax.Regexp) (groups [][]lit, ok bool) {
 		cands = append(cands, cand{g, setCost(g), k})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
-		switch {
-		case a.cost < b.cost:
-			return -1
-		case a.cost > b.cost:
-			return 1
-		}
-		return strings.Compare(a.key, b.key)
+		return cmp.Or(cmp.Compare(a.cost, b.cost), strings.Compare(a.key, b.key))
 	})
 	// Take groups cheapest first until the conjunction is selective
 	// enough: further groups would only make the scan report more often.

@@ -1,6 +1,7 @@
 package multimatch
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,31 +100,29 @@ func TestShrink(t *testing.T) {
 	for r := rune(0x1F300); r < 0x1F300+300; r++ {
 		set = append(set, lit{s: string(r)})
 	}
-	pre := shrinkPrefix(set)
-	if len(pre) > maxSet {
-		t.Fatalf("shrinkPrefix left %d elements", len(pre))
-	}
-	for _, l := range set {
-		found := false
-		for _, p := range pre {
-			if strings.HasPrefix(l.s, p.s) {
-				found = true
+	// Each result must be within maxSet, made of prefixes (suffixes) of
+	// elements of set, and cover every element of set.
+	for _, tc := range []struct {
+		name   string
+		shrink func([]lit) []lit
+		part   func(s, p string) bool
+	}{
+		{"shrinkPrefix", shrinkPrefix, strings.HasPrefix},
+		{"shrinkSuffix", shrinkSuffix, strings.HasSuffix},
+	} {
+		got := tc.shrink(set)
+		if len(got) == 0 || len(got) > maxSet {
+			t.Fatalf("%s left %d elements", tc.name, len(got))
+		}
+		for _, p := range got {
+			if !slices.ContainsFunc(set, func(l lit) bool { return tc.part(l.s, p.s) }) {
+				t.Errorf("%s: %q is not part of any element", tc.name, p.s)
 			}
 		}
-		if !found {
-			t.Fatalf("%q has no prefix in %v", l.s, pre)
-		}
-	}
-	suf := shrinkSuffix(set)
-	for _, l := range set {
-		found := false
-		for _, p := range suf {
-			if strings.HasSuffix(l.s, p.s) {
-				found = true
+		for _, l := range set {
+			if !slices.ContainsFunc(got, func(p lit) bool { return tc.part(l.s, p.s) }) {
+				t.Errorf("%s: %q is covered by none of %v", tc.name, l.s, got)
 			}
-		}
-		if !found {
-			t.Fatalf("%q has no suffix in %v", l.s, suf)
 		}
 	}
 }

@@ -119,12 +119,6 @@ func New(patterns []string) (*Set, error) {
 	return s, nil
 }
 
-// Len reports the number of patterns.
-func (s *Set) Len() int { return len(s.res) }
-
-// MatchOne reports whether pattern i matches text.
-func (s *Set) MatchOne(i int, text string) bool { return s.res[i].MatchString(text) }
-
 // Match appends to dst the indices, in ascending order, of the patterns that
 // match text, exactly as regexp.MustCompile(p).MatchString(text) would
 // report, and returns dst. It does not allocate when dst has enough

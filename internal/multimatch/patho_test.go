@@ -3,6 +3,7 @@ package multimatch
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 // TestPathologicalPatterns checks that New stays fast on large patterns.
 func TestPathologicalPatterns(t *testing.T) {
 	var words []string
-	g := gen{r: newRand(9)}
+	g := gen{r: rand.New(rand.NewPCG(9, 9))}
 	for i := 0; i < 5000; i++ {
 		words = append(words, g.word()+fmt.Sprint(i))
 	}
@@ -34,10 +35,8 @@ func TestPathologicalPatterns(t *testing.T) {
 			t.Errorf("New(%.40q) took %v", p, d)
 		}
 		text := "xx " + words[4321] + " yy " + strings.Repeat("abcdefghij", 1000)
-		if got, want := len(set.Match(text, nil)) == 1, set.MatchOne(0, text); got != want {
+		if got, want := len(set.Match(text, nil)) == 1, regexp.MustCompile(p).MatchString(text); got != want {
 			t.Errorf("%.40q: Match %v, regexp %v", p, got, want)
 		}
 	}
 }
-
-func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }

@@ -29,3 +29,22 @@ func renderGroups(t testing.TB, pattern string) string {
 	}
 	return strings.Join(parts, " & ")
 }
+
+// String renders l for test output: case-sensitive letters are wrapped as
+// =X=; everything else is shown as stored.
+func (l lit) String() string {
+	if l.m == "" {
+		return l.s
+	}
+	var b strings.Builder
+	for i := 0; i < len(l.s); i++ {
+		if l.m[i] == 1 {
+			b.WriteByte('=')
+			b.WriteByte(l.s[i])
+			b.WriteByte('=')
+		} else {
+			b.WriteByte(l.s[i])
+		}
+	}
+	return b.String()
+}
