@@ -14,7 +14,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,9 +29,9 @@ import (
 // server instead of a throw-away cluster.
 const EnvDSN = "STREAMRULES_TEST_DSN"
 
-// EnvCI names the environment variable that, when true, turns "no PostgreSQL
+// envCI names the environment variable that, when true, turns "no PostgreSQL
 // found" from a skip into a test failure.
-const EnvCI = "CI"
+const envCI = "CI"
 
 const (
 	dbPrefix      = "t_"
@@ -45,6 +45,8 @@ var (
 	srv      *server // set by setup when it succeeded
 	srvErr   error   // set by setup when it failed
 	announce sync.Once
+
+	errFinished = errors.New("DSN called after pgtest.Main finished")
 )
 
 // server is the PostgreSQL server the per-test databases are created on.
@@ -53,7 +55,6 @@ type server struct {
 	dsnFor  func(db string) string // DSN of database db on this server
 	about   string                 // for the log
 	cluster *cluster               // nil when using STREAMRULES_TEST_DSN
-	startup time.Duration          // how long starting the cluster took
 }
 
 // cluster is a throw-away cluster started by this test binary.
@@ -91,7 +92,7 @@ func DSN(t testing.TB) string {
 		if errors.As(srvErr, &np) {
 			if inCI() {
 				t.Fatalf("pgtest: no PostgreSQL found (%s) and %s=%s: FAILING instead of skipping; set %s or install postgresql",
-					np.reason, EnvCI, os.Getenv(EnvCI), EnvDSN)
+					np.reason, envCI, os.Getenv(envCI), EnvDSN)
 			}
 			t.Skipf("pgtest: no PostgreSQL found (%s): SKIPPING tests that need a real server; set %s or install postgresql",
 				np.reason, EnvDSN)
@@ -129,19 +130,18 @@ func Main(m *testing.M) int {
 	code := m.Run()
 	// Make DSN calls from goroutines that outlive the tests fail instead of
 	// starting a new cluster that nobody would stop.
-	once.Do(func() { srvErr = errors.New("DSN called after pgtest.Main finished") })
+	once.Do(func() {})
 	if srv != nil {
 		if err := srv.close(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: WARNING: %v\n", err)
 		}
-		srv = nil
-		srvErr = errors.New("DSN called after pgtest.Main finished")
 	}
+	srv, srvErr = nil, errFinished
 	return code
 }
 
 func inCI() bool {
-	ci, _ := strconv.ParseBool(os.Getenv(EnvCI))
+	ci, _ := strconv.ParseBool(os.Getenv(envCI))
 	return ci
 }
 
@@ -164,21 +164,9 @@ func setup() {
 
 // external uses the server named by STREAMRULES_TEST_DSN.
 func external(dsn string) (*server, error) {
-	s := &server{about: EnvDSN + " server"}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid URL: %v", EnvDSN, err)
-		}
-		s.about = fmt.Sprintf("%s server %s", EnvDSN, u.Redacted())
-		s.dsnFor = func(db string) string {
-			v := *u
-			v.Path, v.RawPath = "/"+db, ""
-			return v.String()
-		}
-	} else {
-		// key=value form: for repeated keys the last one wins.
-		s.dsnFor = func(db string) string { return dsn + " dbname=" + db }
+	s, err := externalServer(dsn)
+	if err != nil {
+		return nil, err
 	}
 	db, err := openAdmin(dsn)
 	if err != nil {
@@ -186,6 +174,29 @@ func external(dsn string) (*server, error) {
 	}
 	s.admin = db
 	return s, nil
+}
+
+// externalServer describes the server of dsn, without connecting to it.
+func externalServer(dsn string) (*server, error) {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		// key=value form: for repeated keys the last one wins.
+		return &server{
+			about:  EnvDSN + " server",
+			dsnFor: func(db string) string { return dsn + " dbname=" + db },
+		}, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a valid URL: %v", EnvDSN, err)
+	}
+	return &server{
+		about: fmt.Sprintf("%s server %s", EnvDSN, u.Redacted()),
+		dsnFor: func(db string) string {
+			v := *u
+			v.Path, v.RawPath = "/"+db, ""
+			return v.String()
+		},
+	}, nil
 }
 
 func openAdmin(dsn string) (*sql.DB, error) {
@@ -305,9 +316,8 @@ func startCluster() (_ *server, err error) {
 	if s.admin, err = openAdmin(s.dsnFor("postgres")); err != nil {
 		return nil, fmt.Errorf("connecting to the new cluster: %v\n--- tail of %s ---\n%s", err, c.logFile, c.logTail())
 	}
-	s.startup = time.Since(begin)
 	s.about = fmt.Sprintf("throw-away PostgreSQL cluster from %s on 127.0.0.1:%d in %s (started in %s)",
-		binDir, c.port, c.tmpDir, s.startup.Round(time.Millisecond))
+		binDir, c.port, c.tmpDir, time.Since(begin).Round(time.Millisecond))
 	return s, nil
 }
 
@@ -414,8 +424,7 @@ func findBinDir() (string, error) {
 
 	const pattern = "/usr/lib/postgresql/*/bin"
 	dirs, _ := filepath.Glob(pattern)
-	sort.Slice(dirs, func(i, j int) bool { return versionLess(versionOf(dirs[j]), versionOf(dirs[i])) })
-	for _, dir := range dirs {
+	for _, dir := range newestFirst(dirs) {
 		if hasTools(dir) {
 			return dir, nil
 		}
@@ -439,6 +448,13 @@ func hasTools(dir string) bool {
 	return true
 }
 
+// newestFirst sorts /usr/lib/postgresql/VERSION/bin directories by
+// descending VERSION, numerically, and returns dirs.
+func newestFirst(dirs []string) []string {
+	slices.SortFunc(dirs, func(a, b string) int { return slices.Compare(versionOf(b), versionOf(a)) })
+	return dirs
+}
+
 // versionOf returns the numeric parts of the version in /usr/lib/postgresql/VERSION/bin.
 func versionOf(binDir string) []int {
 	var v []int
@@ -450,15 +466,6 @@ func versionOf(binDir string) []int {
 		v = append(v, n)
 	}
 	return v
-}
-
-func versionLess(a, b []int) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return len(a) < len(b)
 }
 
 func freePort() (int, error) {
