@@ -441,19 +441,12 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 // ChatRequest is the decoded body of a chat-completions request. Fields the
 // server does not need are only in Request.Raw.
 type ChatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []Message       `json:"messages"`
-	Tools               []Tool          `json:"tools,omitempty"`
-	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
-	Stream              bool            `json:"stream,omitempty"`
-	StreamOptions       *StreamOptions  `json:"stream_options,omitempty"`
-	Stop                Stop            `json:"stop,omitempty"`
-	Temperature         *float64        `json:"temperature,omitempty"`
-	MaxTokens           int             `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
-	N                   int             `json:"n,omitempty"`
-	Seed                int             `json:"seed,omitempty"`
-	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
+	Model         string         `json:"model"`
+	Messages      []Message      `json:"messages"`
+	Tools         []Tool         `json:"tools,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+	Stop          Stop           `json:"stop,omitempty"`
 }
 
 // StreamOptions is the request's stream_options.
@@ -482,13 +475,10 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 
 // Message is one message of the request.
 type Message struct {
-	Role             string        `json:"role"`
-	Content          Content       `json:"content"`
-	Name             string        `json:"name,omitempty"`
-	ToolCalls        []ToolCall    `json:"tool_calls,omitempty"`
-	ToolCallID       string        `json:"tool_call_id,omitempty"`
-	FunctionCall     *FunctionCall `json:"function_call,omitempty"`
-	ReasoningContent string        `json:"reasoning_content,omitempty"`
+	Role       string     `json:"role"`
+	Content    Content    `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // Content is a message's content: a string, an array of parts, or null.

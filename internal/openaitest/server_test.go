@@ -89,6 +89,45 @@ func human(text string) []llms.MessageContent {
 	return []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, text)}
 }
 
+// askParis runs exec on the Paris weather question, streaming into got unless
+// it is nil, and checks the final answer and that the tool was asked about
+// Paris once.
+func askParis(t *testing.T, exec *agents.Executor, tool *weatherTool, got *collector) {
+	t.Helper()
+	var opts []chains.ChainCallOption
+	if got != nil {
+		opts = append(opts, chains.WithStreamingFunc(got.Func))
+	}
+	out, err := chains.Run(context.Background(), exec, "What is the weather in Paris?", opts...)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if out != "It is 21C in Paris." {
+		t.Errorf("output = %q", out)
+	}
+	if in := tool.Inputs(); !slices.Equal(in, []string{"Paris"}) {
+		t.Errorf("tool inputs = %q, want [Paris]", in)
+	}
+}
+
+// post sends body to the server's chat path, with a bearer token if auth.
+func post(t *testing.T, srv *openaitest.Server, auth bool, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+openaitest.ChatPath, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth {
+		req.Header.Set("Authorization", "Bearer test")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
 func TestMRKLAgent(t *testing.T) {
 	// The made-up observation after the stop word must be cut by the server.
 	first := "Thought: I should look it up.\nAction: weather\nAction Input: Paris\nObservation: made up"
@@ -99,23 +138,11 @@ func TestMRKLAgent(t *testing.T) {
 		t.Run(fmt.Sprint("streaming=", streaming), func(t *testing.T) {
 			srv := openaitest.New(t, scripted.Reply{Text: first, Chunk: 5}, scripted.Reply{Text: final, Chunk: 5})
 			tool := &weatherTool{}
-			exec := agents.NewExecutor(agents.NewOneShotAgent(srv.LLM(t), []tools.Tool{tool}))
-
-			var got collector
-			var opts []chains.ChainCallOption
+			var got *collector
 			if streaming {
-				opts = append(opts, chains.WithStreamingFunc(got.Func))
+				got = new(collector)
 			}
-			out, err := chains.Run(context.Background(), exec, "What is the weather in Paris?", opts...)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if out != "It is 21C in Paris." {
-				t.Errorf("output = %q", out)
-			}
-			if in := tool.Inputs(); !slices.Equal(in, []string{"Paris"}) {
-				t.Errorf("tool inputs = %q, want [Paris]", in)
-			}
+			askParis(t, agents.NewExecutor(agents.NewOneShotAgent(srv.LLM(t), []tools.Tool{tool})), tool, got)
 			if streaming {
 				want := append(scripted.SplitChunks(cut, 5), scripted.SplitChunks(final, 5)...)
 				if c := got.Text(); !slices.Equal(c, want) {
@@ -156,23 +183,11 @@ func TestOpenAIFunctionsAgent(t *testing.T) {
 				scripted.Reply{Text: "It is 21C in Paris.", Chunk: 3},
 			)
 			tool := &weatherTool{}
-			exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(srv.LLM(t), []tools.Tool{tool}))
-
-			var got collector
-			var opts []chains.ChainCallOption
+			var got *collector
 			if streaming {
-				opts = append(opts, chains.WithStreamingFunc(got.Func))
+				got = new(collector)
 			}
-			out, err := chains.Run(context.Background(), exec, "What is the weather in Paris?", opts...)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if out != "It is 21C in Paris." {
-				t.Errorf("output = %q", out)
-			}
-			if in := tool.Inputs(); !slices.Equal(in, []string{"Paris"}) {
-				t.Errorf("tool inputs = %q, want [Paris]", in)
-			}
+			askParis(t, agents.NewExecutor(agents.NewOpenAIFunctionsAgent(srv.LLM(t), []tools.Tool{tool})), tool, got)
 			if streaming {
 				if c := got.Text(); !slices.Equal(c, scripted.SplitChunks("It is 21C in Paris.", 3)) {
 					t.Errorf("streamed text = %q", c)
@@ -263,14 +278,8 @@ func TestStreamWire(t *testing.T) {
 	srv := openaitest.New(t, scripted.Reply{Text: "Hi!", Chunk: 2, ToolCalls: []llms.ToolCall{
 		{FunctionCall: &llms.FunctionCall{Name: "weather", Arguments: `{"city":"Paris"}`}},
 	}})
-	body := `{"model":"gpt-test","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+openaitest.ChatPath, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer test")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := post(t, srv, true,
+		`{"model":"gpt-test","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, ct)
 	}
@@ -364,6 +373,89 @@ func TestStreamWire(t *testing.T) {
 	}
 	if text.String() != "Hi!" || args.String() != `{"city":"Paris"}` || finish != "tool_calls" {
 		t.Errorf("text %q, arguments %q, finish reason %q", text.String(), args.String(), finish)
+	}
+}
+
+// TestCompletionWire checks a non-streamed answer that only calls a tool:
+// like the real API, its content is null rather than "".
+func TestCompletionWire(t *testing.T) {
+	srv := openaitest.New(t, scripted.Reply{ToolCalls: []llms.ToolCall{
+		{FunctionCall: &llms.FunctionCall{Name: "weather", Arguments: `{"city":"Paris"}`}},
+	}})
+	resp := post(t, srv, true, `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`)
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "application/json" {
+		t.Fatalf("status %d, content type %q", resp.StatusCode, ct)
+	}
+	var body struct {
+		Object  string `json:"object"`
+		Model   string `json:"model"`
+		Choices []struct {
+			Message      map[string]json.RawMessage `json:"message"`
+			FinishReason string                     `json:"finish_reason"`
+		} `json:"choices"`
+		Usage openaitest.Usage `json:"usage"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Object != "chat.completion" || body.Model != "gpt-test" || len(body.Choices) != 1 {
+		t.Fatalf("completion = %+v", body)
+	}
+	c := body.Choices[0]
+	if string(c.Message["content"]) != "null" || c.FinishReason != "tool_calls" {
+		t.Errorf("content %s, finish reason %q; want null, tool_calls", c.Message["content"], c.FinishReason)
+	}
+	var calls []openaitest.ToolCall
+	if err := json.Unmarshal(c.Message["tool_calls"], &calls); err != nil || len(calls) != 1 ||
+		calls[0] != (openaitest.ToolCall{ID: "call_1", Type: "function", Function: openaitest.FunctionCall{Name: "weather", Arguments: `{"city":"Paris"}`}}) {
+		t.Errorf("tool_calls = %s (%v)", c.Message["tool_calls"], err)
+	}
+	if u := body.Usage; u.PromptTokens <= 0 || u.CompletionTokens <= 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage = %+v", u)
+	}
+}
+
+// TestRejections checks the requests the server refuses, with the real API's
+// status codes, before they can consume a reply.
+func TestRejections(t *testing.T) {
+	srv := openaitest.New(t, scripted.Reply{Text: "only for the valid request"})
+	const user = `{"role":"user","content":"q"}`
+	for _, tc := range []struct {
+		name string
+		auth bool
+		body string
+		code int
+		msg  string
+	}{
+		{"no API key", false, `{"model":"m","messages":[` + user + `]}`, 401, "API key"},
+		{"bad JSON", true, `{"model":`, 400, "parse the JSON"},
+		{"no model", true, `{"messages":[` + user + `]}`, 400, "model parameter"},
+		{"no messages", true, `{"model":"m","messages":[]}`, 400, "too short"},
+		{"stream_options without stream", true, `{"model":"m","stream_options":{"include_usage":true},"messages":[` + user + `]}`, 400, "stream_options"},
+		{"tool type", true, `{"model":"m","tools":[{"type":"web","function":{"name":"f"}}],"messages":[` + user + `]}`, 400, "tools[0].type"},
+		{"tool name", true, `{"model":"m","tools":[{"type":"function","function":{}}],"messages":[` + user + `]}`, 400, "tools[0].function.name"},
+		{"unknown role", true, `{"model":"m","messages":[{"role":"robot","content":"q"}]}`, 400, "'robot'"},
+		{"tool calls on a user message", true, `{"model":"m","messages":[{"role":"user","content":"q","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "'tool_calls' was unexpected"},
+		{"tool call without id", true, `{"model":"m","messages":[` + user + `,{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "tool_calls[0].id"},
+		{"tool call without name", true, `{"model":"m","messages":[` + user + `,{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}]}`, 400, "needs a name"},
+		{"unanswered tool call at the end", true, `{"model":"m","messages":[` + user + `,{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, "did not have response messages: c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := post(t, srv, tc.auth, tc.body)
+			var e struct {
+				Error struct{ Message, Type string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.code || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, tc.msg) {
+				t.Errorf("got %d %q %q, want %d invalid_request_error containing %q", resp.StatusCode, e.Error.Type, e.Error.Message, tc.code, tc.msg)
+			}
+		})
+	}
+	resp := post(t, srv, true, `{"model":"m","messages":[`+user+`]}`)
+	if resp.StatusCode != 200 {
+		t.Errorf("valid request after the rejected ones: status %d; they must not consume the script", resp.StatusCode)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// DefaultChunk is the streaming chunk size, in bytes, used when Reply.Chunk is 0.
-const DefaultChunk = 4
+// defaultChunk is the streaming chunk size, in bytes, used when Reply.Chunk is 0.
+const defaultChunk = 4
 
 // ErrNoReply is returned (wrapped, as "scripted: no reply left for call N")
 // when a model built by [New] is called more often than it has replies.
@@ -34,9 +34,9 @@ type Reply struct {
 	// "function"; an empty ID is filled with "call_N", N counting from 1 per
 	// model (per server in openaitest), so IDs are unique like real ones.
 	ToolCalls []llms.ToolCall
-	// Chunk is the size in bytes of the streamed pieces (0 means
-	// DefaultChunk). A piece is stretched to the end of a rune rather than
-	// splitting it, since real providers stream whole tokens.
+	// Chunk is the size in bytes of the streamed pieces (0 means 4). A piece
+	// is stretched to the end of a rune rather than splitting it, since real
+	// providers stream whole tokens.
 	Chunk int
 	// Delay makes the model wait before answering; cancelling the context
 	// interrupts the wait. Useful for timeout and cancellation tests.
@@ -258,12 +258,12 @@ func CutAtStop(text string, stop []string) string {
 	return text[:end]
 }
 
-// SplitChunks splits text into pieces of size bytes (DefaultChunk if size <=
-// 0), stretching a piece rather than splitting a UTF-8 sequence. It returns
-// nil for empty text.
+// SplitChunks splits text into pieces of size bytes (4 if size <= 0),
+// stretching a piece rather than splitting a UTF-8 sequence. It returns nil
+// for empty text.
 func SplitChunks(text string, size int) []string {
 	if size <= 0 {
-		size = DefaultChunk
+		size = defaultChunk
 	}
 	var out []string
 	for len(text) > 0 {

@@ -63,19 +63,10 @@ func (c *collector) Chunks() []string {
 	return slices.Clone(c.chunks)
 }
 
-func TestMRKLAgent(t *testing.T) {
-	// The made-up observation after the stop word must never reach the agent,
-	// exactly as with a real completion API.
-	first := "Thought: I should look it up.\nAction: weather\nAction Input: Paris\nObservation: made up"
-	final := "Thought: I now know the final answer\nFinal Answer: It is 21C in Paris."
-	model := scripted.New(
-		scripted.Reply{Text: first, Chunk: 5},
-		scripted.Reply{Text: final, Chunk: 5},
-	)
-	tool := &weatherTool{}
-	exec := agents.NewExecutor(agents.NewOneShotAgent(model, []tools.Tool{tool}))
-
-	var got collector
+// askParis runs exec on the Paris weather question, streaming into got, and
+// checks the final answer and that the tool was asked about Paris once.
+func askParis(t *testing.T, exec *agents.Executor, tool *weatherTool, got *collector) {
+	t.Helper()
 	out, err := chains.Run(context.Background(), exec, "What is the weather in Paris?",
 		chains.WithStreamingFunc(got.Func))
 	if err != nil {
@@ -87,6 +78,20 @@ func TestMRKLAgent(t *testing.T) {
 	if in := tool.Inputs(); !slices.Equal(in, []string{"Paris"}) {
 		t.Errorf("tool inputs = %q, want [Paris]", in)
 	}
+}
+
+func TestMRKLAgent(t *testing.T) {
+	// The made-up observation after the stop word must never reach the agent,
+	// exactly as with a real completion API.
+	first := "Thought: I should look it up.\nAction: weather\nAction Input: Paris\nObservation: made up"
+	final := "Thought: I now know the final answer\nFinal Answer: It is 21C in Paris."
+	model := scripted.New(
+		scripted.Reply{Text: first, Chunk: 5},
+		scripted.Reply{Text: final, Chunk: 5},
+	)
+	tool := &weatherTool{}
+	var got collector
+	askParis(t, agents.NewExecutor(agents.NewOneShotAgent(model, []tools.Tool{tool})), tool, &got)
 
 	cut, _, _ := strings.Cut(first, "\nObservation:")
 	want := append(scripted.SplitChunks(cut, 5), scripted.SplitChunks(final, 5)...)
@@ -120,20 +125,8 @@ func TestOpenAIFunctionsAgent(t *testing.T) {
 		scripted.Reply{Text: "It is 21C in Paris.", Chunk: 3},
 	)
 	tool := &weatherTool{}
-	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, []tools.Tool{tool}))
-
 	var got collector
-	out, err := chains.Run(context.Background(), exec, "What is the weather in Paris?",
-		chains.WithStreamingFunc(got.Func))
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if out != "It is 21C in Paris." {
-		t.Errorf("output = %q", out)
-	}
-	if in := tool.Inputs(); !slices.Equal(in, []string{"Paris"}) {
-		t.Errorf("tool inputs = %q, want [Paris]", in)
-	}
+	askParis(t, agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, []tools.Tool{tool})), tool, &got)
 	if chunks := got.Chunks(); !slices.Equal(chunks, scripted.SplitChunks("It is 21C in Paris.", 3)) {
 		t.Errorf("streamed chunks = %q", chunks)
 	}
@@ -165,11 +158,12 @@ func TestOpenAIFunctionsAgent(t *testing.T) {
 
 func TestResponseShape(t *testing.T) {
 	ctx := context.Background()
+	fa := &llms.FunctionCall{Name: "a", Arguments: `{"x":1}`}
 	model := scripted.New(
 		scripted.Reply{Text: "hi"},
 		scripted.Reply{Text: "let me check", ToolCalls: []llms.ToolCall{
-			{FunctionCall: &llms.FunctionCall{Name: "a", Arguments: "{}"}},
-			{ID: "mine", FunctionCall: &llms.FunctionCall{Name: "b", Arguments: "{}"}},
+			{FunctionCall: fa},
+			{ID: "mine", Type: "custom", FunctionCall: &llms.FunctionCall{Name: "b", Arguments: "{}"}},
 		}},
 	)
 	resp, err := model.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "x")})
@@ -188,8 +182,12 @@ func TestResponseShape(t *testing.T) {
 	if c.Content != "let me check" || c.StopReason != "tool_calls" || len(c.ToolCalls) != 2 {
 		t.Fatalf("tool choice = %+v", c)
 	}
-	if c.ToolCalls[0].ID != "call_1" || c.ToolCalls[0].Type != "function" || c.ToolCalls[1].ID != "mine" {
+	if c.ToolCalls[0].ID != "call_1" || c.ToolCalls[0].Type != "function" || c.ToolCalls[1].ID != "mine" || c.ToolCalls[1].Type != "custom" {
 		t.Errorf("tool calls = %+v", c.ToolCalls)
+	}
+	// The answer carries copies: callers cannot change the script through it.
+	if got := c.ToolCalls[0].FunctionCall; got == fa || *got != *fa {
+		t.Errorf("tool call 0 function = %p %+v, want a copy of %p %+v", got, *got, fa, *fa)
 	}
 	if c.FuncCall != c.ToolCalls[0].FunctionCall {
 		t.Error("FuncCall must be the first tool call's FunctionCall, as in llms/openai")
@@ -380,29 +378,44 @@ func (c *cancelTool) Call(context.Context, string) (string, error) {
 }
 
 func TestCallsAreDeepCopies(t *testing.T) {
-	model := scripted.New(scripted.Reply{Text: "ok"})
+	// The reply func scribbles over the call it gets, which is its own copy.
+	model := scripted.NewFunc(func(c scripted.Call) scripted.Reply {
+		c.Messages[0].Role = "func"
+		c.Messages[0].Parts[1].(llms.ToolCall).FunctionCall.Name = "func"
+		c.Messages[0].Parts[2].(llms.BinaryContent).Data[0] = 'f'
+		c.Options.StopWords[0] = "func"
+		c.Options.Tools[0].Function.Name = "func"
+		return scripted.Reply{Text: "ok"}
+	})
 	msgs := []llms.MessageContent{{
 		Role: llms.ChatMessageTypeAI,
 		Parts: []llms.ContentPart{
 			llms.TextContent{Text: "before"},
 			llms.ToolCall{ID: "x", FunctionCall: &llms.FunctionCall{Name: "before"}},
+			llms.BinaryContent{MIMEType: "text/plain", Data: []byte("before")},
 		},
 	}}
 	stop := []string{"STOP"}
-	if _, err := model.GenerateContent(context.Background(), msgs, llms.WithStopWords(stop)); err != nil {
+	tls := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "before"}}}
+	if _, err := model.GenerateContent(context.Background(), msgs, llms.WithStopWords(stop), llms.WithTools(tls)); err != nil {
 		t.Fatal(err)
 	}
 	// Mutating what was sent, or what Calls returned, must not change the record.
 	msgs[0].Parts[0] = llms.TextContent{Text: "after"}
 	msgs[0].Parts[1].(llms.ToolCall).FunctionCall.Name = "after"
+	msgs[0].Parts[2].(llms.BinaryContent).Data[0] = 'a'
 	stop[0] = "after"
+	tls[0].Function.Name = "after"
 	got := model.Calls()
 	got[0].Messages[0].Role = "after"
 	got[0].Options.StopWords[0] = "after"
+	got[0].Options.Tools[0].Function.Name = "after"
 
 	c := model.Calls()[0]
 	if c.Messages[0].Role != llms.ChatMessageTypeAI || c.Text() != "before" ||
-		c.Messages[0].Parts[1].(llms.ToolCall).FunctionCall.Name != "before" || c.Options.StopWords[0] != "STOP" {
+		c.Messages[0].Parts[1].(llms.ToolCall).FunctionCall.Name != "before" ||
+		string(c.Messages[0].Parts[2].(llms.BinaryContent).Data) != "before" ||
+		c.Options.StopWords[0] != "STOP" || c.Options.Tools[0].Function.Name != "before" {
 		t.Errorf("record changed: %+v", c)
 	}
 }
