@@ -81,7 +81,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 	}
 	e.environments = append(slices.Clone(BuiltinEnvironments), cfg.Environments...)
 	for _, name := range cfg.Environments {
-		if !nameRE.MatchString(name) {
+		if !ValidName(name) {
 			return nil, fmt.Errorf("streamrules: environment name %q must match [a-z][a-z0-9_]*", name)
 		}
 	}

@@ -104,6 +104,9 @@ var (
 	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
 )
 
+// ValidName reports whether s is a valid rule or environment name: [a-z][a-z0-9_]*.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
 // Normalize trims the fields a person types, derives an empty mode from the scope and sorts When.
 // It does not validate.
 func (r *Rule) Normalize() {

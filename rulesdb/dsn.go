@@ -37,6 +37,14 @@ type target struct {
 // ErrUnknownScheme is wrapped by Open's error for a DSN it cannot place.
 var ErrUnknownScheme = errors.New(`unknown DSN scheme: use "postgres://…", "postgresql://…", "sqlite:PATH", "file:PATH" or "" for the default SQLite file`)
 
+// Describe checks a DSN as Open would, without connecting, and names the store it points
+// at ("PostgreSQL host H database D", "SQLite file F"): never its password. A host uses
+// it to reject a bad DSN up front, naming its own configuration variable.
+func Describe(dsn, defaultSQLitePath string) (string, error) {
+	t, err := parseDSN(dsn, defaultSQLitePath)
+	return t.about, err
+}
+
 func parseDSN(dsn, defaultSQLitePath string) (target, error) {
 	switch {
 	case dsn == "":

@@ -142,3 +142,17 @@ func TestMigrationsOnce(t *testing.T) {
 		}
 	})
 }
+
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	about, err := rulesdb.Describe("postgres://u:hunter2@db.example:5432/rules?sslmode=disable", "x.db")
+	if err != nil || !strings.Contains(about, "db.example") || !strings.Contains(about, "rules") || strings.Contains(about, "hunter2") {
+		t.Errorf("Describe = %q, %v", about, err)
+	}
+	if about, err := rulesdb.Describe("", "default.db"); err != nil || !strings.Contains(about, "default.db") {
+		t.Errorf("Describe(\"\") = %q, %v", about, err)
+	}
+	if _, err := rulesdb.Describe("mysql://u:hunter2@h/db", "x.db"); !errors.Is(err, rulesdb.ErrUnknownScheme) || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("Describe(mysql) error %v", err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,8 +18,6 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/seeds"
 )
-
-var envNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 var (
 	_ streamrules.Store          = (*Store)(nil)
@@ -111,7 +108,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		return nil, err
 	}
 	for _, name := range cfg.Environments {
-		if !envNameRE.MatchString(name) {
+		if !streamrules.ValidName(name) {
 			return nil, fmt.Errorf("rulesdb: environment name %q must match [a-z][a-z0-9_]*", name)
 		}
 	}

@@ -27,7 +27,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
@@ -436,23 +435,13 @@ func printSeed(w io.Writer, rep rulesdb.SeedReport) {
 	}
 }
 
-// describeStore names the store without the DSN's password.
+// describeStore names the store without the DSN's password (checkDSN passed already).
 func describeStore(cfg Config) string {
-	dsn := cfg.DSN
-	lower := strings.ToLower(dsn)
-	switch {
-	case dsn == "":
-		return "SQLite file " + cfg.SQLitePath + " (STREAMRULES_DSN is empty)"
-	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return "PostgreSQL"
-		}
-		return fmt.Sprintf("PostgreSQL at %s, database %s", u.Host, strings.TrimPrefix(u.Path, "/"))
+	about, _ := rulesdb.Describe(cfg.DSN, cfg.SQLitePath)
+	if cfg.DSN == "" {
+		about += " (STREAMRULES_DSN is empty)"
 	}
-	_, rest, _ := strings.Cut(dsn, ":")
-	path, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
-	return "SQLite file " + path
+	return about
 }
 
 // runOffline plays the scripted session and prints it. It returns the transcript.
