@@ -187,6 +187,9 @@ func TestToolOutputCannotPoseAsSystem(t *testing.T) {
 	if steps[0].Observation != evil {
 		t.Errorf("the clean view must keep the tool's own output: %q", steps[0].Observation)
 	}
+	if !strings.Contains(r.rec.all(), "tool end: "+evil) {
+		t.Errorf("the client must get the tool's output unchanged:\n%s", r.rec.all())
+	}
 }
 
 func TestSoftPoliciesAcrossMoves(t *testing.T) {
