@@ -29,7 +29,7 @@ func benchEngine(b *testing.B, rules []Rule) *Engine {
 func textRules(patterns []string) []Rule {
 	rules := make([]Rule, len(patterns))
 	for i, p := range patterns {
-		rules[i] = Rule{Name: fmt.Sprintf("rule_%05d", i), Scope: ScopeText, Condition: p, Text: "fix it", Enabled: true}
+		rules[i] = Rule{Name: fmt.Sprintf("rule_%05d", i), Scope: ScopeText, Condition: p, Text: "fix it"}
 	}
 	return rules
 }
@@ -103,7 +103,7 @@ func BenchmarkSoftCheck(b *testing.B) {
 	for i := 0; i < 1000; i++ {
 		rules = append(rules, Rule{
 			Name: fmt.Sprintf("soft_%04d", i), Scope: fmt.Sprintf("tool:tool_%02d", i%100),
-			Condition: fmt.Sprintf(`(?i)"(cmd|path)":"[^"]*\b(rm\s+-rf|shred)_%d\b`, i), Text: "careful", Enabled: true,
+			Condition: fmt.Sprintf(`(?i)"(cmd|path)":"[^"]*\b(rm\s+-rf|shred)_%d\b`, i), Text: "careful",
 		})
 	}
 	eng := benchEngine(b, rules)

@@ -144,7 +144,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 func sameRule(a, b Rule) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.Scope == b.Scope && a.Condition == b.Condition &&
 		a.Negate == b.Negate && slices.Equal(a.When, b.When) && a.Text == b.Text && a.Mode == b.Mode &&
-		a.Repeat == b.Repeat && a.Enabled == b.Enabled && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
+		a.Repeat == b.Repeat && a.Disabled == b.Disabled && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
 }
 
 func cloneRules(rules []Rule) []Rule {
@@ -206,7 +206,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	// the reminders, the verdicts and the stats stay in rule-name order.
 	sorted := make([]Rule, 0, len(rules))
 	for _, r := range rules {
-		if !r.Enabled {
+		if r.Disabled {
 			continue
 		}
 		r.When = slices.Clone(r.When)

@@ -155,8 +155,8 @@ func TestMoveFrom(t *testing.T) {
 func TestDisabledRuleNotLoaded(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []Rule{
-		with(softRule("off", "shell", ""), func(r *Rule) { r.Enabled = false }),
-		with(textRule("off_text", ""), func(r *Rule) { r.Enabled = false }),
+		with(softRule("off", "shell", ""), func(r *Rule) { r.Disabled = true }),
+		with(textRule("off_text", ""), func(r *Rule) { r.Disabled = true }),
 		softRule("on", "shell", ""),
 	}, nil)
 	if got := f.eng.Rules(); len(got) != 1 || got[0].Name != "on" {
@@ -379,7 +379,7 @@ func TestBadRowsSkippedWithOneWarningEach(t *testing.T) {
 	// so " good_soft" is a second row that normalizes to "good_soft").
 	st.PutRaw(with(softRule(" good_soft", "shell", ""), func(r *Rule) { r.Text = "the duplicate" }))
 	// Bad and disabled: not loaded, so not judged.
-	st.PutRaw(with(softRule("bad_but_off", "shell", "("), func(r *Rule) { r.Enabled = false }))
+	st.PutRaw(with(softRule("bad_but_off", "shell", "("), func(r *Rule) { r.Disabled = true }))
 
 	f := newFixtureOn(t, st, st, nil)
 	for _, name := range []string{"bad_regex", "bad_when", "bad_mode", "bad_text", "bad_repeat", `"Bad Name"`, "bad_scope"} {
@@ -520,7 +520,7 @@ func TestReloadOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	disabled := edited
-	disabled.Enabled = false
+	disabled.Disabled = true
 	if _, err := f.store.UpdateRule(ctx, "first", disabled); err != nil {
 		t.Fatal(err)
 	}

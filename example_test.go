@@ -16,11 +16,10 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func ExampleEngine() {
 	ctx := context.Background()
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
-		Name:    "local_shell_for_his_machine",
-		Scope:   "tool:shell",
-		When:    []string{streamrules.EnvClientOps},
-		Text:    "This shell runs on the agent's machine, not the master's.",
-		Enabled: true,
+		Name:  "local_shell_for_his_machine",
+		Scope: "tool:shell",
+		When:  []string{streamrules.EnvClientOps},
+		Text:  "This shell runs on the agent's machine, not the master's.",
 	}, {
 		Name:      "telegram_reply_tail",
 		Scope:     "text",
@@ -28,7 +27,6 @@ func ExampleEngine() {
 		Negate:    true,
 		When:      []string{streamrules.EnvTelegram},
 		Text:      "A Telegram reply ends with the tail ↩ #id.",
-		Enabled:   true,
 	}})
 	if err != nil {
 		panic(err)
@@ -74,7 +72,6 @@ func ExampleMove_CheckAnswer() {
 		Condition: `!\[[^\]]*\]\([^)]*\)`,
 		When:      []string{streamrules.EnvTelegram},
 		Text:      "Telegram does not render markdown: send the picture with telegram_send_photo.",
-		Enabled:   true,
 	}, {
 		Name:      "telegram_reply_tail",
 		Scope:     "text",
@@ -82,7 +79,6 @@ func ExampleMove_CheckAnswer() {
 		Negate:    true,
 		When:      []string{streamrules.EnvTelegram},
 		Text:      "End a Telegram reply with ↩ #id.",
-		Enabled:   true,
 	}})
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet})
 	defer eng.Close()
@@ -111,7 +107,6 @@ func ExampleMove_ToolReminders() {
 		Scope:     "tool:write_file",
 		Condition: `"overwrite":true`,
 		Text:      "Editing an existing file goes through write_diff.",
-		Enabled:   true,
 	}})
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet, EmptyOutputMarker: "(no output)"})
 	defer eng.Close()

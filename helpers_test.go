@@ -100,11 +100,11 @@ func newFixtureOn(t *testing.T, store Store, mem *MemoryStore, cfg *Config) fixt
 }
 
 func softRule(name, tool, cond string) Rule {
-	return Rule{Name: name, Scope: ScopeToolPrefix + tool, Condition: cond, Text: "Text of " + name + ".", Enabled: true}
+	return Rule{Name: name, Scope: ScopeToolPrefix + tool, Condition: cond, Text: "Text of " + name + "."}
 }
 
 func textRule(name, cond string) Rule {
-	return Rule{Name: name, Scope: ScopeText, Condition: cond, Text: "Text of " + name + ".", Enabled: true}
+	return Rule{Name: name, Scope: ScopeText, Condition: cond, Text: "Text of " + name + "."}
 }
 
 func with(r Rule, edit func(r *Rule)) Rule {

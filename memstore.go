@@ -49,7 +49,7 @@ func (s *MemoryStore) LoadRules(context.Context) ([]Rule, error) {
 	defer s.mu.Unlock()
 	var out []Rule
 	for _, r := range s.sorted() {
-		if r.Enabled {
+		if !r.Disabled {
 			out = append(out, r)
 		}
 	}

@@ -18,7 +18,7 @@ func TestMemoryStoreCRUD(t *testing.T) {
 		t.Fatal("NewMemoryStore accepted a bad rule")
 	}
 
-	created, err := st.CreateRule(ctx, Rule{Name: " a_rule ", Scope: "text", Text: " x ", When: []string{"voice"}, Enabled: false})
+	created, err := st.CreateRule(ctx, Rule{Name: " a_rule ", Scope: "text", Text: " x ", When: []string{"voice"}, Disabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package streamrules
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -47,18 +48,45 @@ const (
 
 // Rule is one stream rule: a condition on a tool call or an answer, and what the model is told when it holds.
 type Rule struct {
-	ID        int64     `json:"id,omitempty" db:"id"`
-	Name      string    `json:"name" db:"name"`
-	Scope     string    `json:"scope" db:"scope"`
-	Condition string    `json:"condition" db:"condition"`
-	Negate    bool      `json:"negate" db:"negate"`
-	When      []string  `json:"when" db:"-"`
-	Text      string    `json:"text" db:"text"`
-	Mode      Mode      `json:"mode" db:"mode"`
-	Repeat    string    `json:"repeat" db:"repeat"`
-	Enabled   bool      `json:"enabled" db:"enabled"`
+	ID        int64    `json:"id,omitempty" db:"id"`
+	Name      string   `json:"name" db:"name"`
+	Scope     string   `json:"scope" db:"scope"`
+	Condition string   `json:"condition" db:"condition"`
+	Negate    bool     `json:"negate" db:"negate"`
+	When      []string `json:"when" db:"-"`
+	Text      string   `json:"text" db:"text"`
+	Mode      Mode     `json:"mode" db:"mode"`
+	Repeat    string   `json:"repeat" db:"repeat"`
+	// Disabled keeps the rule but does not load it. The zero value is an enabled rule, so a
+	// Rule literal that says nothing about it works; on the wire it is "enabled" (see MarshalJSON).
+	Disabled  bool      `json:"-" db:"-"`
 	CreatedAt time.Time `json:"created_at,omitzero" db:"created_at"`
 	UpdatedAt time.Time `json:"updated_at,omitzero" db:"updated_at"`
+}
+
+// ruleFields is Rule without its methods, for the JSON wrappers below.
+type ruleFields Rule
+
+// MarshalJSON writes the rule with its wire names; Disabled goes out as "enabled".
+func (r Rule) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ruleFields
+		Enabled bool `json:"enabled"`
+	}{ruleFields(r), !r.Disabled})
+}
+
+// UnmarshalJSON reads the wire form; an absent "enabled" means enabled.
+func (r *Rule) UnmarshalJSON(data []byte) error {
+	var w struct {
+		*ruleFields
+		Enabled *bool `json:"enabled"`
+	}
+	w.ruleFields = (*ruleFields)(r)
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	r.Disabled = w.Enabled != nil && !*w.Enabled
+	return nil
 }
 
 // Tool returns the tool name of a tool-scoped rule, or "" for a text rule.

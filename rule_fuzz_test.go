@@ -68,7 +68,7 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, scope, cond string, negate bool, when, text, mode, repeat string) {
 		r := Rule{
 			Name: name, Scope: scope, Condition: cond, Negate: negate, Text: text,
-			Mode: Mode(mode), Repeat: repeat, Enabled: true,
+			Mode: Mode(mode), Repeat: repeat,
 		}
 		if when != "" {
 			r.When = strings.Split(when, ",")

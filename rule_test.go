@@ -16,7 +16,6 @@ func goodRule() Rule {
 		Condition: `"path":"[^"]+"`,
 		Text:      "Editing an existing file goes through write_diff.",
 		Mode:      ModeRemind,
-		Enabled:   true,
 	}
 }
 
@@ -30,7 +29,6 @@ func goodTextRule() Rule {
 		Text:      "A Telegram reply ends with the tail ↩ #id.",
 		Mode:      ModeInterrupt,
 		Repeat:    "after:3",
-		Enabled:   true,
 	}
 }
 
@@ -136,7 +134,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"repeat once", nil, func(r *Rule) { r.Repeat = "once" }},
 		{"repeat after:1", nil, func(r *Rule) { r.Repeat = "after:1" }},
 		{"repeat after:1000", nil, func(r *Rule) { r.Repeat = "after:1000" }},
-		{"disabled rule is still valid", nil, func(r *Rule) { r.Enabled = false }},
+		{"disabled rule is still valid", nil, func(r *Rule) { r.Disabled = true }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -212,7 +212,7 @@ func TestMasterEditsRulesThroughTheAgent(t *testing.T) {
 		t.Fatalf("the master's edit failed: %s", got)
 	}
 	rule, err := c.store.GetRule(context.Background(), "telegram_reply_tail")
-	if err != nil || rule.Enabled {
+	if err != nil || !rule.Disabled {
 		t.Fatalf("rule in the database: %+v %v", rule, err)
 	}
 	if out, _ := c.move(t, "tg-1", "hi", streamrules.EnvTelegram); out != "no tail now" {

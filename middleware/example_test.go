@@ -22,7 +22,7 @@ func ExampleGuard() {
 	ctx := context.Background()
 	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "telegram_markdown_image", Scope: "text", Condition: `!\[[^\]]*\]\([^)]*\)`,
-		When: []string{"telegram"}, Text: "Telegram does not render markdown images.", Enabled: true,
+		When: []string{"telegram"}, Text: "Telegram does not render markdown images.",
 	}})
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	model := scripted.New(

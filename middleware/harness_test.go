@@ -196,11 +196,11 @@ func memoryText(t *testing.T, mem *memory.ConversationBuffer) string {
 }
 
 func softRule(name, tool, cond, text string) streamrules.Rule {
-	return streamrules.Rule{Name: name, Scope: "tool:" + tool, Condition: cond, Text: text, Enabled: true}
+	return streamrules.Rule{Name: name, Scope: "tool:" + tool, Condition: cond, Text: text}
 }
 
 func textRule(name, cond, text string, when ...string) streamrules.Rule {
-	return streamrules.Rule{Name: name, Scope: "text", Condition: cond, Text: text, When: when, Enabled: true}
+	return streamrules.Rule{Name: name, Scope: "text", Condition: cond, Text: text, When: when}
 }
 
 // assertClean fails if the client's view holds an engine block.

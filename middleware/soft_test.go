@@ -203,7 +203,7 @@ func TestSoftPoliciesAcrossMoves(t *testing.T) {
 	neg := softRule("neg_rule", "shell", `safe`, "negate text")
 	neg.Negate = true
 	off := softRule("off_rule", "shell", ``, "disabled text")
-	off.Enabled = false
+	off.Disabled = true
 	r := newRig(t, nil, once, after, tg, neg, off)
 	shell := &echoTool{name: "shell"}
 	moveRules := func(input string, env ...string) []string {

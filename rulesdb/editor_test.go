@@ -25,7 +25,7 @@ func TestCRUD(t *testing.T) {
 
 		r, err := s.CreateRule(ctx, streamrules.Rule{
 			Name: " deploy_ticket ", Scope: "tool:deploy", Condition: `"env":"prod"`,
-			When: []string{"prod", "master", "prod"}, Text: " Deploys to prod need a ticket number. ", Enabled: true,
+			When: []string{"prod", "master", "prod"}, Text: " Deploys to prod need a ticket number. ",
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -67,11 +67,11 @@ func TestCRUD(t *testing.T) {
 		}
 
 		// Disabled rules are listed but not loaded.
-		r.Enabled = false
+		r.Disabled = true
 		if _, err := s.UpdateRule(ctx, "deploy_ticket", r); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "b_rule", Scope: "text", Condition: "x", Text: "no x", Enabled: true}); err != nil {
+		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "b_rule", Scope: "text", Condition: "x", Text: "no x"}); err != nil {
 			t.Fatal(err)
 		}
 		list, _ := s.ListRules(ctx)
@@ -113,7 +113,7 @@ func TestCRUD(t *testing.T) {
 // by edit, with the field named, and nothing is written.
 func TestValidationRejected(t *testing.T) {
 	good := streamrules.Rule{Name: "tail_rule", Scope: "text", Condition: `↩ #\d+\s*$`, Negate: true,
-		When: []string{"telegram"}, Text: "End with the tail.", Enabled: true}
+		When: []string{"telegram"}, Text: "End with the tail."}
 	cases := []struct {
 		name  string
 		edit  func(r *streamrules.Rule)
@@ -138,7 +138,7 @@ func TestValidationRejected(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn, nil)
-		for _, r := range []streamrules.Rule{good, {Name: "other_rule", Scope: "tool:shell", Text: "Careful.", Enabled: true}} {
+		for _, r := range []streamrules.Rule{good, {Name: "other_rule", Scope: "tool:shell", Text: "Careful."}} {
 			if _, err := s.CreateRule(ctx, r); err != nil {
 				t.Fatal(err)
 			}

@@ -63,8 +63,8 @@ func TestRepeatAcrossRestarts(t *testing.T) {
 		ctx := context.Background()
 		s := open(t, dsn, nil)
 		for _, r := range []streamrules.Rule{
-			{Name: "greet_once", Scope: "text", Condition: `(?i)^hello`, Repeat: "once", Text: "Do not open with hello.", Enabled: true},
-			{Name: "sorry_every_third", Scope: "text", Condition: `(?i)sorry`, Repeat: "after:3", Text: "Do not apologize.", Enabled: true},
+			{Name: "greet_once", Scope: "text", Condition: `(?i)^hello`, Repeat: "once", Text: "Do not open with hello."},
+			{Name: "sorry_every_third", Scope: "text", Condition: `(?i)sorry`, Repeat: "after:3", Text: "Do not apologize."},
 		} {
 			if _, err := s.CreateRule(ctx, r); err != nil {
 				t.Fatal(err)
@@ -362,13 +362,13 @@ func TestEditSeenByOtherEngine(t *testing.T) {
 		return ""
 	}
 
-	if _, err := a.CreateRule(ctx, streamrules.Rule{Name: "fresh_rule", Scope: "text", Condition: "x", Text: "no x", Enabled: true}); err != nil {
+	if _, err := a.CreateRule(ctx, streamrules.Rule{Name: "fresh_rule", Scope: "text", Condition: "x", Text: "no x"}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Second, "engine B sees fresh_rule", func() bool { return has("fresh_rule") })
 
 	r := ruleNamed(t, a, "telegram_reply_tail")
-	r.Enabled = false
+	r.Disabled = true
 	if _, err := a.UpdateRule(ctx, r.Name, r); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestEditSeenAtOnce(t *testing.T) {
 		ctx := context.Background()
 		s := open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
 		eng := newEngine(t, s, nil)
-		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "now_rule", Scope: "text", Condition: "x", Text: "no x", Enabled: true}); err != nil {
+		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "now_rule", Scope: "text", Condition: "x", Text: "no x"}); err != nil {
 			t.Fatal(err)
 		}
 		if rules := eng.Rules(); len(rules) != 1 || rules[0].Name != "now_rule" {
@@ -409,7 +409,7 @@ func TestReloadBackstop(t *testing.T) {
 		cancel := b.Subscribe(func() { calls.Add(1) })
 		defer cancel()
 		engB := newEngine(t, b, nil)
-		if _, err := a.CreateRule(ctx, streamrules.Rule{Name: "late_rule", Scope: "text", Condition: "x", Text: "no x", Enabled: true}); err != nil {
+		if _, err := a.CreateRule(ctx, streamrules.Rule{Name: "late_rule", Scope: "text", Condition: "x", Text: "no x"}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 5*time.Second, "engine B reloads", func() bool { return len(engB.Rules()) == 1 })
@@ -445,7 +445,7 @@ func TestListenerReconnects(t *testing.T) {
 		t.Fatalf("terminated %d listener connections, want 2", killed)
 	}
 	eventually(t, 5*time.Second, "subscribers told after the reconnect", func() bool { return calls.Load() > 0 })
-	if _, err := a.CreateRule(ctx, streamrules.Rule{Name: "after_reconnect", Scope: "text", Condition: "x", Text: "no x", Enabled: true}); err != nil {
+	if _, err := a.CreateRule(ctx, streamrules.Rule{Name: "after_reconnect", Scope: "text", Condition: "x", Text: "no x"}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Second, "engine B sees the rule created after the reconnect", func() bool { return len(engB.Rules()) == 1 })

@@ -3,6 +3,7 @@ package rulesdb_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,8 +130,17 @@ func TestMigrationsOnce(t *testing.T) {
 			if err := s.DB().Select(&versions, "SELECT version FROM stream_rules_migration ORDER BY version"); err != nil {
 				t.Fatal(err)
 			}
-			if len(versions) != 2 || versions[0] != 1 || versions[1] != 2 {
-				t.Fatalf("migration rows %v", versions)
+			entries, err := fs.ReadDir(os.DirFS("migrations/sqlite"), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(versions) != len(entries) {
+				t.Fatalf("migration rows %v, want one per file (%d)", versions, len(entries))
+			}
+			for i, v := range versions {
+				if v != i+1 {
+					t.Fatalf("migration rows %v, want 1..%d", versions, len(entries))
+				}
 			}
 			for _, table := range []string{"stream_rules", "stream_rule_stat", "stream_chat", "stream_chat_rule", "stream_rule_seed", "stream_seed_state"} {
 				var n int

@@ -44,8 +44,10 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	if r.Negate, err = asBool(negate); err != nil {
 		errs = append(errs, fmt.Errorf("negate: %w", err))
 	}
-	if r.Enabled, err = asBool(enabled); err != nil {
+	if on, err := asBool(enabled); err != nil {
 		errs = append(errs, fmt.Errorf("enabled: %w", err))
+	} else {
+		r.Disabled = !on
 	}
 	// Unreadable times are not fatal: the rule works without them.
 	r.CreatedAt, _ = asTime(created)
@@ -227,7 +229,7 @@ func (s *Store) LoadRules(ctx context.Context) ([]streamrules.Rule, error) {
 	}
 	out := all[:0]
 	for _, r := range all {
-		if r.Enabled {
+		if !r.Disabled {
 			out = append(out, r)
 		}
 	}
@@ -269,7 +271,7 @@ func (s *Store) getRule(ctx context.Context, r runner, name string) (streamrules
 
 // CreateRule implements streamrules.RuleEditor. The rule is normalized and validated
 // (a *streamrules.ValidationError names the bad field and nothing is written); a taken
-// name is streamrules.ErrExists. The rule is stored as given, Enabled included.
+// name is streamrules.ErrExists. The rule is stored as given, Disabled included.
 func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules.Rule, error) {
 	if err := s.validate(&r); err != nil {
 		return streamrules.Rule{}, err
@@ -278,7 +280,7 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 	r.CreatedAt, r.UpdatedAt = ts, ts
 	unlock := s.lockWrites()
 	err := s.get(ctx, s.db, &r.ID, s.q.insertRule,
-		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, r.Enabled, ts, ts)
+		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts)
 	unlock()
 	if err != nil {
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, mapError(err))
@@ -311,7 +313,7 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 			r.UpdatedAt = prev.Add(time.Microsecond)
 		}
 		_, err := s.exec(ctx, tx, s.q.updateRule,
-			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, r.Enabled, r.UpdatedAt, r.ID)
+			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt, r.ID)
 		return err
 	})
 	if err != nil {

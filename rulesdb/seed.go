@@ -124,7 +124,7 @@ func (s *Store) Seed(ctx context.Context, set seeds.Set) (SeedReport, error) {
 				res, err := s.exec(ctx, tx, s.db.Rebind(`INSERT INTO stream_rules
 (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, seeded, seed_version, seeded_updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?) ON CONFLICT (name) DO NOTHING`),
-					r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, r.Enabled, ts, ts, set.Version, ts)
+					r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts, set.Version, ts)
 				if err != nil {
 					return err
 				}
@@ -146,7 +146,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?) ON CONFLICT (name) DO NOTHI
 SET scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?,
     updated_at = ?, seed_version = ?, seeded_updated_at = ?
 WHERE id = ?`),
-					r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, r.Enabled,
+					r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled,
 					ts, set.Version, ts, row.ID); err != nil {
 					return err
 				}

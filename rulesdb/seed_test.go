@@ -50,7 +50,7 @@ func TestSeedTwice(t *testing.T) {
 		for _, r := range again {
 			sr, _ := set.Rule(r.Name)
 			if r.Condition != sr.Condition || r.Text != sr.Text || r.Scope != sr.Scope || r.Repeat != sr.Repeat ||
-				!slices.Equal(r.When, sr.When) || r.Negate != sr.Negate || r.Mode != sr.Mode || !r.Enabled {
+				!slices.Equal(r.When, sr.When) || r.Negate != sr.Negate || r.Mode != sr.Mode || r.Disabled {
 				t.Errorf("stored %+v\nseed   %+v", r, sr)
 			}
 		}
@@ -137,7 +137,7 @@ func TestCalibrationWave(t *testing.T) {
 			r.Text += " (v2)"
 			v2.Rules = append(v2.Rules, r)
 		}
-		v2.Rules = append(v2.Rules, streamrules.Rule{Name: "no_lorem_ipsum", Scope: "text", Condition: `(?i)lorem ipsum`, Text: "Never send placeholder text.", Enabled: true})
+		v2.Rules = append(v2.Rules, streamrules.Rule{Name: "no_lorem_ipsum", Scope: "text", Condition: `(?i)lorem ipsum`, Text: "Never send placeholder text."})
 
 		var notified sync.WaitGroup
 		notified.Add(1)
@@ -174,7 +174,7 @@ func TestCalibrationWave(t *testing.T) {
 		// A hand edit in SQL that does not touch updated_at is an edit too (a trigger bumps it).
 		mustExec(t, s, `UPDATE stream_rules SET text = ? WHERE name = ?`, "Hand-tuned in psql.", "telegram_reply_tail")
 		// A master-made rule that happens to carry a name the next wave uses is his.
-		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "mine_first", Scope: "text", Condition: "x", Text: "mine", Enabled: true}); err != nil {
+		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "mine_first", Scope: "text", Condition: "x", Text: "mine"}); err != nil {
 			t.Fatal(err)
 		}
 		v3 := seeds.Set{Version: 3}
@@ -182,7 +182,7 @@ func TestCalibrationWave(t *testing.T) {
 			r.Text = strings.TrimSuffix(r.Text, " (v2)") + " (v3)"
 			v3.Rules = append(v3.Rules, r)
 		}
-		v3.Rules = append(v3.Rules, streamrules.Rule{Name: "mine_first", Scope: "text", Condition: "y", Text: "seeded", Enabled: true})
+		v3.Rules = append(v3.Rules, streamrules.Rule{Name: "mine_first", Scope: "text", Condition: "y", Text: "seeded"})
 		rep, err = s.Seed(ctx, v3)
 		if err != nil {
 			t.Fatal(err)

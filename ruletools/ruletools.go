@@ -120,7 +120,7 @@ func (b *base) loaded() map[string]int64 {
 func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[string]int64) RuleView {
 	v := RuleView{
 		Name: r.Name, Scope: r.Scope, Condition: r.Condition, Negate: r.Negate, When: r.When,
-		Text: r.Text, Mode: string(r.Mode), Repeat: r.Repeat, Enabled: r.Enabled, UpdatedAt: r.UpdatedAt,
+		Text: r.Text, Mode: string(r.Mode), Repeat: r.Repeat, Enabled: !r.Disabled, UpdatedAt: r.UpdatedAt,
 	}
 	if v.When == nil {
 		v.When = []string{}
@@ -128,7 +128,7 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 	if id, ok := loaded[r.Name]; ok && id == r.ID {
 		v.Loaded = true
 	}
-	if r.Enabled && !v.Loaded {
+	if !r.Disabled && !v.Loaded {
 		probe := r // Validate normalizes a copy: Normalize builds a new When
 		if err := b.eng.Validate(&probe); err != nil {
 			v.Problem = err.Error()
@@ -166,7 +166,7 @@ func (b *base) inForce(stored *streamrules.Rule, gone string) bool {
 			cur = &r
 		}
 	}
-	if stored == nil || !stored.Enabled {
+	if stored == nil || stored.Disabled {
 		return cur == nil
 	}
 	return cur != nil && cur.ID == stored.ID && cur.UpdatedAt.Equal(stored.UpdatedAt)
@@ -293,7 +293,7 @@ func (in ruleInput) apply(r *streamrules.Rule) {
 	}
 	set(&r.Repeat, in.Repeat)
 	if in.Enabled != nil {
-		r.Enabled = *in.Enabled
+		r.Disabled = !*in.Enabled
 	}
 }
 
@@ -308,7 +308,7 @@ func (t *createTool) Call(ctx context.Context, input string) (string, error) {
 		}
 		return badJSON(field, CreateName, ruleFields)
 	}
-	r := streamrules.Rule{Enabled: true}
+	r := streamrules.Rule{}
 	in.apply(&r)
 	if err := t.eng.Validate(&r); err != nil {
 		return storeError(r.Name, err)

@@ -42,7 +42,7 @@ func ExampleParse() {
 		panic(err)
 	}
 	r := set.Rules[0]
-	fmt.Println(set.Version, r.Name, r.Mode, r.Enabled)
+	fmt.Println(set.Version, r.Name, r.Mode, !r.Disabled)
 
 	_, err = seeds.Parse([]byte(`{"version": 1, "rules": [{"name": "bad", "scope": "text", "condition": "(", "text": "x"}]}`))
 	var ve *streamrules.ValidationError

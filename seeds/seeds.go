@@ -18,7 +18,7 @@ type Set struct {
 	// Version grows with every calibration wave; a store seeded with version N ignores
 	// every set whose version is N or lower.
 	Version int `json:"version"`
-	// Rules are normalized and valid; Enabled is true unless the file said false.
+	// Rules are normalized and valid; Disabled only when the file said "enabled": false.
 	Rules []streamrules.Rule `json:"rules"`
 }
 
@@ -97,7 +97,7 @@ func Parse(data []byte, environments ...string) (Set, error) {
 		r := streamrules.Rule{
 			Name: fr.Name, Scope: fr.Scope, Condition: fr.Condition, Negate: fr.Negate,
 			When: fr.When, Text: fr.Text, Mode: streamrules.Mode(fr.Mode), Repeat: fr.Repeat,
-			Enabled: fr.Enabled == nil || *fr.Enabled,
+			Disabled: fr.Enabled != nil && !*fr.Enabled,
 		}
 		r.Normalize()
 		if err := streamrules.Validate(&r, known); err != nil {

@@ -47,7 +47,7 @@ func TestDefault(t *testing.T) {
 			t.Errorf("unexpected rule %q", r.Name)
 			continue
 		}
-		if r.Scope != w.scope || r.Mode != w.mode || strings.Join(r.When, ",") != w.when || r.Repeat != w.repeat || r.Negate != w.negate || !r.Enabled {
+		if r.Scope != w.scope || r.Mode != w.mode || strings.Join(r.When, ",") != w.when || r.Repeat != w.repeat || r.Negate != w.negate || r.Disabled {
 			t.Errorf("%s = %+v, want %+v (enabled)", r.Name, r, w)
 		}
 		if n := utf8.RuneCountInString(r.Text); n > streamrules.MaxTextChars || n < 40 {
@@ -252,7 +252,7 @@ func TestParseCustomEnvironmentAndDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := set.Rules[0]
-	if set.Version != 3 || r.Enabled || r.Mode != streamrules.ModeRemind || strings.Join(r.When, ",") != "master,prod" {
+	if set.Version != 3 || !r.Disabled || r.Mode != streamrules.ModeRemind || strings.Join(r.When, ",") != "master,prod" {
 		t.Errorf("got %+v", set)
 	}
 }
@@ -268,7 +268,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set.Version != 2 || len(set.Rules) != 1 || !set.Rules[0].Enabled {
+	if set.Version != 2 || len(set.Rules) != 1 || set.Rules[0].Disabled {
 		t.Errorf("got %+v", set)
 	}
 	if _, err := seeds.Load(filepath.Join(dir, "missing.json")); err == nil {
