@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Config tunes an Engine. A nil *Config means all defaults.
@@ -141,10 +143,18 @@ func (e *Engine) Reload(ctx context.Context) error {
 }
 
 // sameRule reports whether two rows as the store returned them are the same in every field.
+// Every field but the times is compared by reflect.DeepEqual, so a field added to Rule is
+// compared without touching this function; times by Equal (a reread time differs in its
+// monotonic reading and location, not its instant).
 func sameRule(a, b Rule) bool {
-	return a.ID == b.ID && a.Name == b.Name && a.Scope == b.Scope && a.Condition == b.Condition &&
-		a.Negate == b.Negate && slices.Equal(a.When, b.When) && a.Text == b.Text && a.Mode == b.Mode &&
-		a.Repeat == b.Repeat && a.Disabled == b.Disabled && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
+	if !a.CreatedAt.Equal(b.CreatedAt) || !a.UpdatedAt.Equal(b.UpdatedAt) {
+		return false
+	}
+	a.CreatedAt, a.UpdatedAt, b.CreatedAt, b.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if len(a.When) == 0 && len(b.When) == 0 {
+		a.When, b.When = nil, nil // nil and empty are the same `when`
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 func cloneRules(rules []Rule) []Rule {

@@ -59,7 +59,13 @@ type Rule struct {
 	Repeat    string   `json:"repeat" db:"repeat"`
 	// Disabled keeps the rule but does not load it. The zero value is an enabled rule, so a
 	// Rule literal that says nothing about it works; on the wire it is "enabled" (see MarshalJSON).
-	Disabled  bool      `json:"-" db:"-"`
+	Disabled bool `json:"-" db:"-"`
+	// Shadow: the rule is evaluated as if live, but never reminds, discards or holds
+	// speech; a would-fire is logged and counted with outcome "shadow".
+	Shadow bool `json:"shadow,omitempty" db:"shadow"`
+	// Early: a text rule whose verdict a prefix of the answer can decide may cut the
+	// streamed answer at the first certain miss instead of waiting for its end.
+	Early     bool      `json:"early,omitempty" db:"early"`
 	CreatedAt time.Time `json:"created_at,omitzero" db:"created_at"`
 	UpdatedAt time.Time `json:"updated_at,omitzero" db:"updated_at"`
 }

@@ -42,14 +42,30 @@ type MoveRecord struct {
 
 // Firing is one rule firing: a row of the stats.
 type Firing struct {
-	Rule   string    `json:"rule" db:"rule"`
-	ChatID string    `json:"chat_id" db:"chat_id"`
-	Move   int64     `json:"move" db:"move"`
-	Mode   Mode      `json:"mode" db:"mode"`
-	Retry  bool      `json:"retry" db:"retry"` // a text rule's answer was discarded and the tour replayed
-	Tool   string    `json:"tool,omitempty" db:"tool"`
-	At     time.Time `json:"at" db:"fired_at"`
+	Rule   string `json:"rule" db:"rule"`
+	ChatID string `json:"chat_id" db:"chat_id"`
+	Move   int64  `json:"move" db:"move"`
+	Mode   Mode   `json:"mode" db:"mode"`
+	Retry  bool   `json:"retry" db:"retry"` // a text rule's answer was discarded and the tour replayed
+	Tool   string `json:"tool,omitempty" db:"tool"`
+	// Outcome is what came of the firing; empty until the move decides it.
+	Outcome Outcome   `json:"outcome,omitempty" db:"outcome"`
+	At      time.Time `json:"at" db:"fired_at"`
 }
+
+// Outcome is what came of a firing, decided by the end of its move.
+type Outcome string
+
+// The outcomes of a firing.
+const (
+	OutcomeCorrected   Outcome = "corrected"    // a discarded answer's replay passes the rule
+	OutcomeMissedAgain Outcome = "missed_again" // the replay violates the same rule again (kept)
+	OutcomeKept        Outcome = "kept"         // the retry ceiling was spent: the answer is kept, the reminder rides on
+	OutcomeFixed       Outcome = "fixed"        // a deterministic fix repaired the answer in place
+	OutcomeComplied    Outcome = "complied"     // a tool rule: no later call of the move matches it again
+	OutcomeRepeated    Outcome = "repeated"     // a tool rule: a later call of the move matches it again
+	OutcomeShadow      Outcome = "shadow"       // the rule is in shadow: it would have fired, nothing was done
+)
 
 // RuleEditor is a store the master can edit rules in. Create and Update validate with Validate,
 // bump UpdatedAt, and return *ValidationError, ErrExists or ErrNotFound.
