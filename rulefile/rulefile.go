@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -452,4 +453,20 @@ func outside(r streamrules.Rule) streamrules.Rule {
 		r.When = []string{}
 	}
 	return r
+}
+
+// DecodeJSON decodes a JSON object into v (a pointer to a struct) as strictly as Parse:
+// v's JSON names exactly, no duplicates, valid UTF-8, nothing after the object. It is for
+// the small inputs beside the rule's own (a tool's filters). The error is an *Error
+// naming the field.
+func DecodeJSON(data []byte, v any) error {
+	d, _ := read(data, JSON)
+	if err := d.check(shapeOf(reflect.TypeOf(v), true)); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		field, msg := typeError(err)
+		return &Error{Field: field, Err: msg}
+	}
+	return nil
 }
