@@ -1,0 +1,73 @@
+package rulefile_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/seeds"
+)
+
+// FuzzRoundTrip: any valid rule survives export and import in both formats unchanged:
+// Parse(Marshal(x)) == x.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add("no_lorem", "text", "(?i)lorem", false, "telegram", "Never send placeholder text.", "", true, false)
+	f.Add("shell", "tool:shell", `"cmd":"rm`, true, "client_ops", "It's \"our\" host: <b>not</b> yours\n\ttab", "after:3", false, true)
+	f.Add("q", "text", `^\s*$`, false, "", "yes", "once", false, false)
+	f.Add("x", "tool:a.b-c:d", "", false, "master", "- [x] {a: b} # c", "", true, true)
+	f.Fuzz(func(t *testing.T, name, scope, cond string, negate bool, when, text, repeat string, disabled, shadow bool) {
+		r := streamrules.Rule{Name: name, Scope: scope, Condition: cond, Negate: negate, Text: text, Repeat: repeat, Disabled: disabled, Shadow: shadow}
+		if when != "" {
+			r.When = []string{when}
+		}
+		r.Normalize()
+		if streamrules.Validate(&r, nil) != nil {
+			return
+		}
+		set := rulefile.Set{Version: 1, Rules: []streamrules.Rule{r}}
+		for _, format := range []rulefile.Format{rulefile.YAML, rulefile.JSON} {
+			data, err := rulefile.Marshal(set, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := rulefile.Parse(data)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", format, err, data)
+			}
+			if !reflect.DeepEqual(back, set) {
+				t.Fatalf("%s round trip:\n%#v\n%#v\n%s", format, set.Rules[0], back.Rules[0], data)
+			}
+		}
+	})
+}
+
+// FuzzParse: whatever Parse accepts is valid, and exporting it and parsing the export
+// gives the same set.
+func FuzzParse(f *testing.F) {
+	f.Add(seeds.DefaultJSON())
+	f.Add([]byte(goodYAML))
+	f.Add([]byte("version: 1\nrules:\n  - {name: a, scope: text, text: t, negate: false}\n"))
+	f.Add([]byte(`{"version":1,"rules":[{"name":"a","scope":"text","text":"t","text":"u"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		set, err := rulefile.Parse(data)
+		if err != nil {
+			return
+		}
+		for _, r := range set.Rules {
+			if err := streamrules.Validate(&r, nil); err != nil {
+				t.Fatalf("Parse returned an invalid rule %+v: %v", r, err)
+			}
+		}
+		for _, format := range []rulefile.Format{rulefile.YAML, rulefile.JSON} {
+			out, err := rulefile.Marshal(set, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := rulefile.Parse(out)
+			if err != nil || !reflect.DeepEqual(back, set) {
+				t.Fatalf("%s: %v\n%+v\n%+v\n%s", format, err, set, back, out)
+			}
+		}
+	})
+}
