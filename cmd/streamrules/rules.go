@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/ruletools"
+)
+
+func init() {
+	commands = append(commands,
+		&command{path: "rules list", args: "[--json]", summary: "every rule: enabled, shadow, loaded or why not, fired", setup: setupList},
+		&command{path: "rules show", args: "NAME [--json]", summary: "one rule, as a rule file shows it", setup: setupShow},
+		&command{path: "rules create", args: "-f RULE.yaml | --name NAME --scope SCOPE --text TEXT [--condition RE] [--when a,b] [--repeat R] [--negate] …",
+			summary: "create a rule, from a file or from flags", setup: setupCreate,
+			about: "The file holds one rule, in YAML or JSON, with the fields of a rule file (see rulefile):\n\n  name: no_lorem\n  scope: text\n  condition: (?i)lorem ipsum\n  text: Never send placeholder text."},
+		&command{path: "rules edit", args: "NAME [--text …] [--condition …] [--new-name …] …", summary: "change the fields given, keep the rest", setup: setupEdit},
+		&command{path: "rules delete", args: "NAME", summary: "delete a rule for good (its stats stay)", setup: setupDelete},
+		&command{path: "rules enable", args: "NAME", summary: "load the rule again", setup: setupToggle("enable")},
+		&command{path: "rules disable", args: "NAME", summary: "keep the rule but do not load it", setup: setupToggle("disable")},
+		&command{path: "rules shadow", args: "NAME", summary: "evaluate the rule but only count would-fires: no reminder, no discard", setup: setupToggle("shadow")},
+		&command{path: "rules enforce", args: "NAME", summary: "take the rule out of shadow: it acts when it fires", setup: setupToggle("enforce")},
+	)
+}
+
+// listed is a rule as the command shows it: ruletools.RuleView, the master's tools' own
+// view (the rule's fields, loaded, problem, fired), so both speak one shape.
+type listed = ruletools.RuleView
+
+// views returns every rule with whether the engine would load it (enabled and valid for
+// the store's environments) and its firings.
+func views(ctx context.Context, store *rulesdb.Store, known []string, rules []streamrules.Rule) ([]listed, error) {
+	counts, err := store.CountFirings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]listed, len(rules))
+	for i, r := range rules {
+		v := listed{Rule: r}
+		probe := r
+		probe.Normalize()
+		err := streamrules.Validate(&probe, known)
+		v.Loaded = !r.Disabled && err == nil
+		if !r.Disabled && err != nil {
+			v.Problem = err.Error()
+		}
+		n := counts[r.Name]
+		v.Fired = &n
+		out[i] = v
+	}
+	return out, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func state(r streamrules.Rule) string {
+	s := "enabled"
+	if r.Disabled {
+		s = "disabled"
+	}
+	if r.Shadow {
+		s += ",shadow"
+	}
+	return s
+}
+
+func setupList(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+	var o storeFlags
+	addStoreFlags(fs, &o, true)
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return usagef("rules list takes no arguments")
+		}
+		store, cfg, err := e.open(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		rules, err := store.ListRules(ctx)
+		if err != nil {
+			return err
+		}
+		vs, err := views(ctx, store, known(cfg), rules)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(e.stdout, struct {
+				Rules []listed `json:"rules"`
+			}{vs})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED")
+		for _, v := range vs {
+			loaded := "yes"
+			switch {
+			case v.Disabled:
+				loaded = "no: disabled"
+			case !v.Loaded:
+				loaded = "no: " + v.Problem
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired)
+		}
+		return tw.Flush()
+	}
+}
+
+func oneName(verb string, args []string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef("rules %s takes one rule NAME", verb)
+	}
+	return args[0], nil
+}
+
+func setupShow(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+	var o storeFlags
+	addStoreFlags(fs, &o, true)
+	return func(ctx context.Context, args []string) error {
+		name, err := oneName("show", args)
+		if err != nil {
+			return err
+		}
+		store, cfg, err := e.open(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		r, err := store.GetRule(ctx, name)
+		if err != nil {
+			return err
+		}
+		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{r})
+		if err != nil {
+			return err
+		}
+		return show(e.stdout, vs[0], o.json)
+	}
+}
+
+// show prints one rule: with --json its view; else the rule as a rule file holds it
+// (ready for rules create -f), after comment lines with what the store knows.
+func show(w io.Writer, v listed, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, v)
+	}
+	loaded := "yes"
+	switch {
+	case v.Disabled:
+		loaded = "no (disabled)"
+	case !v.Loaded:
+		loaded = "no: " + v.Problem
+	}
+	fmt.Fprintf(w, "# loaded: %s; fired: %d", loaded, *v.Fired)
+	if !v.UpdatedAt.IsZero() {
+		fmt.Fprintf(w, "; updated %s", v.UpdatedAt.Format("2006-01-02 15:04:05Z07:00"))
+	}
+	fmt.Fprintln(w)
+	data, err := rulefile.MarshalRule(v.Rule, rulefile.YAML)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// ruleFlags are the flags that set a rule's fields; each writes the field's JSON, so a
+// rule built from flags goes through the same decoding as a file.
+type ruleFlags struct {
+	fields map[string]json.RawMessage
+}
+
+func (rf *ruleFlags) add(fs *flag.FlagSet, withName bool) {
+	rf.fields = map[string]json.RawMessage{}
+	str := func(flagName, field, usage string) {
+		fs.Func(flagName, usage, func(s string) error {
+			rf.fields[field], _ = json.Marshal(s)
+			return nil
+		})
+	}
+	boolean := func(flagName, field, usage string) {
+		fs.BoolFunc(flagName, usage, func(s string) error {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			rf.fields[field], _ = json.Marshal(b)
+			return nil
+		})
+	}
+	if withName {
+		str("name", "name", "the rule's `NAME`: [a-z][a-z0-9_]*")
+	} else {
+		str("new-name", "name", "rename the rule to `NAME`")
+	}
+	str("scope", "scope", "`SCOPE`: text (the finished answer) or tool:NAME (that tool's JSON arguments)")
+	str("condition", "condition", "an RE2 regular expression (`RE`) over the target; empty matches every target")
+	boolean("negate", "negate", "fire when the condition does not match")
+	fs.Func("when", "the environments (`a,b`) that must all hold; empty: any", func(s string) error {
+		when := []string{}
+		for _, w := range strings.Split(s, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				when = append(when, w)
+			}
+		}
+		rf.fields["when"], _ = json.Marshal(when)
+		return nil
+	})
+	str("text", "text", fmt.Sprintf("the `TEXT` the model is told, at most %d characters", streamrules.MaxTextChars))
+	str("mode", "mode", "`MODE`: remind or interrupt; leave it out, it follows from the scope")
+	str("repeat", "repeat", "`REPEAT`: \"\" every time, once (once per chat), after:N (at most once per N moves)")
+	boolean("shadow", "shadow", "only count would-fires")
+	boolean("disabled", "enabled", "keep the rule but do not load it")
+}
+
+// rule applies the flags to r. --disabled is stored as the wire's "enabled", inverted.
+func (rf *ruleFlags) rule(r streamrules.Rule) (streamrules.Rule, error) {
+	fields := rf.fields
+	if raw, ok := fields["enabled"]; ok {
+		var disabled bool
+		_ = json.Unmarshal(raw, &disabled)
+		fields["enabled"], _ = json.Marshal(!disabled)
+	}
+	return rulefile.Apply(r, fields)
+}
+
+func setupCreate(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+	var o storeFlags
+	var file string
+	var rf ruleFlags
+	addStoreFlags(fs, &o, true)
+	fs.StringVar(&file, "f", "", "a `FILE` holding one rule, YAML or JSON (- for stdin)")
+	rf.add(fs, true)
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return usagef("rules create takes no arguments (the rule is -f FILE or flags)")
+		}
+		cfg, err := e.config()
+		if err != nil {
+			return err
+		}
+		var r streamrules.Rule
+		switch {
+		case file != "" && len(rf.fields) > 0:
+			return usagef("rules create takes -f FILE or the rule's flags, not both")
+		case file == "-":
+			data, err := io.ReadAll(e.stdin)
+			if err != nil {
+				return err
+			}
+			r, err = rulefile.ParseRule(data, cfg.Environments...)
+			if err != nil {
+				return err
+			}
+		case file != "":
+			if r, err = rulefile.LoadRule(file, cfg.Environments...); err != nil {
+				return err
+			}
+		case rf.fields["name"] == nil || rf.fields["scope"] == nil || rf.fields["text"] == nil:
+			return usagef("rules create needs -f FILE, or at least --name, --scope and --text")
+		default:
+			if r, err = rf.rule(streamrules.Rule{}); err != nil {
+				return err
+			}
+		}
+		store, cfg, err := e.open(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		created, err := store.CreateRule(ctx, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "created rule %q\n", created.Name)
+		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{created})
+		if err != nil {
+			return err
+		}
+		return show(e.stdout, vs[0], o.json)
+	}
+}
+
+func setupEdit(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+	var o storeFlags
+	var rf ruleFlags
+	addStoreFlags(fs, &o, true)
+	rf.add(fs, false)
+	return func(ctx context.Context, args []string) error {
+		name, err := oneName("edit", args)
+		if err != nil {
+			return err
+		}
+		if len(rf.fields) == 0 {
+			return usagef("rules edit %s: say what to change (--text, --condition, --new-name, …)", name)
+		}
+		store, cfg, err := e.open(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		cur, err := store.GetRule(ctx, name)
+		if err != nil {
+			return err
+		}
+		r, err := rf.rule(cur)
+		if err != nil {
+			return err
+		}
+		updated, err := store.UpdateRule(ctx, name, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "changed rule %q\n", updated.Name)
+		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{updated})
+		if err != nil {
+			return err
+		}
+		return show(e.stdout, vs[0], o.json)
+	}
+}
+
+func setupDelete(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+	var o storeFlags
+	addStoreFlags(fs, &o, false)
+	return func(ctx context.Context, args []string) error {
+		name, err := oneName("delete", args)
+		if err != nil {
+			return err
+		}
+		store, _, err := e.open(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		if err := store.DeleteRule(ctx, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "deleted rule %q (its stats stay)\n", name)
+		return nil
+	}
+}
+
+// errNotStored: the database dropped a field the command set (a schema older than the
+// field).
+var errNotStored = errors.New("the database does not store this field yet: its migration has not run")
+
+func setupToggle(verb string) func(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+	return func(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
+		var o storeFlags
+		addStoreFlags(fs, &o, false)
+		return func(ctx context.Context, args []string) error {
+			name, err := oneName(verb, args)
+			if err != nil {
+				return err
+			}
+			store, _, err := e.open(ctx, o)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			r, err := store.GetRule(ctx, name)
+			if err != nil {
+				return err
+			}
+			want := r
+			switch verb {
+			case "enable":
+				want.Disabled = false
+			case "disable":
+				want.Disabled = true
+			case "shadow":
+				want.Shadow = true
+			case "enforce":
+				want.Shadow = false
+			}
+			if want.Disabled == r.Disabled && want.Shadow == r.Shadow {
+				fmt.Fprintf(e.stdout, "rule %q is already %s\n", name, state(r))
+				return nil
+			}
+			got, err := store.UpdateRule(ctx, name, want)
+			if err != nil {
+				return err
+			}
+			// Read it back: a database whose schema predates a field drops it silently.
+			if stored, err := store.GetRule(ctx, name); err != nil {
+				return err
+			} else if stored.Disabled != want.Disabled || stored.Shadow != want.Shadow {
+				return fmt.Errorf("rules %s %s: %w", verb, name, errNotStored)
+			}
+			fmt.Fprintf(e.stdout, "rule %q is now %s\n", name, state(got))
+			return nil
+		}
+	}
+}
