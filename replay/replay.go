@@ -124,25 +124,80 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 // Close releases the engine.
 func (rp *Replayer) Close() { rp.eng.Close() }
 
-// ReadFrom replays every move of one transcript, in order.
+// ReadFrom replays every move of one transcript, in order. Lines are decoded on a
+// goroutine of their own while the engine replays the ones before: decoding is about a
+// third of a backtest's work, and the moves must still reach the engine one by one, in
+// order, for the repeat policies.
 func (rp *Replayer) ReadFrom(ctx context.Context, src Source) error {
-	rd := NewReader(src.R, src.Name)
+	ctx, cancel := context.WithCancel(ctx)
+	batches := make(chan batch, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(batches)
+		readBatches(ctx, NewReader(src.R, src.Name), batches)
+	}()
+	defer func() {
+		cancel() // stops the reader if the replay stopped first
+		<-done
+	}()
+	for b := range batches {
+		for i, m := range b.moves {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := rp.Replay(ctx, m, Position{File: src.Name, Line: b.lines[i]}); err != nil {
+				return err
+			}
+			if rp.opts.OnMove != nil {
+				rp.opts.OnMove(Progress{Moves: rp.moves, File: src.Name, Line: b.lines[i], Bytes: b.offsets[i]})
+			}
+		}
+		if b.err != nil {
+			return b.err
+		}
+	}
+	return ctx.Err()
+}
+
+// batch is up to batchSize decoded moves, and the error that ended the input, if any.
+type batch struct {
+	moves   []Move
+	lines   []int
+	offsets []int64
+	err     error
+}
+
+// batchSize moves go to the replaying goroutine at once: one channel send per batch
+// instead of per move.
+const batchSize = 256
+
+func readBatches(ctx context.Context, rd *Reader, out chan<- batch) {
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
+		var b batch
+		for len(b.moves) < batchSize {
+			m, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.moves = append(b.moves, m)
+			b.lines = append(b.lines, rd.Line())
+			b.offsets = append(b.offsets, rd.Offset())
 		}
-		m, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
+		if len(b.moves) == 0 && b.err == nil {
+			return
 		}
-		if err != nil {
-			return err
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return
 		}
-		if err := rp.Replay(ctx, m, Position{File: src.Name, Line: rd.Line()}); err != nil {
-			return err
-		}
-		if rp.opts.OnMove != nil {
-			rp.opts.OnMove(Progress{Moves: rp.moves, File: src.Name, Line: rd.Line(), Bytes: rd.Offset()})
+		if b.err != nil || len(b.moves) < batchSize {
+			return
 		}
 	}
 }

@@ -186,16 +186,16 @@ func TestRunErrors(t *testing.T) {
 		{"no chat", ok + ok + `{"answer":"x"}`, `week.jsonl:3: "chat" is missing or empty: every move belongs to a chat`},
 		{"not JSON", `{"chat":"c",`, `week.jsonl:1: not JSON: the object is cut short`},
 		{"syntax", `{"chat" "c"}`, `week.jsonl:1: not JSON: invalid character '"' after object key (at byte 9)`},
-		{"wrong type", `{"chat":"c","move":"7"}`, `week.jsonl:1: "move": a JSON string where a int64 belongs`},
+		{"wrong type", `{"chat":"c","move":"7"}`, `week.jsonl:1: "move" must be a whole number, not a JSON string`},
 		{"trailing data", `{"chat":"c"} {"chat":"d"}`, `week.jsonl:1: data after the JSON object`},
 		{"two objects", `{"chat":"c"}{"chat":"d"}`, `week.jsonl:1: data after the JSON object`},
-		{"tool without name", `{"chat":"c","tools":[{"args":"{}"}]}`, `week.jsonl:1: tool call without "name"`},
+		{"tool without name", `{"chat":"c","tools":[{"args":"{}"}]}`, `week.jsonl:1: tools[0]: tool call without "name"`},
 		{"tool unknown field", `{"chat":"c","tools":[{"name":"shell","input":"{}"}]}`, `week.jsonl:1: unknown field "input"`},
 		{"negative move", `{"chat":"c","move":-1}`, `week.jsonl:1: "move" is -1: a move number is 1 or more (or absent)`},
 		{"out of order", `{"chat":"c","move":9}` + "\n" + `{"chat":"d","move":1}` + "\n" + `{"chat":"c","move":4}`,
 			`week.jsonl:3: chat "c": move 4 comes after move 9: a chat's moves must be in order`},
 		{"same move twice", ok + `{"chat":"c","move":1}`, `week.jsonl:2: chat "c": move 1 comes after move 1: a chat's moves must be in order`},
-		{"array", `[]`, `week.jsonl:1: "": a JSON array where a replay.Move belongs`},
+		{"array", `[]`, `week.jsonl:1: a move is a JSON object, not a JSON array`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,5 +279,24 @@ tail:
 `
 	if b.String() != want {
 		t.Errorf("text\n got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestParseMoveTypeErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ line, want string }{
+		{`{"chat":1}`, `"chat" must be a string, not a JSON number`},
+		{`{"chat":"c","env":"telegram"}`, `"env" must be an array, not a JSON string`},
+		{`{"chat":"c","env":[1]}`, `"env" must be a string, not a JSON number`},
+		{`{"chat":"c","tools":[{"name":7}]}`, `"tools.name" must be a string, not a JSON number`},
+		{`{"chat":"c","tools":{}}`, `"tools" must be an array, not a JSON object`},
+		{`{"chat":"c","tools":[{"name":"x","args":"\u"}]}`, `not JSON: invalid character '"' in \u hexadecimal character escape (at byte 44)`},
+		{`{"chat":"c","env":[""]}`, `env[0] is empty`},
+		{`{"chat":"c","tools":[{"name":""}]}`, `tools[0]: "name" is empty`},
+	}
+	for _, tt := range tests {
+		if _, err := replay.ParseMove([]byte(tt.line)); err == nil || err.Error() != tt.want {
+			t.Errorf("ParseMove(%s) = %v, want %s", tt.line, err, tt.want)
+		}
 	}
 }

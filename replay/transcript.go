@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -49,16 +50,11 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	if w.Name == nil {
 		return errors.New(`tool call without "name"`)
 	}
-	c.Name, c.Args = *w.Name, ""
-	switch {
-	case len(w.Args) == 0 || string(w.Args) == "null":
-	case w.Args[0] == '"':
-		if err := json.Unmarshal(w.Args, &c.Args); err != nil {
-			return fmt.Errorf("tool %q: args: %w", c.Name, err)
-		}
-	default:
-		c.Args = string(w.Args)
+	args, err := argsText(w.Args)
+	if err != nil {
+		return fmt.Errorf("tool %q: args: %w", *w.Name, err)
 	}
+	c.Name, c.Args = *w.Name, args
 	return nil
 }
 
@@ -75,14 +71,60 @@ func strictDecode(data []byte, v any) error {
 	return nil
 }
 
+// wireMove is Move as ParseMove decodes it: plain structs all the way down, so the
+// decoder's DisallowUnknownFields reaches the tool calls too without a decoder per call.
+type wireMove struct {
+	Chat   string     `json:"chat"`
+	Move   int64      `json:"move"`
+	Env    []string   `json:"env"`
+	Tools  []wireTool `json:"tools"`
+	Answer string     `json:"answer"`
+}
+
+type wireTool struct {
+	Name *string        `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
 // ParseMove reads one transcript line. The error names the field; it carries no position
 // (Reader adds the file and line).
 func ParseMove(line []byte) (Move, error) {
-	var m Move
-	if err := strictDecode(line, &m); err != nil {
+	var w wireMove
+	if err := strictDecode(line, &w); err != nil {
 		return Move{}, cleanJSONError(err)
 	}
-	return m, m.check()
+	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer}
+	if len(w.Tools) > 0 {
+		m.Tools = make([]ToolCall, len(w.Tools))
+	}
+	for i, t := range w.Tools {
+		if t.Name == nil {
+			return Move{}, fmt.Errorf(`tools[%d]: tool call without "name"`, i)
+		}
+		m.Tools[i].Name = *t.Name
+		args, err := argsText(t.Args)
+		if err != nil {
+			return Move{}, fmt.Errorf("tools[%d] (%s): args: %v", i, *t.Name, cleanJSONError(err))
+		}
+		m.Tools[i].Args = args
+	}
+	if err := m.check(); err != nil {
+		return Move{}, err
+	}
+	return m, nil
+}
+
+// argsText is a call's args as text: a JSON string's value, any other JSON value's text.
+func argsText(raw json.RawMessage) (string, error) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", nil
+	case raw[0] == '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	return string(raw), nil
 }
 
 // check validates what decoding alone does not.
@@ -115,7 +157,19 @@ func cleanJSONError(err error) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("%q: a JSON %s where a %s belongs", te.Field, te.Value, te.Type)
+		want := "a JSON object"
+		switch te.Type.Kind() {
+		case reflect.String, reflect.Pointer:
+			want = "a string"
+		case reflect.Int64:
+			want = "a whole number"
+		case reflect.Slice:
+			want = "an array"
+		}
+		if te.Field == "" {
+			return fmt.Errorf("a move is a JSON object, not a JSON %s", te.Value)
+		}
+		return fmt.Errorf("%q must be %s, not a JSON %s", te.Field, want, te.Value)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("not JSON: the object is cut short")
