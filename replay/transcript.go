@@ -41,7 +41,7 @@ type ToolCall struct {
 // string or any other JSON value.
 func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	var w struct {
-		Name *string        `json:"name"`
+		Name *string         `json:"name"`
 		Args json.RawMessage `json:"args"`
 	}
 	if err := strictDecode(data, &w); err != nil {
@@ -82,7 +82,7 @@ type wireMove struct {
 }
 
 type wireTool struct {
-	Name *string        `json:"name"`
+	Name *string         `json:"name"`
 	Args json.RawMessage `json:"args"`
 }
 
