@@ -14,17 +14,19 @@
 //
 // One move per line, a JSON object:
 //
-//		{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"12G free. ↩ #12"}
+//	{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"12G free. ↩ #12"}
 //
-//	  - chat (required): the conversation. The repeat policies (once, after:N) count per chat.
-//	  - move: the move's number in its chat, 1-based. Absent: the one after the chat's
-//	    previous line. Numbers must grow within a chat; gaps are kept.
-//	  - env: the environments that held in the move (telegram, client_ops, master, trusted,
-//	    picture, or names given in Options.Environments). A name the engine does not know
-//	    is ignored, as it would be live.
-//	  - tools: the move's tool calls in order; args is the input the tool received (a
-//	    JSON object written as a string, as the model sent it; an object is accepted too).
-//	  - answer: the final answer the client got.
+// Its fields:
+//
+//   - chat (required): the conversation. The repeat policies (once, after:N) count per chat.
+//   - move: the move's number in its chat, 1-based. Absent: the one after the chat's
+//     previous line. Numbers must grow within a chat; gaps are kept.
+//   - env: the environments that held in the move (telegram, client_ops, master, trusted,
+//     picture, or names given in Options.Environments). A name the engine does not know
+//     is ignored, as it would be live.
+//   - tools: the move's tool calls in order; args is the input the tool received (a
+//     JSON object written as a string, as the model sent it; an object is accepted too).
+//   - answer: the final answer the client got.
 //
 // Unknown fields are an error, so a misspelt "anwser" is not read as an empty answer.
 // A bad line stops the run with its file and line:
