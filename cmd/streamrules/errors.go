@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/replay"
 	"github.com/streamrules/streamrules/rulesdb"
 )
 
@@ -25,18 +26,20 @@ type invalidError struct{ msg string }
 func (e *invalidError) Error() string { return e.msg }
 
 // exitCode is the one place errors become exit codes: 0 done (or --help), 2 bad usage or
-// invalid input (a rule file, a rule, a DSN), 1 anything else that failed while running.
+// invalid input (a rule file, a rule, a DSN, a transcript line), 1 anything else that
+// failed while running.
 func exitCode(err error) int {
 	var (
 		ue *usageError
 		ie *invalidError
 		fe *rulefile.Error
 		ve *streamrules.ValidationError
+		le *replay.LineError
 	)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve),
+	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve), errors.As(err, &le),
 		errors.Is(err, rulesdb.ErrUnknownScheme):
 		return 2
 	}
