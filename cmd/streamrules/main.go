@@ -118,8 +118,8 @@ func dispatch(ctx context.Context, e *proc, args []string) error {
 				printGroup(e.stdout, "rules")
 				return flag.ErrHelp
 			}
-			printGroup(e.stderr, "rules")
 			if len(args) == 1 {
+				printGroup(e.stderr, "rules")
 				return usagef("rules needs a verb")
 			}
 			return usagef("unknown command %q", "rules "+args[1])
@@ -128,14 +128,34 @@ func dispatch(ctx context.Context, e *proc, args []string) error {
 	}
 	fs := newFlagSet(cmd.path)
 	runFn := cmd.setup(fs, e)
-	if err := fs.Parse(args[n:]); err != nil {
+	pos, err := parseInterspersed(fs, args[n:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommand(e.stdout, cmd, fs)
 			return flag.ErrHelp
 		}
 		return usagef("%s: %v", cmd.path, err)
 	}
-	return runFn(ctx, fs.Args())
+	return runFn(ctx, pos)
+}
+
+// parseInterspersed parses flags wherever they stand ("rules show NAME --json"), not only
+// before the first argument as flag.Parse does; after "--" everything is an argument.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if len(args) > 0 && args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
 }
 
 // newFlagSet returns a quiet flag set: run prints the errors, --help prints the usage.
