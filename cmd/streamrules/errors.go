@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/rulesdb"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/rulefile"
 )
 
 func init() {
@@ -128,4 +128,3 @@ func setupReplay(fs *flag.FlagSet, e *proc) func(context.Context, []string) erro
 		return nil
 	}
 }
-
