@@ -247,3 +247,42 @@ func TestShadowEnforce(t *testing.T) {
 		t.Error("still in shadow after enforce")
 	}
 }
+
+// fakeTerminal is a buffer that says it is a terminal, as main's terminal does.
+type fakeTerminal struct{ bytes.Buffer }
+
+func (*fakeTerminal) IsTerminal() bool { return true }
+
+// TestTerminal: colour on a terminal unless NO_COLOR, none in a pipe; the columns line
+// up either way.
+func TestTerminal(t *testing.T) {
+	t.Parallel()
+	env := sqliteEnv(t)
+	must(t, cli(t, env, "", "seed"))
+	must(t, cli(t, env, "", "rules", "disable", "look_before_refusing"))
+	listOn := func(environ map[string]string) string {
+		var out fakeTerminal
+		var errb bytes.Buffer
+		if code := run(context.Background(), []string{"rules", "list"}, func(k string) string { return environ[k] }, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String()
+	}
+	pipe := must(t, cli(t, env, "", "rules", "list")).stdout
+	tty := listOn(env)
+	if strings.Contains(pipe, "\x1b[") || !strings.Contains(tty, "\x1b[02mlook_before_refusing") {
+		t.Errorf("pipe:\n%q\nterminal:\n%q", pipe, tty)
+	}
+	noColor := map[string]string{rulesdb.EnvDSN: env[rulesdb.EnvDSN], "NO_COLOR": "1"}
+	if got := listOn(noColor); got != pipe {
+		t.Errorf("NO_COLOR:\n%q\nwant\n%q", got, pipe)
+	}
+	// Stripped of colour, the terminal's table is the pipe's.
+	stripped := tty
+	for _, code := range []string{plain, bold, dim, red, yellow, reset} {
+		stripped = strings.ReplaceAll(stripped, code, "")
+	}
+	if stripped != pipe {
+		t.Errorf("columns differ:\n%s\n%s", stripped, pipe)
+	}
+}

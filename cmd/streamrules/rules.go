@@ -104,17 +104,20 @@ func setupList(fs *flag.FlagSet, e *proc) func(context.Context, []string) error 
 				Rules []listed `json:"rules"`
 			}{vs})
 		}
+		c := e.colors()
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED")
+		fmt.Fprintln(tw, c.paint(bold, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED"))
 		for _, v := range vs {
-			loaded := "yes"
+			loaded, color := "yes", plain
 			switch {
 			case v.Disabled:
-				loaded = "no: disabled"
+				loaded, color = "no: disabled", dim
 			case !v.Loaded:
-				loaded = "no: " + v.Problem
+				loaded, color = "no: "+v.Problem, red
+			case v.Shadow:
+				color = yellow
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired)
+			fmt.Fprintln(tw, c.paint(color, fmt.Sprintf("%s\t%s\t%s\t%s\t%d", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired)))
 		}
 		return tw.Flush()
 	}
