@@ -288,3 +288,29 @@ func TestBinary(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayProgress: on a terminal's stderr the progress bar shows, then the summary;
+// stdout carries only the report either way.
+func TestReplayProgress(t *testing.T) {
+	t.Parallel()
+	rules := writeTemp(t, "rules.yaml", replayRules)
+	tr := writeTemp(t, "week.jsonl", replayTranscript)
+	var out bytes.Buffer
+	var errTTY fakeTerminal
+	code := run(t.Context(), []string{"replay", "--rules", rules, "--json", tr}, func(string) string { return "" }, strings.NewReader(""), &out, &errTTY)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errTTY.String())
+	}
+	checkReplay(t, result{code, out.String(), lastLine(errTTY.String())})
+	if !strings.Contains(errTTY.String(), "replaying") {
+		t.Errorf("no progress bar on a terminal: %q", errTTY.String())
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	if i := strings.LastIndexAny(s, "\r\n"); i >= 0 {
+		s = s[i+1:]
+	}
+	return s + "\n"
+}
