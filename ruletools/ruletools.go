@@ -217,6 +217,16 @@ func (b *base) inForce(stored *streamrules.Rule, gone string) bool {
 	return cur != nil && cur.ID == stored.ID && cur.UpdatedAt.Equal(stored.UpdatedAt)
 }
 
+// maxInputBytes caps a tool's input: the largest valid rule is a few KB (MaxConditionBytes
+// plus MaxTextChars), so a bigger input is a mistake, refused before any decoding.
+const maxInputBytes = 64 << 10
+
+func tooLarge(input string) bool { return len(input) > maxInputBytes }
+
+func failTooLarge(input, tool string) (string, error) {
+	return fail("", "the input is %d bytes, more than %s takes (%d): a rule fits in a few KB", len(input), tool, maxInputBytes)
+}
+
 // unfence returns a model's input without surrounding whitespace and markdown code fence.
 func unfence(input string) []byte {
 	s := strings.TrimSpace(input)
@@ -264,6 +274,9 @@ func (t *listTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
 	}
+	if tooLarge(input) {
+		return failTooLarge(input, ListName)
+	}
 	var in listInput
 	if s := unfence(input); len(s) > 0 && string(s) != "null" {
 		if err := rulefile.DecodeJSON(s, &in); err != nil {
@@ -298,6 +311,9 @@ func (t *createTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
 	}
+	if tooLarge(input) {
+		return failTooLarge(input, CreateName)
+	}
 	r, err := rulefile.DecodeRule(unfence(input))
 	if err != nil {
 		return badInput(err, CreateName, ruleFields)
@@ -327,6 +343,9 @@ func (t *editTool) Description() string {
 func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
+	}
+	if tooLarge(input) {
+		return failTooLarge(input, EditName)
 	}
 	const want = `{"name": "rule_to_change", ...only the fields to change...}`
 	fields, err := rulefile.DecodeFields(unfence(input), "new_name")
@@ -379,6 +398,9 @@ func (t *deleteTool) Description() string {
 func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
+	}
+	if tooLarge(input) {
+		return failTooLarge(input, DeleteName)
 	}
 	var in struct {
 		Name string `json:"name"`
