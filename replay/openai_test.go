@@ -130,3 +130,20 @@ func TestFromOpenAIReplays(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 }
+
+// The shipped sample log converts to the shipped transcript.
+func TestFromOpenAISample(t *testing.T) {
+	t.Parallel()
+	in, err := os.ReadFile("testdata/openai.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, n := convert(t, string(in), &replay.OpenAIOptions{Name: "openai.jsonl"})
+	want, err := os.ReadFile("testdata/openai.transcript.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) || n != 3 {
+		t.Errorf("%d moves:\n%s\nwant\n%s", n, got, want)
+	}
+}
