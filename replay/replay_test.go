@@ -300,3 +300,21 @@ func TestParseMoveTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRunUnknownEnv(t *testing.T) {
+	t.Parallel()
+	rep := run(t, testRules(), `{"chat":"c","env":["telgram","telegram"],"answer":"hi"}
+{"chat":"c","env":["zzz"],"answer":"hi"}`, nil)
+	if strings.Join(rep.UnknownEnv, ",") != "telgram,zzz" {
+		t.Errorf("unknown env %v", rep.UnknownEnv)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil || !strings.Contains(b.String(), "unknown environments, ignored: telgram, zzz\n") {
+		t.Errorf("text %q (%v)", b.String(), err)
+	}
+	// A host's own names are known.
+	rep = run(t, nil, `{"chat":"c","env":["web"],"answer":"hi"}`, &replay.Options{Environments: []string{"web"}})
+	if len(rep.UnknownEnv) != 0 {
+		t.Errorf("unknown env %v", rep.UnknownEnv)
+	}
+}
