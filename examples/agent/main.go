@@ -255,8 +255,8 @@ func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 		agents.NewOpenAIOption().WithSystemMessage(systemPrompt),
 		agents.NewOpenAIOption().WithExtraMessages([]prompts.MessageFormatter{history{mem}}),
 	)
-	r.exec = agents.NewExecutor(guard.Agent(agent),
-		agents.WithMemory(mem), agents.WithMaxIterations(8), agents.WithCallbacksHandler(client))
+	// The guard hands the client handler to the executor too: one place to give it.
+	r.exec = guard.Executor(agent, agents.WithMemory(mem), agents.WithMaxIterations(8))
 }
 
 // history puts the chat's earlier messages into the OpenAI functions agent's prompt, as
