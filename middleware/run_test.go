@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tmc/langchaingo/agents"
+	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/memory"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
 )
 
 // runFixture is a guard whose only client wiring is Config.Callbacks: no handler given to
@@ -198,5 +201,89 @@ func TestReadmeSnippet(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "```go\n"+snippet.String()+"```\n") {
 		t.Errorf("README.md does not hold ExampleGuard_Run's body as a go block; it should read:\n%s", snippet.String())
+	}
+}
+
+// chatStreams is a client handler that files each streamed chunk under the chat of the
+// move its context carries: it shows Run streams in the move's own context.
+type chatStreams struct {
+	lcb.SimpleHandler
+	mu sync.Mutex
+	by map[string]string
+}
+
+func (c *chatStreams) HandleStreamingFunc(ctx context.Context, chunk []byte) {
+	chat := "(outside a move)"
+	if m := streamrules.MoveFrom(ctx); m != nil {
+		chat = m.ChatID()
+	}
+	c.mu.Lock()
+	c.by[chat] += string(chunk)
+	c.mu.Unlock()
+}
+
+// Many chats at once through one guard and one executor: each Run owns its own move.
+func TestRunManyChats(t *testing.T) {
+	t.Parallel()
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{imageRule()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	client := &chatStreams{by: map[string]string{}}
+	guard := middleware.New(eng, &middleware.Config{Callbacks: client})
+	// The model answers from the prompt: the chat's name is the user's message; first a
+	// markdown image, after the interrupt the plain answer.
+	model := scripted.NewFunc(func(c scripted.Call) scripted.Reply {
+		var chat string
+		interrupted := false
+		for _, m := range c.Messages {
+			text := messageText(m)
+			if m.Role == llms.ChatMessageTypeHuman && strings.HasPrefix(text, "chat-") {
+				chat = text
+			}
+			interrupted = interrupted || strings.Contains(text, "<system-interrupt")
+		}
+		if interrupted {
+			return scripted.Reply{Text: chat + " ok"}
+		}
+		return scripted.Reply{Text: "![" + chat + "](x)"}
+	})
+	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(model), nil))
+	const chats = 32
+	var wg sync.WaitGroup
+	errs := make(chan error, chats)
+	for i := range chats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chat := fmt.Sprintf("chat-%02d", i)
+			out, err := guard.Run(context.Background(), exec, chat, chat, streamrules.EnvTelegram)
+			if err != nil || out != chat+" ok" {
+				errs <- fmt.Errorf("%s: %q, %v", chat, out, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range chats {
+		chat := fmt.Sprintf("chat-%02d", i)
+		if got := client.by[chat]; got != chat+" ok" {
+			t.Errorf("%s streamed %q, want its own accepted answer only", chat, got)
+		}
+		st, _ := store.LoadChat(context.Background(), chat)
+		if st.Moves != 1 || st.LastFired["telegram_markdown_image"] != 1 {
+			t.Errorf("%s state %+v", chat, st)
+		}
+	}
+	if len(client.by) != chats {
+		t.Errorf("streams under %d keys, want %d: %v", len(client.by), chats, client.by)
 	}
 }

@@ -23,10 +23,10 @@
 //     previous line. Numbers must grow within a chat; gaps are kept.
 //   - env: the environments that held in the move (telegram, client_ops, master, trusted,
 //     picture, or names given in Options.Environments). A name the engine does not know
-//     is ignored, as it would be live.
+//     is ignored, as it would be live, and listed in Report.UnknownEnv.
 //   - tools: the move's tool calls in order; args is the input the tool received (a
 //     JSON object written as a string, as the model sent it; an object is accepted too).
-//   - answer: the final answer the client got.
+//   - answer: the move's final answer (see below for which one, when rules were live).
 //
 // Unknown fields are an error, so a misspelt "anwser" is not read as an empty answer.
 // A bad line stops the run with its file and line:
@@ -51,9 +51,13 @@
 // recorded answer is checked once, a would-fire is counted, and the replay goes on with
 // the next move as recorded. With one answer checked per move the retry ceiling is never
 // spent; RuleReport.Discards counts the would-fires that would have discarded (all of
-// them, unless Options.MaxRetriesPerMove turns replays off). The transcript's answers
-// are what the client got: if rules were live when it was recorded, the answers they
-// corrected are already corrected, and the rules fire on what got past them.
+// them, unless Options.MaxRetriesPerMove turns replays off).
+//
+// If rules were live when a transcript was recorded, the answer the client got is already
+// corrected, and a backtest of it sees only what got past them. Record instead the
+// answer the text rules judged first (the discarded one, where a rule discarded it):
+// what the model said unguarded, which is what a rule under test must see. The demo
+// (examples/agent) records so, and its transcript replays to the counts it produced.
 //
 // A tool rule fires at most once per move; RuleReport.Calls counts the calls of its
 // tool in moves in scope, so Fired of Calls reads as "reminded on so many calls".

@@ -142,3 +142,38 @@ func FuzzWriteRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFromOpenAI: whatever the converter writes reads back as a transcript, and a log
+// logged twice converts to what it converts to once (every move is written once).
+func FuzzFromOpenAI(f *testing.F) {
+	f.Add(`{"chat":"c","request":{"messages":[{"role":"user","content":"hi"}]},"response":{"choices":[{"message":{"role":"assistant","content":"Hello"}}]}}`)
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"text","text":"q"}]},{"role":"assistant","tool_calls":[{"function":{"name":"t","arguments":"{}"}}]},{"role":"assistant","content":"a"}]}`)
+	f.Add(`{"messages":[{"role":"assistant","content":"x"},{"role":"user","content":null}]}`)
+	f.Fuzz(func(t *testing.T, log string) {
+		var once bytes.Buffer
+		n, err := replay.FromOpenAI(strings.NewReader(log), &once, nil)
+		if err != nil {
+			return
+		}
+		rd := replay.NewReader(bytes.NewReader(once.Bytes()), "out")
+		for i := 0; ; i++ {
+			_, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				if i != n {
+					t.Fatalf("%d moves read back, %d written", i, n)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("converter output does not read back: %v\n%s", err, once.Bytes())
+			}
+		}
+		var twice bytes.Buffer
+		if _, err := replay.FromOpenAI(strings.NewReader(log+"\n"+log), &twice, nil); err != nil {
+			t.Fatalf("the log twice fails where once passed: %v", err)
+		}
+		if !bytes.Equal(once.Bytes(), twice.Bytes()) {
+			t.Fatalf("log twice converts differently:\nonce  %s\ntwice %s", once.Bytes(), twice.Bytes())
+		}
+	})
+}

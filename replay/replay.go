@@ -77,6 +77,8 @@ type Replayer struct {
 	byName   map[string]*ruleStat
 	moves    int
 	lastMove map[string]int64 // chat → its last move number replayed
+	known    map[string]bool  // the engine's environment names
+	unknown  map[string]bool  // names in transcripts the engine does not know
 }
 
 // New loads rules into a fresh engine. Every rule is validated as the engine validates it;
@@ -112,7 +114,11 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	rp := &Replayer{eng: eng, store: st, opts: o, byName: map[string]*ruleStat{}, lastMove: map[string]int64{}}
+	rp := &Replayer{eng: eng, store: st, opts: o, byName: map[string]*ruleStat{}, lastMove: map[string]int64{},
+		known: map[string]bool{}, unknown: map[string]bool{}}
+	for _, name := range eng.Environments() {
+		rp.known[name] = true
+	}
 	for _, r := range eng.Rules() {
 		rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Examples: []Example{}}}
 		rp.rules = append(rp.rules, rs)
@@ -221,6 +227,11 @@ func (rp *Replayer) Replay(ctx context.Context, m Move, pos Position) error {
 		return &LineError{File: pos.File, Line: pos.Line,
 			Err: fmt.Errorf("chat %q: move %d comes after move %d: a chat's moves must be in order", m.Chat, m.Move, last)}
 	}
+	for _, name := range m.Env {
+		if !rp.known[name] {
+			rp.unknown[name] = true // a typo here would silently put rules out of scope
+		}
+	}
 	mctx, mv := rp.eng.BeginMove(withNumber(ctx, m.Move), m.Chat, m.Env...)
 	for _, c := range m.Tools {
 		mv.ToolReminders(mctx, c.Name, c.Args)
@@ -291,6 +302,7 @@ func firedCall(calls []streamrules.ToolCall, rule string) (streamrules.ToolCall,
 // Report returns the report so far: every loaded rule, by name, zero fires included.
 func (rp *Replayer) Report() *Report {
 	out := &Report{Moves: rp.moves, Rules: make([]RuleReport, 0, len(rp.rules))}
+	out.UnknownEnv = slices.Sorted(maps.Keys(rp.unknown))
 	for _, rs := range rp.rules {
 		r := rs.RuleReport
 		if r.InScope > 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
 )
@@ -298,5 +300,44 @@ func TestParseMoveTypeErrors(t *testing.T) {
 		if _, err := replay.ParseMove([]byte(tt.line)); err == nil || err.Error() != tt.want {
 			t.Errorf("ParseMove(%s) = %v, want %s", tt.line, err, tt.want)
 		}
+	}
+}
+
+func TestRunUnknownEnv(t *testing.T) {
+	t.Parallel()
+	rep := run(t, testRules(), `{"chat":"c","env":["telgram","telegram"],"answer":"hi"}
+{"chat":"c","env":["zzz"],"answer":"hi"}`, nil)
+	if strings.Join(rep.UnknownEnv, ",") != "telgram,zzz" {
+		t.Errorf("unknown env %v", rep.UnknownEnv)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil || !strings.Contains(b.String(), "unknown environments, ignored: telgram, zzz\n") {
+		t.Errorf("text %q (%v)", b.String(), err)
+	}
+	// A host's own names are known.
+	rep = run(t, nil, `{"chat":"c","env":["web"],"answer":"hi"}`, &replay.Options{Environments: []string{"web"}})
+	if len(rep.UnknownEnv) != 0 {
+		t.Errorf("unknown env %v", rep.UnknownEnv)
+	}
+}
+
+// A run that stops early (a bad move, a cancelled context) stops its reading goroutine
+// too, however much input is left.
+func TestRunStopsReader(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	long := strings.Repeat(`{"chat":"c","answer":"hi"}`+"\n", 5000)
+	_, err := replay.Run(context.Background(), testRules(), []replay.Source{{Name: "a", R: strings.NewReader(`{"chat":"c","move":5}` + "\n" + `{"chat":"c","move":2}` + "\n" + long)}}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "a:2: ") {
+		t.Fatalf("error %v, want one at a:2", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	moves := 0
+	_, err = replay.Run(ctx, testRules(), []replay.Source{{Name: "b", R: strings.NewReader(long)}}, &replay.Options{OnMove: func(p replay.Progress) {
+		if moves++; moves == 10 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || moves != 10 {
+		t.Fatalf("error %v after %d moves, want context.Canceled after 10", err, moves)
 	}
 }

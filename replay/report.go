@@ -16,6 +16,10 @@ import (
 type Report struct {
 	Rules []RuleReport `json:"rules"`
 	Moves int          `json:"moves"` // moves replayed
+	// UnknownEnv lists the environment names the transcripts used that the engine does
+	// not know (ignored, as live): a misspelt "telgram" puts every Telegram rule out of
+	// scope. Register a host's own names in Options.Environments.
+	UnknownEnv []string `json:"unknown_env,omitempty"`
 }
 
 // RuleReport is one rule's line.
@@ -152,6 +156,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "%d moves replayed\n", r.Moves)
+	if len(r.UnknownEnv) > 0 {
+		fmt.Fprintf(w, "unknown environments, ignored: %s\n", strings.Join(r.UnknownEnv, ", "))
+	}
 	for _, rr := range r.Rules {
 		if len(rr.Examples) == 0 {
 			continue

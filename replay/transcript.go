@@ -194,55 +194,77 @@ func (e *LineError) Unwrap() error { return e.Err }
 // of any length.
 type Reader struct {
 	name  string
-	r     *bufio.Reader
-	line  int
-	bytes int64
+	lines *lineReader
 }
 
 // NewReader reads a transcript from r; name is how errors call it (a file name).
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{name: name, r: bufio.NewReaderSize(r, 64*1024)}
+	return &Reader{name: name, lines: newLineReader(r)}
 }
 
 // Line returns the line number of the move Next returned last (1-based).
-func (r *Reader) Line() int { return r.line }
+func (r *Reader) Line() int { return r.lines.line }
 
 // Offset returns how many bytes were read so far.
-func (r *Reader) Offset() int64 { return r.bytes }
+func (r *Reader) Offset() int64 { return r.lines.bytes }
 
 // Next returns the next move; io.EOF at the end. A bad line is a *LineError, and the
 // reader can go on past it.
 func (r *Reader) Next() (Move, error) {
+	line, n, err := r.lines.next()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%s: %w", r.name, err)
+		}
+		return Move{}, err
+	}
+	m, err := ParseMove(line)
+	if err != nil {
+		return Move{}, &LineError{File: r.name, Line: n, Err: err}
+	}
+	return m, nil
+}
+
+// lineReader returns the non-blank lines of r with their numbers.
+type lineReader struct {
+	r     *bufio.Reader
+	line  int   // the last line read, 1-based
+	bytes int64 // bytes read so far
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64*1024)}
+}
+
+// next returns the next non-blank line and its number; io.EOF at the end. The line is
+// valid until the next call.
+func (lr *lineReader) next() ([]byte, int, error) {
 	for {
-		line, err := r.r.ReadSlice('\n')
+		line, err := lr.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A long line: collect it whole. ReadSlice's buffer is reused, so copy first.
 			buf := bytes.Clone(line)
 			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.r.ReadSlice('\n')
+				line, err = lr.r.ReadSlice('\n')
 				buf = append(buf, line...)
 			}
 			line = buf
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return Move{}, fmt.Errorf("%s: %w", r.name, err)
+			return nil, 0, err
 		}
 		if len(line) == 0 && err != nil {
-			return Move{}, io.EOF
+			return nil, 0, io.EOF
 		}
-		r.line++
-		r.bytes += int64(len(line))
+		lr.line++
+		lr.bytes += int64(len(line))
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
-				return Move{}, io.EOF
+				return nil, 0, io.EOF
 			}
 			continue
 		}
-		m, perr := ParseMove(line)
-		if perr != nil {
-			return Move{}, &LineError{File: r.name, Line: r.line, Err: perr}
-		}
-		return m, nil
+		return line, lr.line, nil
 	}
 }
 

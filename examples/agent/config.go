@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/streamrules/streamrules/rulesdb"
 )
 
 // Config is the whole configuration of the demo, read from the environment with
@@ -27,6 +29,7 @@ type Config struct {
 	OpenAIAPIKey       string     `env:"OPENAI_API_KEY" usage:"API key for -live; may stay empty when OPENAI_BASE_URL names a local server that needs none"`
 	OpenAIBaseURL      string     `env:"OPENAI_BASE_URL" usage:"OpenAI-compatible endpoint for -live, e.g. http://localhost:11434/v1 (Ollama); empty: https://api.openai.com/v1"`
 	OpenAIModel        string     `env:"OPENAI_MODEL" envDefault:"gpt-4o-mini" usage:"model name for -live"`
+	TranscriptPath     string     `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
 }
 
 // configError is a bad configuration value. Its message names the variable.
@@ -109,7 +112,7 @@ func (c *Config) check() error {
 	if c.MaxRetries < 0 {
 		return &configError{"STREAMRULES_MAX_RETRIES", fmt.Sprintf("%d is negative: use 0 to never replay, or a positive number of replays per move", c.MaxRetries)}
 	}
-	if err := checkDSN(c.DSN); err != nil {
+	if err := checkDSN(c.DSN, c.SQLitePath); err != nil {
 		return &configError{"STREAMRULES_DSN", err.Error()}
 	}
 	if c.StatsAddr != "" {
@@ -126,39 +129,20 @@ func (c *Config) check() error {
 	return nil
 }
 
-// checkDSN accepts the DSN forms rulesdb.Open knows. It never quotes the DSN: it may
-// hold a password.
-func checkDSN(dsn string) error {
-	lower := strings.ToLower(dsn)
-	switch {
-	case dsn == "":
-		return nil
-	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		u, err := url.Parse(dsn)
-		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err // url.Error quotes the whole DSN, password included
-			}
-			return fmt.Errorf("not a valid PostgreSQL URL: %v", err)
-		}
-		if u.Host == "" && u.Query().Get("host") == "" {
-			return errors.New("PostgreSQL URL without a host")
-		}
-		return nil
-	case strings.HasPrefix(lower, "sqlite:"), strings.HasPrefix(lower, "file:"):
-		_, rest, _ := strings.Cut(dsn, ":")
-		path, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
-		if path == "" {
-			return errors.New("SQLite DSN without a file path (sqlite:PATH)")
-		}
+// checkDSN asks rulesdb, which opens the store, whether it can place the DSN: one
+// checker, so the demo accepts exactly what rulesdb.Open does. rulesdb's message never
+// quotes the DSN (it may hold a password); its "rulesdb: " prefix is dropped, since the
+// message goes out under the variable's name.
+func checkDSN(dsn, sqlitePath string) error {
+	_, err := rulesdb.Describe(dsn, sqlitePath)
+	if err == nil {
 		return nil
 	}
-	scheme, _, ok := strings.Cut(dsn, ":")
-	if !ok || strings.ContainsAny(scheme, " =/@") {
-		return errors.New("no scheme: use postgres://…, sqlite:PATH, file:PATH, or leave it empty for the SQLite file STREAMRULES_SQLITE_PATH")
+	msg := strings.TrimPrefix(err.Error(), "rulesdb: ")
+	if errors.Is(err, rulesdb.ErrUnknownScheme) {
+		msg += "; empty means the SQLite file STREAMRULES_SQLITE_PATH"
 	}
-	return fmt.Errorf("unsupported scheme %q: use postgres://…, sqlite:PATH, file:PATH, or leave it empty for the SQLite file STREAMRULES_SQLITE_PATH", scheme)
+	return errors.New(msg)
 }
 
 // printVariables writes the environment part of --help, in the style of flag.PrintDefaults.
