@@ -1,6 +1,7 @@
 package rulefile_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -68,6 +69,35 @@ func FuzzParse(f *testing.F) {
 			if err != nil || !reflect.DeepEqual(back, set) {
 				t.Fatalf("%s: %v\n%+v\n%+v\n%s", format, err, set, back, out)
 			}
+		}
+	})
+}
+
+// FuzzDecodeRule: what the strict decoder accepts, encoding/json reads the same way (the
+// strict decoder only refuses more), and the rule's own JSON decodes back to it.
+func FuzzDecodeRule(f *testing.F) {
+	f.Add([]byte(`{"name":"a","scope":"text","text":"t"}`))
+	f.Add([]byte(`{"name":"a","Scope":"text","text":"t","text":"u"}`))
+	f.Add([]byte(`{"name":"a","scope":"tool:x","when":["telegram"],"negate":true,"enabled":false,"shadow":true,"text":"\ud800"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := rulefile.DecodeRule(data)
+		if err != nil {
+			return
+		}
+		var lenient streamrules.Rule
+		if err := json.Unmarshal(data, &lenient); err != nil || !reflect.DeepEqual(lenient, r) {
+			t.Fatalf("strict %#v\nlenient %#v (%v)", r, lenient, err)
+		}
+		out, err := rulefile.MarshalRule(r, rulefile.JSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := rulefile.DecodeRule(out)
+		if r.When == nil {
+			r.When = []string{}
+		}
+		if err != nil || !reflect.DeepEqual(back, r) {
+			t.Fatalf("%v\n%#v\n%#v\n%s", err, r, back, out)
 		}
 	})
 }

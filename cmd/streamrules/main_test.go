@@ -160,7 +160,7 @@ func TestRulesCommands(t *testing.T) {
 	if !strings.Contains(r.stdout, "name: no_lorem") || !strings.Contains(r.stdout, "when: [master, telegram]") {
 		t.Errorf("create printed:\n%s", r.stdout)
 	}
-	if r := cli(t, env, "", "rules", "create", "--name", "bad_re", "--scope", "text", "--condition", "(", "--text", "t"); r.code != 2 || !strings.Contains(r.stderr, "invalid condition") {
+	if r := cli(t, env, "", "rules", "create", "--name", "bad_re", "--scope", "text", "--condition", "(", "--text", "t"); r.code != 2 || !strings.Contains(r.stderr, `streamrules: rule "bad_re": stream rule: invalid condition: `) {
 		t.Errorf("bad regex: %+v", r)
 	}
 	if r := cli(t, env, "", "rules", "create", "--name", "no_lorem", "--scope", "text", "--text", "t"); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
@@ -284,5 +284,18 @@ func TestTerminal(t *testing.T) {
 	}
 	if stripped != pipe {
 		t.Errorf("columns differ:\n%s\n%s", stripped, pipe)
+	}
+}
+
+// TestStoreDown: a database that does not answer is a failure (exit 1) naming the host,
+// never the password.
+func TestStoreDown(t *testing.T) {
+	t.Parallel()
+	dsn := "postgres://bob:hunter2@127.0.0.1:1/rules?sslmode=disable&connect_timeout=5"
+	for _, args := range [][]string{{"rules", "list", "--dsn", dsn}, {"stats"}} {
+		r := cli(t, map[string]string{rulesdb.EnvDSN: dsn}, "", args...)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "127.0.0.1") || strings.Contains(r.stderr, "hunter2") {
+			t.Errorf("%v: %+v", args, r)
+		}
 	}
 }

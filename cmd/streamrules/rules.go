@@ -287,7 +287,7 @@ func setupCreate(fs *flag.FlagSet, e *proc) func(context.Context, []string) erro
 		defer store.Close()
 		created, err := store.CreateRule(ctx, r)
 		if err != nil {
-			return err
+			return named(r.Name, err)
 		}
 		fmt.Fprintf(e.stderr, "created rule %q\n", created.Name)
 		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{created})
@@ -322,11 +322,11 @@ func setupEdit(fs *flag.FlagSet, e *proc) func(context.Context, []string) error 
 		}
 		r, err := rf.rule(cur)
 		if err != nil {
-			return err
+			return named(name, err)
 		}
 		updated, err := store.UpdateRule(ctx, name, r)
 		if err != nil {
-			return err
+			return named(name, err)
 		}
 		fmt.Fprintf(e.stderr, "changed rule %q\n", updated.Name)
 		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{updated})
@@ -356,6 +356,16 @@ func setupDelete(fs *flag.FlagSet, e *proc) func(context.Context, []string) erro
 		fmt.Fprintf(e.stdout, "deleted rule %q (its stats stay)\n", name)
 		return nil
 	}
+}
+
+// named adds the rule's name to a validation error, which names only the field: the
+// store's other errors name the rule already.
+func named(name string, err error) error {
+	var ve *streamrules.ValidationError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("rule %q: %w", name, err)
+	}
+	return err
 }
 
 // errNotStored: the database dropped a field the command set (a schema older than the
