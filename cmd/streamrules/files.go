@@ -20,71 +20,81 @@ import (
 
 func init() {
 	commands = append(commands,
-		&command{path: "export", args: "[--format yaml|json] [-o FILE]", summary: "write every rule as a rule file", setup: setupExport,
+		&command{path: "export", args: "[--format yaml|json] [-o FILE]", summary: "write every rule as a rule file", opts: func() opts { return &exportCmd{} },
 			about: "The file is a versioned set (version: the database's seed version, at least 1). import reads it back\nunchanged: export, edit in a repository, review, import."},
-		&command{path: "import", args: "[--dry-run] FILE", summary: "create or update the file's rules by name, as the master's edits", setup: setupImport,
+		&command{path: "import", args: "[--dry-run] FILE", summary: "create or update the file's rules by name, as the master's edits", opts: func() opts { return &importCmd{} },
 			about: "Each rule of the file is created, or updated when its fields differ; rules the file does not name\nare left alone. An update is an edit like the master's: it moves updated_at, so a later seed\ncalibration leaves it alone. --dry-run prints what would change, field by field, and writes nothing."},
-		&command{path: "validate", args: "FILE…", summary: "check rule files as the engine would (exit 2 naming file, rule and field)", setup: setupValidate,
+		&command{path: "validate", args: "FILE…", summary: "check rule files as the engine would (exit 2 naming file, rule and field)", opts: func() opts { return &validateCmd{} },
 			about: "For the CI of a rules repository: no database needed. Rules may use the environments\nSTREAMRULES_ENVIRONMENTS names beside the builtin ones."},
-		&command{path: "stats", args: "[--json]", summary: "how often each rule fired", setup: setupStats},
-		&command{path: "seed", args: "[FILE]", summary: "seed the database (default: the embedded set), once per database life", setup: setupSeed,
+		&command{path: "stats", args: "[--json]", summary: "how often each rule fired", opts: func() opts { return &statsCmd{} }},
+		&command{path: "seed", args: "[FILE]", summary: "seed the database (default: the embedded set), once per database life", opts: func() opts { return &seedCmd{} },
 			about: "A database is seeded once per life: a set whose version the database has (or a newer one) changes\nnothing. A higher version is a calibration wave: it rewrites only the seeded rules nobody edited."},
 	)
 }
 
-func setupExport(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	var format, out string
-	addStoreFlags(fs, &o, false)
-	fs.StringVar(&format, "format", "", "`FORMAT`: yaml or json (default: the -o file's extension, else yaml)")
-	fs.StringVar(&out, "o", "", "write to `FILE` instead of stdout")
-	return func(ctx context.Context, args []string) error {
-		if len(args) > 0 {
-			return usagef("export takes no arguments")
-		}
-		f := rulefile.Format(format)
-		switch {
-		case format == "" && out != "" && rulefile.FormatOf(out) != "":
-			f = rulefile.FormatOf(out)
-		case format == "":
-			f = rulefile.YAML
-		case f != rulefile.YAML && f != rulefile.JSON:
-			return usagef("--format %q: want yaml or json", format)
-		}
-		store, cfg, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		rules, err := store.ListRules(ctx)
-		if err != nil {
-			return err
-		}
-		version, err := store.SeedVersion(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range rules {
-			probe := r
-			probe.Normalize()
-			if err := streamrules.Validate(&probe, known(cfg)); err != nil {
-				fmt.Fprintf(e.stderr, "warning: rule %q: %v: the file will not import until it is fixed\n", r.Name, err)
-			}
-		}
-		data, err := rulefile.Marshal(rulefile.Set{Version: max(version, 1), Rules: rules}, f)
-		if err != nil {
-			return err
-		}
-		if out == "" {
-			_, err = e.stdout.Write(data)
-			return err
-		}
-		if err := writeFile(out, data); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "exported %s to %s\n", plural(len(rules), "rule"), out)
-		return nil
+// exportCmd is export [--format yaml|json] [-o FILE].
+type exportCmd struct {
+	o           storeFlags
+	format, out string
+	f           rulefile.Format // from format and out, by validate
+}
+
+func (c *exportCmd) flags(fs *flag.FlagSet) {
+	addStoreFlags(fs, &c.o, false)
+	fs.StringVar(&c.format, "format", "", "`FORMAT`: yaml or json (default: the -o file's extension, else yaml)")
+	fs.StringVar(&c.out, "o", "", "write to `FILE` instead of stdout")
+}
+
+func (c *exportCmd) validate(args []string) error {
+	c.f = rulefile.Format(c.format)
+	switch {
+	case len(args) > 0:
+		return usagef("export takes no arguments")
+	case c.format == "" && c.out != "" && rulefile.FormatOf(c.out) != "":
+		c.f = rulefile.FormatOf(c.out)
+	case c.format == "":
+		c.f = rulefile.YAML
+	case c.f != rulefile.YAML && c.f != rulefile.JSON:
+		return usagef("--format %q: want yaml or json", c.format)
 	}
+	return nil
+}
+
+func (c *exportCmd) run(ctx context.Context, e *proc) error {
+	o, out, f := c.o, c.out, c.f
+	store, cfg, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rules, err := store.ListRules(ctx)
+	if err != nil {
+		return err
+	}
+	version, err := store.SeedVersion(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		probe := r
+		probe.Normalize()
+		if err := streamrules.Validate(&probe, known(cfg)); err != nil {
+			fmt.Fprintf(e.stderr, "warning: rule %q: %v: the file will not import until it is fixed\n", r.Name, err)
+		}
+	}
+	data, err := rulefile.Marshal(rulefile.Set{Version: max(version, 1), Rules: rules}, f)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		_, err = e.stdout.Write(data)
+		return err
+	}
+	if err := writeFile(out, data); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "exported %s to %s\n", plural(len(rules), "rule"), out)
+	return nil
 }
 
 // writeFile replaces path whole or not at all: a temporary file beside it, then a rename.
@@ -176,78 +186,90 @@ func fieldsOf(r streamrules.Rule) (ordered, error) {
 	return o, nil
 }
 
-func setupImport(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	var dry bool
-	addStoreFlags(fs, &o, true)
-	fs.BoolVar(&dry, "dry-run", false, "print what would change, field by field, and write nothing")
-	return func(ctx context.Context, args []string) error {
-		if len(args) != 1 {
-			return usagef("import takes one FILE")
-		}
-		cfg, err := e.config()
-		if err != nil {
+// importCmd is import [--dry-run] FILE.
+type importCmd struct {
+	o    storeFlags
+	dry  bool
+	file string
+}
+
+func (c *importCmd) flags(fs *flag.FlagSet) {
+	addStoreFlags(fs, &c.o, true)
+	fs.BoolVar(&c.dry, "dry-run", false, "print what would change, field by field, and write nothing")
+}
+
+func (c *importCmd) validate(args []string) error {
+	if len(args) != 1 {
+		return usagef("import takes one FILE")
+	}
+	c.file = args[0]
+	return nil
+}
+
+func (c *importCmd) run(ctx context.Context, e *proc) error {
+	o, dry, args := c.o, c.dry, []string{c.file}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	set, err := rulefile.Load(args[0], cfg.Environments...)
+	if err != nil {
+		return err
+	}
+	store, _, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var changes []change
+	counts := map[string]int{}
+	for _, r := range set.Rules {
+		c := change{Rule: r.Name}
+		cur, err := store.GetRule(ctx, r.Name)
+		switch {
+		case errors.Is(err, streamrules.ErrNotFound):
+			c.Action = "create"
+			if !dry {
+				if _, err := store.CreateRule(ctx, r); err != nil {
+					return fmt.Errorf("%s: rule %q: %w", args[0], r.Name, err)
+				}
+			}
+		case err != nil:
 			return err
-		}
-		set, err := rulefile.Load(args[0], cfg.Environments...)
-		if err != nil {
-			return err
-		}
-		store, _, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		var changes []change
-		counts := map[string]int{}
-		for _, r := range set.Rules {
-			c := change{Rule: r.Name}
-			cur, err := store.GetRule(ctx, r.Name)
-			switch {
-			case errors.Is(err, streamrules.ErrNotFound):
-				c.Action = "create"
+		default:
+			if c.Fields, err = diff(cur, r); err != nil {
+				return err
+			}
+			c.Action = "unchanged"
+			if len(c.Fields) > 0 {
+				c.Action = "update"
 				if !dry {
-					if _, err := store.CreateRule(ctx, r); err != nil {
+					if _, err := store.UpdateRule(ctx, r.Name, r); err != nil {
 						return fmt.Errorf("%s: rule %q: %w", args[0], r.Name, err)
 					}
 				}
-			case err != nil:
-				return err
-			default:
-				if c.Fields, err = diff(cur, r); err != nil {
-					return err
-				}
-				c.Action = "unchanged"
-				if len(c.Fields) > 0 {
-					c.Action = "update"
-					if !dry {
-						if _, err := store.UpdateRule(ctx, r.Name, r); err != nil {
-							return fmt.Errorf("%s: rule %q: %w", args[0], r.Name, err)
-						}
-					}
-				}
 			}
-			counts[c.Action]++
-			changes = append(changes, c)
 		}
-		if o.json {
-			if err := writeJSON(e.stdout, struct {
-				DryRun  bool     `json:"dry_run"`
-				Changes []change `json:"changes"`
-			}{dry, changes}); err != nil {
-				return err
-			}
-		} else {
-			printChanges(e.stdout, changes)
-		}
-		verb := "imported"
-		if dry {
-			verb = "would import"
-		}
-		fmt.Fprintf(e.stderr, "%s %s: %d to create, %d to update, %d unchanged\n", verb, args[0],
-			counts["create"], counts["update"], counts["unchanged"])
-		return nil
+		counts[c.Action]++
+		changes = append(changes, c)
 	}
+	if o.json {
+		if err := writeJSON(e.stdout, struct {
+			DryRun  bool     `json:"dry_run"`
+			Changes []change `json:"changes"`
+		}{dry, changes}); err != nil {
+			return err
+		}
+	} else {
+		printChanges(e.stdout, changes)
+	}
+	verb := "imported"
+	if dry {
+		verb = "would import"
+	}
+	fmt.Fprintf(e.stderr, "%s %s: %d to create, %d to update, %d unchanged\n", verb, args[0],
+		counts["create"], counts["update"], counts["unchanged"])
+	return nil
 }
 
 func printChanges(w io.Writer, changes []change) {
@@ -266,122 +288,142 @@ func printChanges(w io.Writer, changes []change) {
 	}
 }
 
-func setupValidate(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	return func(ctx context.Context, args []string) error {
-		if len(args) == 0 {
-			return usagef("validate takes one or more FILEs")
-		}
-		cfg, err := e.config()
-		if err != nil {
-			return err
-		}
-		bad := 0
-		for _, path := range args {
-			set, err := rulefile.Load(path, cfg.Environments...)
-			if err != nil {
-				bad++
-				fmt.Fprintln(e.stderr, err)
-				continue
-			}
-			fmt.Fprintf(e.stdout, "%s: ok, %s (version %d)\n", path, plural(len(set.Rules), "rule"), set.Version)
-		}
-		if bad > 0 {
-			return &invalidError{fmt.Sprintf("%d of %s invalid", bad, plural(len(args), "file"))}
-		}
-		return nil
+// validateCmd is validate FILE….
+type validateCmd struct{ files []string }
+
+func (c *validateCmd) flags(*flag.FlagSet) {}
+
+func (c *validateCmd) validate(args []string) error {
+	if len(args) == 0 {
+		return usagef("validate takes one or more FILEs")
 	}
+	c.files = args
+	return nil
 }
 
-func setupStats(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	addStoreFlags(fs, &o, true)
-	return func(ctx context.Context, args []string) error {
-		if len(args) > 0 {
-			return usagef("stats takes no arguments")
-		}
-		store, _, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		rules, err := store.ListRules(ctx)
-		if err != nil {
-			return err
-		}
-		counts, err := store.CountFirings(ctx)
-		if err != nil {
-			return err
-		}
-		// Every rule, zero included; then firings of rules deleted since (stats outlive
-		// their rule).
-		stats := streamrules.Stats{Rules: []streamrules.RuleStat{}}
-		seen := map[string]bool{}
-		for _, r := range rules {
-			stats.Rules = append(stats.Rules, streamrules.RuleStat{Rule: r.Name, Fired: counts[r.Name]})
-			seen[r.Name] = true
-		}
-		var gone []string
-		for name := range counts {
-			if !seen[name] {
-				gone = append(gone, name)
-			}
-		}
-		sort.Strings(gone)
-		for _, name := range gone {
-			stats.Rules = append(stats.Rules, streamrules.RuleStat{Rule: name, Fired: counts[name]})
-		}
-		if o.json {
-			return writeJSON(e.stdout, stats)
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RULE\tFIRED")
-		for _, s := range stats.Rules {
-			note := ""
-			if !seen[s.Rule] {
-				note = "\t(deleted)"
-			}
-			fmt.Fprintf(tw, "%s\t%d%s\n", s.Rule, s.Fired, note)
-		}
-		return tw.Flush()
+func (c *validateCmd) run(_ context.Context, e *proc) error {
+	args := c.files
+	cfg, err := e.config()
+	if err != nil {
+		return err
 	}
+	bad := 0
+	for _, path := range args {
+		set, err := rulefile.Load(path, cfg.Environments...)
+		if err != nil {
+			bad++
+			fmt.Fprintln(e.stderr, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: ok, %s (version %d)\n", path, plural(len(set.Rules), "rule"), set.Version)
+	}
+	if bad > 0 {
+		return &invalidError{fmt.Sprintf("%d of %s invalid", bad, plural(len(args), "file"))}
+	}
+	return nil
 }
 
-func setupSeed(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	addStoreFlags(fs, &o, true)
-	return func(ctx context.Context, args []string) error {
-		if len(args) > 1 {
-			return usagef("seed takes at most one FILE")
+// statsCmd is stats [--json].
+type statsCmd struct{ o storeFlags }
+
+func (c *statsCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, true) }
+
+func (c *statsCmd) validate(args []string) error { return noArgs("stats", args) }
+
+func (c *statsCmd) run(ctx context.Context, e *proc) error {
+	o := c.o
+	store, _, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rules, err := store.ListRules(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := store.CountFirings(ctx)
+	if err != nil {
+		return err
+	}
+	// Every rule, zero included; then firings of rules deleted since (stats outlive
+	// their rule).
+	stats := streamrules.Stats{Rules: []streamrules.RuleStat{}}
+	seen := map[string]bool{}
+	for _, r := range rules {
+		stats.Rules = append(stats.Rules, streamrules.RuleStat{Rule: r.Name, Fired: counts[r.Name]})
+		seen[r.Name] = true
+	}
+	var gone []string
+	for name := range counts {
+		if !seen[name] {
+			gone = append(gone, name)
 		}
-		cfg, err := e.config()
-		if err != nil {
-			return err
+	}
+	sort.Strings(gone)
+	for _, name := range gone {
+		stats.Rules = append(stats.Rules, streamrules.RuleStat{Rule: name, Fired: counts[name]})
+	}
+	if o.json {
+		return writeJSON(e.stdout, stats)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tFIRED")
+	for _, s := range stats.Rules {
+		note := ""
+		if !seen[s.Rule] {
+			note = "\t(deleted)"
 		}
-		set, err := seeds.Default()
-		if len(args) == 1 {
-			set, err = seeds.Load(args[0], cfg.Environments...)
-		}
-		if err != nil {
-			return err
-		}
-		store, _, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		rep, err := store.Seed(ctx, set)
-		if err != nil {
-			return err
-		}
-		if o.json {
-			return writeJSON(e.stdout, rep)
-		}
-		if !rep.Applied {
-			fmt.Fprintf(e.stdout, "already seeded with version %d: nothing changed\n", rep.StoredVersion)
-			return nil
-		}
-		fmt.Fprintf(e.stdout, "seeded version %d (was %d): %d added, %d updated, %d kept, %d left deleted\n",
-			rep.Version, rep.StoredVersion, len(rep.Added), len(rep.Updated), len(rep.Kept), len(rep.Deleted))
+		fmt.Fprintf(tw, "%s\t%d%s\n", s.Rule, s.Fired, note)
+	}
+	return tw.Flush()
+}
+
+// seedCmd is seed [FILE].
+type seedCmd struct {
+	o    storeFlags
+	args []string
+}
+
+func (c *seedCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, true) }
+
+func (c *seedCmd) validate(args []string) error {
+	if len(args) > 1 {
+		return usagef("seed takes at most one FILE")
+	}
+	c.args = args
+	return nil
+}
+
+func (c *seedCmd) run(ctx context.Context, e *proc) error {
+	o, args := c.o, c.args
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	set, err := seeds.Default()
+	if len(args) == 1 {
+		set, err = seeds.Load(args[0], cfg.Environments...)
+	}
+	if err != nil {
+		return err
+	}
+	store, _, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rep, err := store.Seed(ctx, set)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(e.stdout, rep)
+	}
+	if !rep.Applied {
+		fmt.Fprintf(e.stdout, "already seeded with version %d: nothing changed\n", rep.StoredVersion)
 		return nil
 	}
+	fmt.Fprintf(e.stdout, "seeded version %d (was %d): %d added, %d updated, %d kept, %d left deleted\n",
+		rep.Version, rep.StoredVersion, len(rep.Added), len(rep.Updated), len(rep.Kept), len(rep.Deleted))
+	return nil
 }

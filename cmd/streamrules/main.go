@@ -87,9 +87,16 @@ type command struct {
 	args    string // the usage after the path: "[--json]"
 	summary string
 	about   string // more lines for --help
-	// setup declares the flags on fs and returns the run function, which sees the
-	// parsed flags and the positional arguments.
-	setup func(fs *flag.FlagSet, e *proc) func(ctx context.Context, args []string) error
+	opts    func() opts
+}
+
+// opts is one command's options, as river's commands have them: flags declares them,
+// validate checks them and the arguments before anything is opened (its errors are usage
+// errors, exit 2), run does the work.
+type opts interface {
+	flags(fs *flag.FlagSet)
+	validate(args []string) error
+	run(ctx context.Context, e *proc) error
 }
 
 var commands []*command // filled by the files that define them, in init
@@ -127,7 +134,8 @@ func dispatch(ctx context.Context, e *proc, args []string) error {
 		return usagef("unknown command %q", args[0])
 	}
 	fs := newFlagSet(cmd.path)
-	runFn := cmd.setup(fs, e)
+	o := cmd.opts()
+	o.flags(fs)
 	pos, err := parseInterspersed(fs, args[n:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -136,7 +144,10 @@ func dispatch(ctx context.Context, e *proc, args []string) error {
 		}
 		return usagef("%s: %v", cmd.path, err)
 	}
-	return runFn(ctx, pos)
+	if err := o.validate(pos); err != nil {
+		return err
+	}
+	return o.run(ctx, e)
 }
 
 // parseInterspersed parses flags wherever they stand ("rules show NAME --json"), not only

@@ -19,17 +19,17 @@ import (
 
 func init() {
 	commands = append(commands,
-		&command{path: "rules list", args: "[--json]", summary: "every rule: enabled, shadow, loaded or why not, fired", setup: setupList},
-		&command{path: "rules show", args: "NAME [--json]", summary: "one rule, as a rule file shows it", setup: setupShow},
+		&command{path: "rules list", args: "[--json]", summary: "every rule: enabled, shadow, loaded or why not, fired", opts: func() opts { return &listCmd{} }},
+		&command{path: "rules show", args: "NAME [--json]", summary: "one rule, as a rule file shows it", opts: func() opts { return &showCmd{} }},
 		&command{path: "rules create", args: "-f RULE.yaml | --name NAME --scope SCOPE --text TEXT [--condition RE] [--when a,b] [--repeat R] [--negate] …",
-			summary: "create a rule, from a file or from flags", setup: setupCreate,
+			summary: "create a rule, from a file or from flags", opts: func() opts { return &createCmd{} },
 			about: "The file holds one rule, in YAML or JSON, with the fields of a rule file (see rulefile):\n\n  name: no_lorem\n  scope: text\n  condition: (?i)lorem ipsum\n  text: Never send placeholder text."},
-		&command{path: "rules edit", args: "NAME [--text …] [--condition …] [--new-name …] …", summary: "change the fields given, keep the rest", setup: setupEdit},
-		&command{path: "rules delete", args: "NAME", summary: "delete a rule for good (its stats stay)", setup: setupDelete},
-		&command{path: "rules enable", args: "NAME", summary: "load the rule again", setup: setupToggle("enable")},
-		&command{path: "rules disable", args: "NAME", summary: "keep the rule but do not load it", setup: setupToggle("disable")},
-		&command{path: "rules shadow", args: "NAME", summary: "evaluate the rule but only count would-fires: no reminder, no discard", setup: setupToggle("shadow")},
-		&command{path: "rules enforce", args: "NAME", summary: "take the rule out of shadow: it acts when it fires", setup: setupToggle("enforce")},
+		&command{path: "rules edit", args: "NAME [--text …] [--condition …] [--new-name …] …", summary: "change the fields given, keep the rest", opts: func() opts { return &editCmd{} }},
+		&command{path: "rules delete", args: "NAME", summary: "delete a rule for good (its stats stay)", opts: func() opts { return &deleteCmd{} }},
+		&command{path: "rules enable", args: "NAME", summary: "load the rule again", opts: func() opts { return &toggleCmd{verb: "enable"} }},
+		&command{path: "rules disable", args: "NAME", summary: "keep the rule but do not load it", opts: func() opts { return &toggleCmd{verb: "disable"} }},
+		&command{path: "rules shadow", args: "NAME", summary: "evaluate the rule but only count would-fires: no reminder, no discard", opts: func() opts { return &toggleCmd{verb: "shadow"} }},
+		&command{path: "rules enforce", args: "NAME", summary: "take the rule out of shadow: it acts when it fires", opts: func() opts { return &toggleCmd{verb: "enforce"} }},
 	)
 }
 
@@ -79,48 +79,56 @@ func state(r streamrules.Rule) string {
 	return s
 }
 
-func setupList(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	addStoreFlags(fs, &o, true)
-	return func(ctx context.Context, args []string) error {
-		if len(args) > 0 {
-			return usagef("rules list takes no arguments")
-		}
-		store, cfg, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		rules, err := store.ListRules(ctx)
-		if err != nil {
-			return err
-		}
-		vs, err := views(ctx, store, known(cfg), rules)
-		if err != nil {
-			return err
-		}
-		if o.json {
-			return writeJSON(e.stdout, struct {
-				Rules []listed `json:"rules"`
-			}{vs})
-		}
-		c := e.colors()
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, c.paint(bold, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED"))
-		for _, v := range vs {
-			loaded, color := "yes", plain
-			switch {
-			case v.Disabled:
-				loaded, color = "no: disabled", dim
-			case !v.Loaded:
-				loaded, color = "no: "+v.Problem, red
-			case v.Shadow:
-				color = yellow
-			}
-			fmt.Fprintln(tw, c.paint(color, fmt.Sprintf("%s\t%s\t%s\t%s\t%d", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired)))
-		}
-		return tw.Flush()
+// listCmd is rules list.
+type listCmd struct{ o storeFlags }
+
+func (c *listCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, true) }
+
+func (c *listCmd) validate(args []string) error { return noArgs("rules list", args) }
+
+func (c *listCmd) run(ctx context.Context, e *proc) error {
+	o := c.o
+	store, cfg, err := e.open(ctx, o)
+	if err != nil {
+		return err
 	}
+	defer store.Close()
+	rules, err := store.ListRules(ctx)
+	if err != nil {
+		return err
+	}
+	vs, err := views(ctx, store, known(cfg), rules)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(e.stdout, struct {
+			Rules []listed `json:"rules"`
+		}{vs})
+	}
+	paint := e.colors()
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, paint.paint(bold, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED"))
+	for _, v := range vs {
+		loaded, color := "yes", plain
+		switch {
+		case v.Disabled:
+			loaded, color = "no: disabled", dim
+		case !v.Loaded:
+			loaded, color = "no: "+v.Problem, red
+		case v.Shadow:
+			color = yellow
+		}
+		fmt.Fprintln(tw, paint.paint(color, fmt.Sprintf("%s\t%s\t%s\t%s\t%d", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired)))
+	}
+	return tw.Flush()
+}
+
+func noArgs(cmd string, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments", cmd)
+	}
+	return nil
 }
 
 func oneName(verb string, args []string) (string, error) {
@@ -130,29 +138,35 @@ func oneName(verb string, args []string) (string, error) {
 	return args[0], nil
 }
 
-func setupShow(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	addStoreFlags(fs, &o, true)
-	return func(ctx context.Context, args []string) error {
-		name, err := oneName("show", args)
-		if err != nil {
-			return err
-		}
-		store, cfg, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		r, err := store.GetRule(ctx, name)
-		if err != nil {
-			return err
-		}
-		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{r})
-		if err != nil {
-			return err
-		}
-		return show(e.stdout, vs[0], o.json)
+// showCmd is rules show NAME.
+type showCmd struct {
+	o    storeFlags
+	name string
+}
+
+func (c *showCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, true) }
+
+func (c *showCmd) validate(args []string) (err error) {
+	c.name, err = oneName("show", args)
+	return err
+}
+
+func (c *showCmd) run(ctx context.Context, e *proc) error {
+	o, name := c.o, c.name
+	store, cfg, err := e.open(ctx, o)
+	if err != nil {
+		return err
 	}
+	defer store.Close()
+	r, err := store.GetRule(ctx, name)
+	if err != nil {
+		return err
+	}
+	vs, err := views(ctx, store, known(cfg), []streamrules.Rule{r})
+	if err != nil {
+		return err
+	}
+	return show(e.stdout, vs[0], o.json)
 }
 
 // show prints one rule: with --json its view; else the rule as a rule file holds it
@@ -241,121 +255,149 @@ func (rf *ruleFlags) rule(r streamrules.Rule) (streamrules.Rule, error) {
 	return rulefile.Apply(r, fields)
 }
 
-func setupCreate(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	var file string
-	var rf ruleFlags
-	addStoreFlags(fs, &o, true)
-	fs.StringVar(&file, "f", "", "a `FILE` holding one rule, YAML or JSON (- for stdin)")
-	rf.add(fs, true)
-	return func(ctx context.Context, args []string) error {
-		if len(args) > 0 {
-			return usagef("rules create takes no arguments (the rule is -f FILE or flags)")
-		}
-		cfg, err := e.config()
-		if err != nil {
-			return err
-		}
-		var r streamrules.Rule
-		switch {
-		case file != "" && len(rf.fields) > 0:
-			return usagef("rules create takes -f FILE or the rule's flags, not both")
-		case file == "-":
-			data, err := io.ReadAll(e.stdin)
-			if err != nil {
-				return err
-			}
-			r, err = rulefile.ParseRule(data, cfg.Environments...)
-			if err != nil {
-				return err
-			}
-		case file != "":
-			if r, err = rulefile.LoadRule(file, cfg.Environments...); err != nil {
-				return err
-			}
-		case rf.fields["name"] == nil || rf.fields["scope"] == nil || rf.fields["text"] == nil:
-			return usagef("rules create needs -f FILE, or at least --name, --scope and --text")
-		default:
-			if r, err = rf.rule(streamrules.Rule{}); err != nil {
-				return err
-			}
-		}
-		store, cfg, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		created, err := store.CreateRule(ctx, r)
-		if err != nil {
-			return named(r.Name, err)
-		}
-		fmt.Fprintf(e.stderr, "created rule %q\n", created.Name)
-		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{created})
-		if err != nil {
-			return err
-		}
-		return show(e.stdout, vs[0], o.json)
-	}
+// createCmd is rules create: -f FILE, or the rule's flags.
+type createCmd struct {
+	o    storeFlags
+	file string
+	rf   ruleFlags
 }
 
-func setupEdit(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	var rf ruleFlags
-	addStoreFlags(fs, &o, true)
-	rf.add(fs, false)
-	return func(ctx context.Context, args []string) error {
-		name, err := oneName("edit", args)
-		if err != nil {
-			return err
-		}
-		if len(rf.fields) == 0 {
-			return usagef("rules edit %s: say what to change (--text, --condition, --new-name, …)", name)
-		}
-		store, cfg, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		cur, err := store.GetRule(ctx, name)
-		if err != nil {
-			return err
-		}
-		r, err := rf.rule(cur)
-		if err != nil {
-			return named(name, err)
-		}
-		updated, err := store.UpdateRule(ctx, name, r)
-		if err != nil {
-			return named(name, err)
-		}
-		fmt.Fprintf(e.stderr, "changed rule %q\n", updated.Name)
-		vs, err := views(ctx, store, known(cfg), []streamrules.Rule{updated})
-		if err != nil {
-			return err
-		}
-		return show(e.stdout, vs[0], o.json)
-	}
+func (c *createCmd) flags(fs *flag.FlagSet) {
+	addStoreFlags(fs, &c.o, true)
+	fs.StringVar(&c.file, "f", "", "a `FILE` holding one rule, YAML or JSON (- for stdin)")
+	c.rf.add(fs, true)
 }
 
-func setupDelete(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	var o storeFlags
-	addStoreFlags(fs, &o, false)
-	return func(ctx context.Context, args []string) error {
-		name, err := oneName("delete", args)
-		if err != nil {
-			return err
-		}
-		store, _, err := e.open(ctx, o)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		if err := store.DeleteRule(ctx, name); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "deleted rule %q (its stats stay)\n", name)
-		return nil
+func (c *createCmd) validate(args []string) error {
+	rf := c.rf
+	switch {
+	case len(args) > 0:
+		return usagef("rules create takes no arguments (the rule is -f FILE or flags)")
+	case c.file != "" && len(rf.fields) > 0:
+		return usagef("rules create takes -f FILE or the rule's flags, not both")
+	case c.file == "" && (rf.fields["name"] == nil || rf.fields["scope"] == nil || rf.fields["text"] == nil):
+		return usagef("rules create needs -f FILE, or at least --name, --scope and --text")
 	}
+	return nil
+}
+
+func (c *createCmd) run(ctx context.Context, e *proc) error {
+	o, file, rf := c.o, c.file, c.rf
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	var r streamrules.Rule
+	switch {
+	case file == "-":
+		data, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return err
+		}
+		r, err = rulefile.ParseRule(data, cfg.Environments...)
+		if err != nil {
+			return err
+		}
+	case file != "":
+		if r, err = rulefile.LoadRule(file, cfg.Environments...); err != nil {
+			return err
+		}
+	default:
+		if r, err = rf.rule(streamrules.Rule{}); err != nil {
+			return err
+		}
+	}
+	store, cfg, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	created, err := store.CreateRule(ctx, r)
+	if err != nil {
+		return named(r.Name, err)
+	}
+	fmt.Fprintf(e.stderr, "created rule %q\n", created.Name)
+	vs, err := views(ctx, store, known(cfg), []streamrules.Rule{created})
+	if err != nil {
+		return err
+	}
+	return show(e.stdout, vs[0], o.json)
+}
+
+// editCmd is rules edit NAME with the fields to change.
+type editCmd struct {
+	o    storeFlags
+	rf   ruleFlags
+	name string
+}
+
+func (c *editCmd) flags(fs *flag.FlagSet) {
+	addStoreFlags(fs, &c.o, true)
+	c.rf.add(fs, false)
+}
+
+func (c *editCmd) validate(args []string) (err error) {
+	if c.name, err = oneName("edit", args); err != nil {
+		return err
+	}
+	if len(c.rf.fields) == 0 {
+		return usagef("rules edit %s: say what to change (--text, --condition, --new-name, …)", c.name)
+	}
+	return nil
+}
+
+func (c *editCmd) run(ctx context.Context, e *proc) error {
+	o, rf, name := c.o, c.rf, c.name
+	store, cfg, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cur, err := store.GetRule(ctx, name)
+	if err != nil {
+		return err
+	}
+	r, err := rf.rule(cur)
+	if err != nil {
+		return named(name, err)
+	}
+	updated, err := store.UpdateRule(ctx, name, r)
+	if err != nil {
+		return named(name, err)
+	}
+	fmt.Fprintf(e.stderr, "changed rule %q\n", updated.Name)
+	vs, err := views(ctx, store, known(cfg), []streamrules.Rule{updated})
+	if err != nil {
+		return err
+	}
+	return show(e.stdout, vs[0], o.json)
+}
+
+// deleteCmd is rules delete NAME.
+type deleteCmd struct {
+	o    storeFlags
+	name string
+}
+
+func (c *deleteCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, false) }
+
+func (c *deleteCmd) validate(args []string) (err error) {
+	c.name, err = oneName("delete", args)
+	return err
+}
+
+func (c *deleteCmd) run(ctx context.Context, e *proc) error {
+	o, name := c.o, c.name
+	store, _, err := e.open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.DeleteRule(ctx, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "deleted rule %q (its stats stay)\n", name)
+	return nil
 }
 
 // named adds the rule's name to a validation error, which names only the field: the
@@ -372,51 +414,56 @@ func named(name string, err error) error {
 // field).
 var errNotStored = errors.New("the database does not store this field yet: its migration has not run")
 
-func setupToggle(verb string) func(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-	return func(fs *flag.FlagSet, e *proc) func(context.Context, []string) error {
-		var o storeFlags
-		addStoreFlags(fs, &o, false)
-		return func(ctx context.Context, args []string) error {
-			name, err := oneName(verb, args)
-			if err != nil {
-				return err
-			}
-			store, _, err := e.open(ctx, o)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			r, err := store.GetRule(ctx, name)
-			if err != nil {
-				return err
-			}
-			want := r
-			switch verb {
-			case "enable":
-				want.Disabled = false
-			case "disable":
-				want.Disabled = true
-			case "shadow":
-				want.Shadow = true
-			case "enforce":
-				want.Shadow = false
-			}
-			if want.Disabled == r.Disabled && want.Shadow == r.Shadow {
-				fmt.Fprintf(e.stdout, "rule %q is already %s\n", name, state(r))
-				return nil
-			}
-			got, err := store.UpdateRule(ctx, name, want)
-			if err != nil {
-				return err
-			}
-			// Read it back: a database whose schema predates a field drops it silently.
-			if stored, err := store.GetRule(ctx, name); err != nil {
-				return err
-			} else if stored.Disabled != want.Disabled || stored.Shadow != want.Shadow {
-				return fmt.Errorf("rules %s %s: %w", verb, name, errNotStored)
-			}
-			fmt.Fprintf(e.stdout, "rule %q is now %s\n", name, state(got))
-			return nil
-		}
+// toggleCmd is rules enable|disable|shadow|enforce NAME.
+type toggleCmd struct {
+	verb string
+	o    storeFlags
+	name string
+}
+
+func (c *toggleCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, false) }
+
+func (c *toggleCmd) validate(args []string) (err error) {
+	c.name, err = oneName(c.verb, args)
+	return err
+}
+
+func (c *toggleCmd) run(ctx context.Context, e *proc) error {
+	o, name, verb := c.o, c.name, c.verb
+	store, _, err := e.open(ctx, o)
+	if err != nil {
+		return err
 	}
+	defer store.Close()
+	r, err := store.GetRule(ctx, name)
+	if err != nil {
+		return err
+	}
+	want := r
+	switch verb {
+	case "enable":
+		want.Disabled = false
+	case "disable":
+		want.Disabled = true
+	case "shadow":
+		want.Shadow = true
+	case "enforce":
+		want.Shadow = false
+	}
+	if want.Disabled == r.Disabled && want.Shadow == r.Shadow {
+		fmt.Fprintf(e.stdout, "rule %q is already %s\n", name, state(r))
+		return nil
+	}
+	got, err := store.UpdateRule(ctx, name, want)
+	if err != nil {
+		return err
+	}
+	// Read it back: a database whose schema predates a field drops it silently.
+	if stored, err := store.GetRule(ctx, name); err != nil {
+		return err
+	} else if stored.Disabled != want.Disabled || stored.Shadow != want.Shadow {
+		return fmt.Errorf("rules %s %s: %w", verb, name, errNotStored)
+	}
+	fmt.Fprintf(e.stdout, "rule %q is now %s\n", name, state(got))
+	return nil
 }
