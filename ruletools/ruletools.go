@@ -124,11 +124,20 @@ func (r Result) String() string {
 // output stays short.
 const maxErrorChars = 600
 
-func fail(field, format string, args ...any) (string, error) {
-	msg := fmt.Sprintf(format, args...)
-	if utf8.RuneCountInString(msg) > maxErrorChars {
-		msg = string([]rune(msg)[:maxErrorChars]) + "…"
+// maxProblemChars bounds a listed rule's problem: it quotes a row edited by hand, which
+// no validation bounded.
+const maxProblemChars = 300
+
+// clip cuts s to n characters, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+func fail(field, format string, args ...any) (string, error) {
+	msg := clip(fmt.Sprintf(format, args...), maxErrorChars)
 	return Result{Field: rulefile.Excerpt(field), Error: msg}.String(), nil
 }
 
@@ -176,7 +185,7 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 	if !r.Disabled && !v.Loaded {
 		probe := r // Validate normalizes a copy: Normalize builds a new When
 		if err := b.eng.Validate(&probe); err != nil {
-			v.Problem = rulefile.Excerpt(err.Error())
+			v.Problem = clip(err.Error(), maxProblemChars)
 		}
 	}
 	if counts != nil {
