@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml key in another case", strings.Replace(goodYAML, "    repeat:", "    Repeat:", 1), 11, 2, "Repeat", `did you mean "repeat"`},
 		{"yaml unknown key", strings.Replace(goodYAML, "    enabled:", "    colour: red\n    enabled:", 1), 13, 2, "colour", `unknown field "colour"`},
 		{"yaml store field", strings.Replace(goodYAML, "    enabled:", "    id: 4\n    enabled:", 1), 13, 2, "id", "belongs to the store"},
-		{"yaml duplicate key", strings.Replace(goodYAML, "    repeat: once", "    repeat: once\n    repeat: once", 1), 12, 0, "", "already defined"},
+		{"yaml duplicate key", strings.Replace(goodYAML, "    repeat: once", "    repeat: once\n    repeat: once", 1), 12, 0, "repeat", `duplicate field "repeat"`},
 		{"yaml wrong type", strings.Replace(goodYAML, "[client_ops]", "client_ops", 1), 10, 2, "when", `"when" must be a list of strings`},
 		{"yaml yes is not a bool", strings.Replace(goodYAML, "enabled: false", "enabled: no", 1), 13, 2, "enabled", `"enabled" must be true or false`},
 		{"yaml unknown environment", strings.Replace(goodYAML, "[client_ops]", "[whatsapp]", 1), 10, 2, "when", "whatsapp"},
@@ -85,7 +85,8 @@ func TestParseErrors(t *testing.T) {
 		{"json lone surrogate", "{\"version\": 1, \"rules\": [{\"name\": \"a\", \"scope\": \"text\", \"text\": \"\\udc00\"}]}", 1, 1, "text", "not valid UTF-8"},
 		{"json trailing data", "{\"version\": 1, \"rules\": []}\n{}", 2, 0, "", "data after"},
 		{"json syntax", "{\"version\": 1,\n \"rules\": [,]}", 2, 1, "rules", "not JSON"},
-		{"json not an object", `[1]`, 1, 0, "", "not a JSON object"},
+		{"json not an object", `[1]`, 1, 0, "", "not an object"},
+		{"yaml not an object", "- version: 1\n", 1, 0, "", "not an object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,7 +131,7 @@ func check(data []byte, s *shape, mark func([]any, int64)) *pathErr {
 	c := &checker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), mark: mark}
 	c.dec.UseNumber()
 	if t := bytes.TrimLeft(data, " \t\r\n"); s.keys != nil && (len(t) == 0 || t[0] != '{') {
-		return &pathErr{offset: int64(len(data) - len(t)), err: errors.New("not a JSON object")}
+		return &pathErr{offset: int64(len(data) - len(t)), err: errors.New("not an object of named fields")}
 	}
 	if perr := c.value(s, ""); perr != nil {
 		return perr

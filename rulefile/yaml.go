@@ -59,10 +59,17 @@ func readYAML(data []byte) (*doc, *Error) {
 	return &doc{json: out, line: func(path []any) int { return lineOf(body, path) }}, nil
 }
 
+var duplicateRE = regexp.MustCompile(`^mapping key "(.*)" already defined`)
+
 func yamlError(err error) *Error {
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
-		return &Error{Line: ye.GetToken().Position.Line, Err: fmt.Errorf("not YAML: %s", ye.GetMessage())}
+		e := &Error{Line: ye.GetToken().Position.Line, Err: fmt.Errorf("not YAML: %s", ye.GetMessage())}
+		if m := duplicateRE.FindStringSubmatch(ye.GetMessage()); m != nil {
+			e.Field = excerpt(m[1])
+			e.Err = fmt.Errorf("duplicate field %q (%s)", e.Field, ye.GetMessage())
+		}
+		return e
 	}
 	return &Error{Err: fmt.Errorf("not YAML: %v", err)}
 }
