@@ -184,7 +184,7 @@ func TestBinary(t *testing.T) {
 				}
 			}
 
-			if r := run(0, "seed"); !strings.Contains(r.stdout, "seeded version 1") || r.stderr != "" {
+			if r := run(0, "seed"); !strings.Contains(r.stdout, "with version 1") || !strings.Contains(strings.ToLower(r.stdout), b.name) || r.stderr != "" {
 				t.Errorf("seed: %+v", r)
 			}
 			dir := t.TempDir()

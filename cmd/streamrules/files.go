@@ -93,7 +93,7 @@ func (c *exportCmd) run(ctx context.Context, e *proc) error {
 	if err := writeFile(out, data); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "exported %s to %s\n", plural(len(rules), "rule"), out)
+	fmt.Fprintf(e.stderr, "exported %s from %s to %s\n", plural(len(rules), "rule"), e.about(o), out)
 	return nil
 }
 
@@ -267,7 +267,7 @@ func (c *importCmd) run(ctx context.Context, e *proc) error {
 	if dry {
 		verb = "would import"
 	}
-	fmt.Fprintf(e.stderr, "%s %s: %d to create, %d to update, %d unchanged\n", verb, args[0],
+	fmt.Fprintf(e.stderr, "%s %s into %s: %d to create, %d to update, %d unchanged\n", verb, args[0], e.about(o),
 		counts["create"], counts["update"], counts["unchanged"])
 	return nil
 }
@@ -420,10 +420,10 @@ func (c *seedCmd) run(ctx context.Context, e *proc) error {
 		return writeJSON(e.stdout, rep)
 	}
 	if !rep.Applied {
-		fmt.Fprintf(e.stdout, "already seeded with version %d: nothing changed\n", rep.StoredVersion)
+		fmt.Fprintf(e.stdout, "%s is already seeded with version %d: nothing changed\n", e.about(o), rep.StoredVersion)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "seeded version %d (was %d): %d added, %d updated, %d kept, %d left deleted\n",
-		rep.Version, rep.StoredVersion, len(rep.Added), len(rep.Updated), len(rep.Kept), len(rep.Deleted))
+	fmt.Fprintf(e.stdout, "seeded %s with version %d (was %d): %d added, %d updated, %d kept, %d left deleted\n",
+		e.about(o), rep.Version, rep.StoredVersion, len(rep.Added), len(rep.Updated), len(rep.Kept), len(rep.Deleted))
 	return nil
 }

@@ -106,7 +106,8 @@ func (e *proc) open(ctx context.Context, o storeFlags) (*rulesdb.Store, rulesdb.
 	return store, cfg, nil
 }
 
-// about names the database for messages, without its password.
+// about names the database for messages, as rulesdb.Describe does: host and database, or
+// the file; never the password.
 func (e *proc) about(o storeFlags) string {
 	cfg, _ := e.config()
 	dsn := o.dsn
