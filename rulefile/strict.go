@@ -34,10 +34,20 @@ var storeFields = []string{"id", "created_at", "updated_at"}
 // struct tags, so a field added to Rule is in every file and tool with no second spelling.
 var ruleShape = func() *shape {
 	s := shapeOf(reflect.TypeFor[streamrules.Rule](), true)
+	// Keys Rule.MarshalJSON writes that no tag names ("enabled", for Disabled): it writes
+	// them for the zero rule too.
+	var written map[string]json.RawMessage
+	data, err := json.Marshal(streamrules.Rule{})
+	if err == nil && json.Unmarshal(data, &written) == nil {
+		for k := range written {
+			if _, ok := s.keys[k]; !ok {
+				s.keys[k] = anything
+			}
+		}
+	}
 	for _, k := range storeFields {
 		delete(s.keys, k)
 	}
-	s.keys["enabled"] = anything
 	return s
 }()
 
