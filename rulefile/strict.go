@@ -62,21 +62,31 @@ var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 // shapeOf reads the JSON shape of t from its struct tags. top skips t's own UnmarshalJSON
 // (Rule has one, only to spell Disabled as "enabled").
 func shapeOf(t reflect.Type, top bool) *shape {
+	return shapes(t, top, map[reflect.Type]*shape{})
+}
+
+// shapes is shapeOf with the struct shapes made so far: a recursive type (a predicate
+// holding predicates) refers to its own shape instead of recursing forever.
+func shapes(t reflect.Type, top bool, seen map[reflect.Type]*shape) *shape {
 	if !top && (t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler)) {
 		return anything
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return shapeOf(t.Elem(), false)
+		return shapes(t.Elem(), false, seen)
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return anything // []byte is a base64 string
 		}
-		return &shape{elem: shapeOf(t.Elem(), false)}
+		return &shape{elem: shapes(t.Elem(), false, seen)}
 	case reflect.Map:
 		return &shape{anyObj: true}
 	case reflect.Struct:
+		if s, ok := seen[t]; ok {
+			return s
+		}
 		s := &shape{keys: map[string]*shape{}}
+		seen[t] = s
 		for i := range t.NumField() {
 			f := t.Field(i)
 			tag := f.Tag.Get("json")
@@ -90,7 +100,7 @@ func shapeOf(t reflect.Type, top bool) *shape {
 					ft = ft.Elem()
 				}
 				if ft.Kind() == reflect.Struct {
-					for k, v := range shapeOf(ft, false).keys {
+					for k, v := range shapes(ft, false, seen).keys {
 						s.keys[k] = v
 					}
 					continue
@@ -99,7 +109,7 @@ func shapeOf(t reflect.Type, top bool) *shape {
 			if name == "" {
 				name = f.Name
 			}
-			s.keys[name] = shapeOf(f.Type, false)
+			s.keys[name] = shapes(f.Type, false, seen)
 		}
 		return s
 	}
