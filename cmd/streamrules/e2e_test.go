@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // binary is the command built once for the whole test binary, by mainWithBinary.
@@ -184,7 +185,11 @@ func TestBinary(t *testing.T) {
 				}
 			}
 
-			if r := run(0, "seed"); !strings.Contains(r.stdout, "with version 1") || !strings.Contains(strings.ToLower(r.stdout), b.name) || r.stderr != "" {
+			def, err := seeds.Default()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := run(0, "seed"); !strings.Contains(r.stdout, fmt.Sprintf("with version %d (was 0)", def.Version)) || !strings.Contains(strings.ToLower(r.stdout), b.name) || r.stderr != "" {
 				t.Errorf("seed: %+v", r)
 			}
 			dir := t.TempDir()
