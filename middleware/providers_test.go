@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/providertest"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
 )
 
 // The provider matrix: LangChainGo's real anthropic, ollama and mistral clients, each
@@ -281,5 +282,41 @@ func TestProviderCancelMidStream(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestProviderNonStreamingRetry: a call without streaming (the model wrapper's other path)
+// on each client: the violating answer is discarded and the tour replayed once.
+func TestProviderNonStreamingRetry(t *testing.T) {
+	t.Parallel()
+	for _, k := range providertest.Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, nil, imageRule())
+			srv := providertest.New(t, k,
+				scripted.Reply{Text: "Final Answer: " + badImage}, scripted.Reply{Text: "Final Answer: " + goodImage})
+			ctx, move := r.eng.BeginMove(context.Background(), "chat-ns-"+string(k), "telegram")
+			ctx = middleware.AgentTour(ctx, middleware.FormatMRKL)
+			resp, err := r.guard.Model(srv.LLM(t)).GenerateContent(ctx,
+				[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "show me")})
+			if err = move.End(ctx, err); err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Choices[0].Content; got != "Final Answer: "+goodImage {
+				t.Fatalf("answer %q", got)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 || len(reqs[1].Violations) > 0 {
+				t.Fatalf("%d requests; %q", len(reqs), reqs[len(reqs)-1].Violations)
+			}
+			msgs := reqs[1].Messages
+			if n := len(msgs); n != 3 || msgs[1].Role != "assistant" || !strings.Contains(msgs[1].Text, "![cat]") ||
+				!strings.HasPrefix(msgs[2].Text, `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">`) {
+				t.Errorf("retry request %+v", msgs)
+			}
+			if f := move.Firings(); len(f) != 1 || !f[0].Retry {
+				t.Errorf("firings %+v", f)
+			}
+		})
 	}
 }
