@@ -23,16 +23,22 @@ var _ llms.Model = (*guardedModel)(nil)
 
 // Model wraps a LangChainGo model. It judges the calls made in a tour of a guarded agent
 // (see Agent, or AgentTour for a loop of your own); any other call, and any call outside
-// a move, passes straight through.
+// a move, passes straight through. A provider client with a known gap that breaks stock
+// agents (see compat.go) gets its shims below the rules.
 func (g *Guard) Model(m llms.Model) llms.Model {
 	if gm, ok := m.(*guardedModel); ok && gm.g == g {
 		return m
 	}
-	return &guardedModel{Model: m, g: g}
+	return &guardedModel{Model: adaptProvider(m), g: g}
 }
 
-// Unwrap returns the wrapped model.
-func (m *guardedModel) Unwrap() llms.Model { return m.Model }
+// Unwrap returns the wrapped model, as given to Guard.Model.
+func (m *guardedModel) Unwrap() llms.Model {
+	if c, ok := m.Model.(*compatModel); ok {
+		return c.Model
+	}
+	return m.Model
+}
 
 // SupportsReasoning forwards the wrapped model's answer (llms.ReasoningModel).
 func (m *guardedModel) SupportsReasoning() bool { return llms.SupportsReasoningModel(m.Model) }
