@@ -78,9 +78,11 @@ func Neutralize(s string) string {
 // defused replaces the '<' of a neutralised tag: no encoding of '<' and no look-alike of it.
 const defused = '['
 
-// StripBlocks removes every reminder and interrupt block (and the newline after it) from text.
-// Because tool output is neutralised, every real tag in a prompt is one the engine wrote,
-// so this yields the clean view of a prompt copy.
+// StripBlocks removes every reminder and interrupt block (and the newline after it) from text
+// shaped like the engine's own blocks. It reads a prompt as the model got it (a debugging
+// tap, a transcript of prompts): there every other tag is neutralised, so every real tag is
+// one the engine wrote. It is a pattern, so the clean view of callbacks does not use it
+// (callbacks.Inserted records what the engine put where).
 func StripBlocks(s string) string {
 	if !strings.Contains(s, "<system-") {
 		return s
@@ -147,24 +149,34 @@ type SpliceOptions struct {
 // neutralised, then the reminder blocks are laid in front in the order given.
 // It is deterministic, so the same call spliced in every later tour is byte-identical.
 func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
+	blocks, body := SpliceParts(output, reminders, opt)
+	if blocks == "" {
+		return body
+	}
+	return blocks + body
+}
+
+// SpliceParts is Splice in its two parts: the engine's reminder blocks (each followed by a
+// newline; "" without reminders) and the output as laid under them. Splice returns
+// blocks+body; a clean view of the prompt copy drops exactly blocks.
+func SpliceParts(output string, reminders []Reminder, opt SpliceOptions) (blocks, body string) {
 	if opt.EmptyOutputMarker != "" && strings.TrimSpace(output) == opt.EmptyOutputMarker {
 		// The marker is the service's, not the tool's output: never cut, gone under reminders.
 		if len(reminders) == 0 {
-			return output
+			return "", output
 		}
 		output = ""
 	}
-	output = Neutralize(capChars(output, opt.MaxChars))
+	body = Neutralize(capChars(output, opt.MaxChars))
 	if len(reminders) == 0 {
-		return output
+		return "", body
 	}
 	var b strings.Builder
 	for _, r := range reminders {
 		b.WriteString(r.Block())
 		b.WriteByte('\n')
 	}
-	b.WriteString(output)
-	return b.String()
+	return b.String(), body
 }
 
 // capChars cuts s to max runes and says so, so the model knows the output was cut.

@@ -10,6 +10,7 @@ import (
 	"github.com/tmc/langchaingo/schema"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/callbacks"
 )
 
 // guardedAgent splices reminders into a copy of the intermediate steps, so only the
@@ -74,18 +75,25 @@ func (a *guardedAgent) Plan(
 ) ([]schema.AgentAction, *schema.AgentFinish, error) {
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
+		// What the engine puts into this tour's prompt copy is recorded where the clean
+		// callbacks of the calls below find it, so they remove exactly that.
+		ins := &callbacks.Inserted{}
+		ctx = callbacks.WithInserted(ctx, ins)
 		calls, total := m.ToolCalls()
-		steps = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice)
+		steps = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice, ins)
 		inputs = neutralizeInputs(inputs)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
 }
 
-// spliceSteps returns steps with each observation laid out for the prompt. The input is
-// never modified; when nothing changes, it is returned as is.
+// spliceSteps returns steps with each observation laid out for the prompt and the model's
+// own text of each step (a MRKL thought, which goes back into the prompt) neutralised. The
+// input is never modified; when nothing changes, it is returned as is. Each result that
+// gets reminder blocks is recorded in ins.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
-func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool, opt streamrules.SpliceOptions) []schema.AgentStep {
+func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool,
+	opt streamrules.SpliceOptions, ins *callbacks.Inserted) []schema.AgentStep {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
@@ -109,8 +117,13 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			}
 			index++
 		}
-		obs := streamrules.Splice(step.Observation, reminders, opt)
-		if obs == step.Observation {
+		blocks, obs := streamrules.SpliceParts(step.Observation, reminders, opt)
+		if blocks != "" {
+			ins.AddSplice(blocks+obs, obs)
+			obs = blocks + obs
+		}
+		log := streamrules.Neutralize(step.Action.Log)
+		if obs == step.Observation && log == step.Action.Log {
 			if out != nil {
 				out[i] = step
 			}
@@ -121,6 +134,7 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			copy(out, steps[:i])
 		}
 		step.Observation = obs
+		step.Action.Log = log
 		out[i] = step
 	}
 	if out == nil {
