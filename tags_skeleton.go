@@ -60,28 +60,52 @@ func isIgnorable(r rune) bool {
 
 // findTag returns where the next tag at or after from starts and the length of its '<',
 // however written; n is 0 when there is none.
+//
+// A tag starts at '<', '&', '%', '\\' or the first byte of a look-alike of '<'. Each of these
+// bytes is looked for with strings.IndexByte (vectorised), its next position kept until the
+// scan passes it, so clean text costs a few fast passes, not a loop over every character.
 func findTag(s string, from int) (i, n int) {
-	for i = from; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == '<' || c == '&' || c == '%' || c == '\\' {
-				if n = tagAt(s, i); n > 0 {
-					return i, n
-				}
+	var next [len(triggers)]int
+	for k := range triggers {
+		next[k] = indexFrom(s, triggers[k], from)
+	}
+	for {
+		i, kmin := len(s), -1
+		for k, p := range next {
+			if p < i {
+				i, kmin = p, k
 			}
-			i++
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if isLookalike(r, '<') {
+		if kmin < 0 {
+			return len(s), 0
+		}
+		if s[i] < utf8.RuneSelf {
+			if n = tagAt(s, i); n > 0 {
+				return i, n
+			}
+		} else if r, _ := utf8.DecodeRuneInString(s[i:]); isLookalike(r, '<') {
 			if n = tagAt(s, i); n > 0 {
 				return i, n
 			}
 		}
-		i += size
+		next[kmin] = indexFrom(s, triggers[kmin], i+1)
 	}
-	return len(s), 0
 }
+
+// indexFrom returns the index of c in s at or after from, or len(s).
+func indexFrom(s string, c byte, from int) int {
+	if from >= len(s) {
+		return len(s)
+	}
+	if j := strings.IndexByte(s[from:], c); j >= 0 {
+		return from + j
+	}
+	return len(s)
+}
+
+// triggers are the bytes a tag can start with: '<' and the introducers of its escapes, and
+// the first bytes of the UTF-8 look-alikes of '<' (checked by tagsTableTriggers_test).
+var triggers = [...]byte{'<', '&', '%', '\\', 0xCB, 0xE1, 0xE2, 0xEF, 0xF0}
 
 // lookalikes holds the non-ASCII characters that read as '<' and as '/', from skeletonTable:
 // the scan for a tag checks every non-ASCII character against a short list, not the table.

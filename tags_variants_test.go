@@ -65,3 +65,17 @@ func TestNeutralizeNearMisses(t *testing.T) {
 		}
 	}
 }
+
+// TestTriggersCoverLookalikes: the scan for a tag finds every look-alike of '<' in the table.
+func TestTriggersCoverLookalikes(t *testing.T) {
+	t.Parallel()
+	for _, r := range lookalikes[0] {
+		lead := string(r)[0]
+		if strings.IndexByte(string(triggers[:]), lead) < 0 {
+			t.Errorf("look-alike %q (%U) starts with %#x, not among the triggers", r, r, lead)
+		}
+		if i, n := findTag("x "+string(r)+"system-reminder", 0); n != len(string(r)) || i != 2 {
+			t.Errorf("findTag missed the look-alike %q: %d, %d", r, i, n)
+		}
+	}
+}
