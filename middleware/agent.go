@@ -75,12 +75,14 @@ func (a *guardedAgent) Plan(
 ) ([]schema.AgentAction, *schema.AgentFinish, error) {
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
-		// What the engine puts into this tour's prompt copy is recorded where the clean
-		// callbacks of the calls below find it, so they remove exactly that.
-		ins := &callbacks.Inserted{}
-		ctx = callbacks.WithInserted(ctx, ins)
 		calls, total := m.ToolCalls()
-		steps = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice, ins)
+		var ins *callbacks.Inserted
+		steps, ins = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice)
+		if ins != nil {
+			// What the engine put into this tour's prompt copy rides the context to the
+			// clean callbacks of the calls below, so they remove exactly that.
+			ctx = callbacks.WithInserted(ctx, ins)
+		}
 		inputs = neutralizeInputs(inputs)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
@@ -89,11 +91,11 @@ func (a *guardedAgent) Plan(
 // spliceSteps returns steps with each observation laid out for the prompt and the model's
 // own text of each step (a MRKL thought, which goes back into the prompt) neutralised. The
 // input is never modified; when nothing changes, it is returned as is. Each result that
-// gets reminder blocks is recorded in ins.
+// gets reminder blocks is recorded in ins, nil when there is none.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
 func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool,
-	opt streamrules.SpliceOptions, ins *callbacks.Inserted) []schema.AgentStep {
+	opt streamrules.SpliceOptions) (_ []schema.AgentStep, ins *callbacks.Inserted) {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
@@ -119,6 +121,9 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 		}
 		blocks, obs := streamrules.SpliceParts(step.Observation, reminders, opt)
 		if blocks != "" {
+			if ins == nil {
+				ins = &callbacks.Inserted{}
+			}
 			ins.AddSplice(blocks+obs, obs)
 			obs = blocks + obs
 		}
@@ -138,9 +143,9 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 		out[i] = step
 	}
 	if out == nil {
-		return steps
+		return steps, ins
 	}
-	return out
+	return out, ins
 }
 
 // isGuarded reports whether the executor found a tool of this guard under this name. It
