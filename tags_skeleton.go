@@ -71,9 +71,9 @@ func findTag(s string, from int) (i, n int) {
 	}
 	for {
 		i, kmin := len(s), -1
-		for k, p := range next {
-			if p < i {
-				i, kmin = p, k
+		for k := range len(next) { // not range next: that copies the array on every pass
+			if next[k] < i {
+				i, kmin = next[k], k
 			}
 		}
 		if kmin < 0 {
@@ -143,6 +143,9 @@ func tagAt(s string, i int) int {
 	n := encodedLen(s[i:], '<', "lt", 0x3c)
 	if n == 0 {
 		return 0
+	}
+	if j := i + n; j < len(s) && isAlnum(s[j]) && s[j]|0x20 != 's' {
+		return 0 // "<div", "&lt;b": the common case, settled without reading skeletons
 	}
 	j := skipSpace(s, i+n)
 	if k := encodedLen(s[j:], '/', "sol", 0x2f); k > 0 {
@@ -332,4 +335,10 @@ func digit(c byte) int {
 // hasPrefixFold reports whether s starts with the lower-case ASCII prefix, in any case.
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// isAlnum reports whether c is an ASCII letter or digit: each reads as itself or as
+// another letter or digit, never as white space, '/' or nothing.
+func isAlnum(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
 }
