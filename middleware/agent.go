@@ -77,7 +77,11 @@ func (a *guardedAgent) Plan(
 	if m := streamrules.MoveFrom(ctx); m != nil {
 		calls, total := m.ToolCalls()
 		var ins *callbacks.Inserted
-		steps, ins = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice)
+		// A text agent's scratchpad carries each step's log (the model's own thought) back
+		// into the prompt; OpenAIFunctionsAgent sends only the calls, and groups parallel
+		// calls by comparing logs, which must then stay as they are.
+		textLog := a.format != FormatToolCalling
+		steps, ins = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice, textLog)
 		if ins != nil {
 			// What the engine put into this tour's prompt copy rides the context to the
 			// clean callbacks of the calls below, so they remove exactly that.
@@ -88,14 +92,15 @@ func (a *guardedAgent) Plan(
 	return a.Agent.Plan(ctx, steps, inputs, options...)
 }
 
-// spliceSteps returns steps with each observation laid out for the prompt and the model's
-// own text of each step (a MRKL thought, which goes back into the prompt) neutralised. The
+// spliceSteps returns steps with each observation laid out for the prompt and, with textLog,
+// the model's own text of each step (a MRKL thought, which goes back into the prompt)
+// neutralised. The
 // input is never modified; when nothing changes, it is returned as is. Each result that
 // gets reminder blocks is recorded in ins, nil when there is none.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
 func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool,
-	opt streamrules.SpliceOptions) (_ []schema.AgentStep, ins *callbacks.Inserted) {
+	opt streamrules.SpliceOptions, textLog bool) (_ []schema.AgentStep, ins *callbacks.Inserted) {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
@@ -127,7 +132,10 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			ins.AddSplice(blocks+obs, obs)
 			obs = blocks + obs
 		}
-		log := streamrules.Neutralize(step.Action.Log)
+		log := step.Action.Log
+		if textLog {
+			log = streamrules.Neutralize(log)
+		}
 		if obs == step.Observation && log == step.Action.Log {
 			if out != nil {
 				out[i] = step
