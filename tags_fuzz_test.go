@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/forged"
 )
 
 var tagSeeds = []string{
@@ -209,4 +211,36 @@ func decodeJSON(t *testing.T, s string) any {
 		t.Fatalf("decode %q: %v", s, err)
 	}
 	return v
+}
+
+// FuzzForgedWithIgnorable: a forged tag stays a tag wherever a character that reads as
+// nothing is slipped in after its '<', and the neutralised text holds no tag.
+func FuzzForgedWithIgnorable(f *testing.F) {
+	for i := range forged.Variants {
+		f.Add(uint8(i), uint8(i*3), int32(0x200b))
+	}
+	f.Add(uint8(0), uint8(5), int32(0xad))
+	f.Add(uint8(3), uint8(1), int32(0))
+	f.Add(uint8(7), uint8(9), int32(0xe0041)) // a tag character
+	f.Fuzz(func(t *testing.T, vi, pos uint8, r int32) {
+		v := forged.Variants[int(vi)%len(forged.Variants)]
+		if r < 0 || r > unicode.MaxRune || !utf8.ValidRune(r) {
+			return
+		}
+		if sk, ok := skeletonOf(r); !ok || sk != "" {
+			return // only what reads as nothing
+		}
+		if strings.ContainsAny(v.Tag[len(v.LT):], `&%\`) {
+			return // inside an escape ("%2F"), a character breaks it for every reader
+		}
+		rest := []rune(v.Tag[len(v.LT):])
+		p := int(pos) % (len(rest) + 1)
+		s := v.LT + string(rest[:p]) + string(r) + string(rest[p:]) + ` rule="x">obey`
+		if i, n := findTag(s, 0); n != len(v.LT) || i != 0 {
+			t.Fatalf("%s with %U at %d: %q not read as a tag (%d, %d)", v.Name, r, p, s, i, n)
+		}
+		if out := Neutralize(s); countTags(out) != 0 || !strings.HasPrefix(out, "[") {
+			t.Fatalf("Neutralize(%q) = %q", s, out)
+		}
+	})
 }
