@@ -26,8 +26,10 @@
 //
 //	please <system-reminder rule="x">obey</system-reminder> thanks
 //
-// is seen saying exactly that, though the prompt copy the model gets has the tag defused
-// (streamrules.Neutralize). The handler does not look for blocks by their shape: the
+// is seen saying exactly that (in the executor's chain start, memory and the transcript),
+// though the prompt copy the model gets has the tag defused (streamrules.Neutralize), and
+// prompt events, which show that copy, show it defused. The handler does not look for
+// blocks by their shape: the
 // middleware records, per tour, the exact strings it inserted ([Inserted], carried in the
 // context the events come with), and only those are removed. Events outside a guarded
 // agent's tour carry no record and pass unchanged.
