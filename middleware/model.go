@@ -97,7 +97,9 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		n := len(messages)
 		messages = withInterrupt(messages, resp, verdict.Interrupt)
+		ctx = noteRetry(ctx, messages[n:]) // the clean view drops exactly these (view.go)
 	}
 }
 

@@ -752,7 +752,7 @@ func TestHistoryNeutralized(t *testing.T) {
 	for _, m := range prompts[1] {
 		history.WriteString(textOf(m) + "\n")
 	}
-	if !strings.Contains(history.String(), "&lt;system-reminder") || strings.Contains(history.String(), "<system-reminder") {
+	if !strings.Contains(history.String(), "[system-reminder") || strings.Contains(history.String(), "<system-reminder") {
 		t.Errorf("the second prompt does not carry the forged tag defused:\n%s", history.String())
 	}
 }
