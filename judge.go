@@ -249,3 +249,27 @@ func ruleNames(rules []*compiledRule) []string {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// fixAttrs adds to a firing's log line what wave 2 knows about it: the rule's severity
+// and explanation, the outcome, and a fix's diff.
+func (m *Move) fixAttrs(f Firing, attrs []any) []any {
+	if r := m.set.ruleByName(f.Rule); r != nil {
+		if r.Severity != "" {
+			attrs = append(attrs, "severity", r.Severity)
+		}
+		if r.Explanation != "" {
+			attrs = append(attrs, "explanation", r.Explanation)
+		}
+	}
+	if f.Outcome != "" {
+		attrs = append(attrs, "outcome", string(f.Outcome))
+	}
+	if f.Diff != nil {
+		lines := make([]string, len(f.Diff))
+		for i, c := range f.Diff {
+			lines[i] = c.String()
+		}
+		attrs = append(attrs, "diff", strings.Join(lines, "; "))
+	}
+	return attrs
+}

@@ -293,6 +293,7 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 			msg = "stream rule fired on the answer"
 			attrs = append(attrs, "retry", f.Retry)
 		}
+		attrs = m.fixAttrs(f, attrs)
 		m.eng.log.InfoContext(ctx, msg, attrs...)
 		if m.eng.onFire != nil {
 			m.eng.onFire(ctx, f)
