@@ -21,17 +21,11 @@ func naiveHolds(p *Predicate, text string) bool {
 	case p.NotContainsRegex != "":
 		return !re(p.NotContainsRegex)
 	case p.StartsWithRegex != "":
-		loc := regexp.MustCompile(`^(?:` + p.StartsWithRegex + `)`).FindStringIndex(text)
-		return loc != nil && loc[0] == 0
+		// The definition: a match that begins at the start, or ends at the end, of the
+		// whole text (so ^, \b and (?m) see the text around, as they would in a search).
+		return re(`\A(?:` + p.StartsWithRegex + `)`)
 	case p.EndsWithRegex != "":
-		// Some match ends at len(text): try every start.
-		r := regexp.MustCompile(`^(?:` + p.EndsWithRegex + `)$`)
-		for i := 0; i <= len(text); i++ {
-			if r.MatchString(text[i:]) {
-				return true
-			}
-		}
-		return false
+		return re(`(?:` + p.EndsWithRegex + `)\z`)
 	case p.MaxWords != nil:
 		return len(strings.Fields(text)) <= *p.MaxWords
 	case p.MinWords != nil:
