@@ -131,10 +131,10 @@ func TestAppliesWhen(t *testing.T) {
 	r.AppliesWhen = &a
 	j := mustJudge(t, r)
 	for text, want := range map[string]Status{
-		"```python\nx = 1\n```":              StatusPass,
+		"```python\nx = 1\n```":                StatusPass,
 		"```python\nx = 1\n``` and then prose": StatusViolation,
 		"```python\nx\n``` Assumption: valid":  StatusPass,
-		"no code here at all":                StatusNotApplicable,
+		"no code here at all":                  StatusNotApplicable,
 	} {
 		if got := j.Check(text); got != want {
 			t.Errorf("Check(%q) = %s, want %s", text, got, want)
