@@ -200,7 +200,25 @@ func Diff(old, new string) []Change {
 	if old == new {
 		return nil
 	}
-	a, b := strings.Split(old, "\n"), strings.Split(new, "\n")
+	// Common bytes at both ends, cut back to line boundaries, are equal lines: skip them
+	// before splitting, so a fix at the end of a long answer splits only its last lines.
+	head := 0
+	for head < len(old) && head < len(new) && old[head] == new[head] {
+		head++
+	}
+	head = strings.LastIndexByte(old[:head], '\n') + 1 // the prefix ends with a newline, or is empty
+	tail := 0
+	for tail < len(old)-head && tail < len(new)-head && old[len(old)-1-tail] == new[len(new)-1-tail] {
+		tail++
+	}
+	if i := strings.IndexByte(old[len(old)-tail:], '\n'); i >= 0 {
+		tail -= i // the suffix starts with a newline
+	} else {
+		tail = 0
+	}
+	a := strings.Split(old[head:len(old)-tail], "\n")
+	b := strings.Split(new[head:len(new)-tail], "\n")
+	skipped := strings.Count(old[:head], "\n")
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -228,9 +246,9 @@ func Diff(old, new string) []Change {
 		case keep:
 			flush()
 		case op == ChangeRemove:
-			rem = append(rem, Change{Op: ChangeRemove, OldLine: pre + i + 1, Old: ma[i]})
+			rem = append(rem, Change{Op: ChangeRemove, OldLine: skipped + pre + i + 1, Old: ma[i]})
 		default:
-			add = append(add, Change{Op: ChangeAdd, NewLine: pre + j + 1, New: mb[j]})
+			add = append(add, Change{Op: ChangeAdd, NewLine: skipped + pre + j + 1, New: mb[j]})
 		}
 	}
 	if len(ma)*len(mb) > maxDiffCells || len(ma) == 0 || len(mb) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -295,11 +296,32 @@ func (t *target) has(pat int) bool {
 
 func (t *target) count() {
 	if !t.counted {
-		t.words = len(strings.Fields(t.text))
-		t.chars = utf8.RuneCountInString(t.text)
+		t.words, t.chars = countWords(t.text)
 		t.counted = true
 	}
 }
+
+// countWords counts what strings.Fields would return (runs of non-space, unicode.IsSpace)
+// and the runes, in one pass and without building the list of words.
+func countWords(s string) (words, chars int) {
+	in := false
+	for _, r := range s {
+		chars++
+		var space bool
+		if r < utf8.RuneSelf {
+			space = asciiSpace[r]
+		} else {
+			space = unicode.IsSpace(r)
+		}
+		if !space && !in {
+			words++
+		}
+		in = !space
+	}
+	return words, chars
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 func (n *predNode) eval(t *target) bool {
 	switch n.op {
