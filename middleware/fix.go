@@ -16,7 +16,7 @@ import (
 // one is emptied of its target (Anthropic answers one text block per choice; the engine
 // judged them joined).
 func repair(format AnswerFormat, resp *llms.ContentResponse, held *heldSpeech, fixed string) {
-	done := false
+	done, at := false, 0
 	for _, c := range resp.Choices {
 		t := choiceTarget(format, c.Content)
 		if t == "" {
@@ -32,25 +32,31 @@ func repair(format AnswerFormat, resp *llms.ContentResponse, held *heldSpeech, f
 		}
 		old := c.Content
 		c.Content = old[:i] + with + old[i+len(t):]
-		held.replace(old, c.Content)
+		at = held.replace(old, c.Content, at)
 	}
 }
 
-// replace swaps the held chunks that spelled old for new, keeping the chunk boundaries
-// around it, so chunks the provider streamed beside the text (the openai client's tool-call
-// fragments) are released as they came. Held text that does not contain old (a provider
-// that streams something else than the content) is released as the response's text.
-func (h *heldSpeech) replace(old, new string) {
+// replace swaps the held chunks that spelled old, found at or after byte from, for new,
+// keeping the chunk boundaries around it, so chunks the provider streamed beside the text
+// (the openai client's tool-call fragments) are released as they came. It returns where
+// the next search starts (choices stream in order). Held text that does not contain old
+// (a provider that streams something else than the content) is released as new.
+func (h *heldSpeech) replace(old, new string, from int) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.ends) == 0 {
-		return // nothing was streamed: nothing to release
+		return 0 // nothing was streamed: nothing to release
 	}
-	a := strings.Index(string(h.text), old)
+	a := -1
+	if from <= len(h.text) {
+		if i := strings.Index(string(h.text[from:]), old); i >= 0 {
+			a = from + i
+		}
+	}
 	if a < 0 || old == "" {
 		h.text = []byte(new)
 		h.ends = []int{len(h.text)}
-		return
+		return len(h.text)
 	}
 	b := a + len(old)
 	text := make([]byte, 0, len(h.text)-len(old)+len(new))
@@ -78,4 +84,5 @@ func (h *heldSpeech) replace(old, new string) {
 		}
 	}
 	h.text, h.ends = text, ends
+	return a + len(new)
 }
