@@ -164,7 +164,8 @@ func (m *Move) missedLocked(text string) []*compiledRule {
 // checks the repaired text again against every armed text rule. It returns the repaired
 // text, the rules it no longer misses (nil when nothing was repaired) and the rules it
 // still misses. A blank repair is no repair. Caller holds m.mu.
-func (m *Move) fixLocked(ctx context.Context, text string, missed []*compiledRule) (repaired string, fixed, still []*compiledRule) {
+// unset lists "rule var" pairs whose fix lacked a variable, for warnUnset (without m.mu).
+func (m *Move) fixLocked(text string, missed []*compiledRule) (repaired string, fixed, still []*compiledRule, unset [][2]string) {
 	repaired = text
 	for _, r := range missed {
 		if r.fix == nil {
@@ -172,14 +173,13 @@ func (m *Move) fixLocked(ctx context.Context, text string, missed []*compiledRul
 		}
 		out, missing := r.fix.apply(repaired, m.vars)
 		if missing != "" {
-			m.eng.log.WarnContext(ctx, "stream rule fix not applied: the move has no such variable (Move.SetVar)",
-				"rule", r.Name, "var", missing, "chat", m.chatID, "move", m.number)
+			unset = append(unset, [2]string{r.Name, missing})
 			continue
 		}
 		repaired = out
 	}
 	if repaired == text || strings.TrimSpace(repaired) == "" {
-		return text, nil, missed
+		return text, nil, missed, unset
 	}
 	still = m.missedLocked(repaired)
 	for _, r := range missed {
@@ -188,9 +188,18 @@ func (m *Move) fixLocked(ctx context.Context, text string, missed []*compiledRul
 		}
 	}
 	if len(fixed) == 0 {
-		return text, nil, missed
+		return text, nil, missed, unset
 	}
-	return repaired, fixed, still
+	return repaired, fixed, still, unset
+}
+
+// warnUnset logs the fixes not applied for want of a move variable: a host that forgot
+// SetVar pays a replay for a miss a fix could have repaired.
+func (m *Move) warnUnset(ctx context.Context, unset [][2]string) {
+	for _, u := range unset {
+		m.eng.log.WarnContext(ctx, "stream rule fix not applied: the move has no such variable (Move.SetVar)",
+			"rule", u[0], "var", u[1], "chat", m.chatID, "move", m.number)
+	}
 }
 
 // anyFixArmedLocked reports whether an armed text rule has a fix: such a rule may repair

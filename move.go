@@ -231,7 +231,10 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		m.mu.Unlock()
 		return Verdict{}
 	}
-	repaired, fixed, missed := m.fixLocked(ctx, text, missed)
+	repaired, fixed, missed, unset := m.fixLocked(text, missed)
+	if unset != nil {
+		defer m.warnUnset(ctx, unset) // runs at return, after m.mu is released
+	}
 	var fired []Firing
 	// A repair that still misses a rule is thrown away with the answer while a retry is
 	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
