@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -260,5 +261,38 @@ func TestFixAfterCeiling(t *testing.T) {
 	}
 	if !slices.Equal(outcomes, []string{"no_lorem:", "telegram_reply_tail:fixed", "no_ipsum:"}) {
 		t.Errorf("firings %v", outcomes)
+	}
+}
+
+// TestFixManyChatsAtOnce: one engine, many moves repairing at once; each repair carries its
+// own move's variable, never another's.
+func TestFixManyChatsAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []Rule{tailRule(), imageRule()}, nil)
+	const n = 32
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			ctx := context.Background()
+			id := fmt.Sprint(1000 + i)
+			ctx, m := f.eng.BeginMove(ctx, "chat-"+id)
+			m.SetVar("message_id", id)
+			v := m.CheckAnswer(ctx, "see ![p](http://x/"+id+".png)")
+			want := "see http://x/" + id + ".png\n\n↩ #" + id
+			if v.Fixed != want || v.Discard {
+				errs <- fmt.Errorf("move %s: verdict %+v, want %q", id, v, want)
+				return
+			}
+			errs <- m.End(ctx, nil)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	counts, err := f.store.CountFirings(context.Background())
+	if err != nil || counts["telegram_reply_tail"] != n || counts["telegram_markdown_image"] != n {
+		t.Errorf("counts %v %v", counts, err)
 	}
 }
