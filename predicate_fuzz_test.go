@@ -1,7 +1,9 @@
 package streamrules
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -98,4 +100,36 @@ func TestPredicateRandom(t *testing.T) {
 		p := treeFrom(&shape, 0)
 		checkAgainstNaive(t, p, texts[rng.IntN(len(texts))])
 	}
+}
+
+// FuzzRuleJSON: any JSON that decodes to a valid rule marshals back to a rule equal to it,
+// trees, fixes and fields included: the wire form is exact.
+func FuzzRuleJSON(f *testing.F) {
+	f.Add(`{"name":"a","scope":"text","predicate":{"all_of":[{"contains_regex":"x"},{"not_":{"max_words":3}}]},"negate":true,"text":"t"}`)
+	f.Add(`{"name":"b","scope":"tool:patch_file","field":"edits.new_string","condition":"TODO","severity":"low","text":"t"}`)
+	f.Add(`{"name":"c","scope":"text","condition":"x$","applies_when":{"any_of":[{"starts_with_regex":"a"},{"min_chars":1}]},"fix":{"replace_regex":{"pattern":"(x)","with":"$1 {{id}}"}},"text":"t","enabled":false}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		var r Rule
+		if json.Unmarshal([]byte(data), &r) != nil {
+			return
+		}
+		r.Normalize()
+		if Validate(&r, nil) != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("marshal %+v: %v", r, err)
+		}
+		var back Rule
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("unmarshal %s: %v", out, err)
+		}
+		if !reflect.DeepEqual(back, r) {
+			t.Fatalf("round trip of %s\n got %+v\nwant %+v", out, back, r)
+		}
+		if _, err := NewJudge(r); err != nil {
+			t.Fatalf("a valid rule does not compile: %v", err)
+		}
+	})
 }
