@@ -185,20 +185,13 @@ type compiledRule struct {
 	when   uint64 // bit mask over Engine.environments
 	repeat Repeat
 	index  int // position in ruleSet.text, or in its tool's toolRules.rules
+	logic      // predicate trees, field path and fix (judge.go)
 }
 
-// toolRules are one tool's soft rules, by name, and one matcher over their conditions.
+// toolRules are one tool's soft rules, by name, and one matcher over their regexes.
 type toolRules struct {
 	rules []*compiledRule
 	match textMatcher
-}
-
-func conditions(rules []*compiledRule) []string {
-	out := make([]string, len(rules))
-	for i, c := range rules {
-		out[i] = c.Condition
-	}
-	return out
 }
 
 // ruleSet is immutable once built; a reload swaps in a new one.
@@ -255,9 +248,9 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 			set.text = append(set.text, c)
 		}
 	}
-	set.match = e.newTextMatcher(conditions(set.text))
+	set.match = e.compileGroup(set.text)
 	for _, tr := range set.byTool {
-		tr.match = e.newTextMatcher(conditions(tr.rules))
+		tr.match = e.compileGroup(tr.rules)
 	}
 	return set
 }

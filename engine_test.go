@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -330,7 +331,7 @@ func TestSoftFiringRecordedAndLogged(t *testing.T) {
 		t.Fatalf("firing %+v", fr)
 	}
 	mu.Lock()
-	if len(hooked) != 1 || hooked[0] != fr {
+	if len(hooked) != 1 || !reflect.DeepEqual(hooked[0], fr) {
 		t.Fatalf("OnFire got %+v, want %+v", hooked, fr)
 	}
 	mu.Unlock()

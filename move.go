@@ -32,6 +32,7 @@ type Move struct {
 	calls     []ToolCall       // the calls that got reminders, in order
 	firings   []Firing
 	ended     bool
+	vars      map[string]string // set by the host (SetVar), for the templates of fixes
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -48,8 +49,14 @@ type Verdict struct {
 	Discard bool
 	// Interrupt is the human-role message for the replay: one block per violated rule.
 	Interrupt string
-	// Rules are the violated rules' names, by name (also when the answer is kept after the ceiling).
+	// Rules are the violated rules' names, by name (also when the answer is kept after the
+	// ceiling, or repaired).
 	Rules []string
+	// Fixed, when not empty, is the answer repaired in place by the fixes of the rules it
+	// missed: the caller sends, stores and remembers Fixed instead of the answer. The
+	// repaired text passes every armed text rule, or (after the ceiling) is kept with the
+	// misses it still has. Never set with Discard.
+	Fixed string
 }
 
 // BeginMove starts a move of chat chatID in the given environments and returns a context
@@ -120,11 +127,13 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
 	tr := m.set.byTool[tool]
 	var buf [16]int
-	var matched []int
+	var args string
+	var t target
 	if tr != nil {
 		// One prefilter pass over the arguments, outside the lock; only candidates run
 		// their regexp.
-		matched = tr.match.Match(CompactArgs(input), buf[:0])
+		args = CompactArgs(input)
+		t = targetOf(args, tr.match, buf[:0])
 	}
 	m.mu.Lock()
 	if m.ended {
@@ -143,7 +152,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 			if !m.armed(r) {
 				continue
 			}
-			if slices.Contains(matched, r.index) == r.Negate {
+			if !r.firesOnArgs(&t, args) {
 				continue
 			}
 			if m.fired == nil {
@@ -183,8 +192,11 @@ func (m *Move) ToolCalls() (calls []ToolCall, total int) {
 func (m *Move) TextArmed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ended || !m.retryLeft() {
+	if m.ended {
 		return false
+	}
+	if !m.retryLeft() {
+		return m.anyFixArmedLocked() // a fix repairs without a retry
 	}
 	return m.anyTextArmedLocked()
 }
@@ -214,30 +226,35 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		m.mu.Unlock()
 		return Verdict{} // nothing can fire: skip the matching altogether
 	}
-	var buf [16]int
-	matched := m.set.match.Match(text, buf[:0])
-	var missed []*compiledRule
-	j := 0
-	for _, r := range m.set.text {
-		// matched is ascending, as is r.index over m.set.text.
-		for j < len(matched) && matched[j] < r.index {
-			j++
-		}
-		hit := j < len(matched) && matched[j] == r.index
-		if hit != r.Negate && m.armed(r) {
-			missed = append(missed, r)
-		}
-	}
+	missed := m.missedLocked(text)
 	if len(missed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}
+	}
+	repaired, fixed, missed, unset := m.fixLocked(text, missed)
+	if unset != nil {
+		defer m.warnUnset(ctx, unset) // runs at return, after m.mu is released
+	}
+	var fired []Firing
+	// A repair that still misses a rule is thrown away with the answer while a retry is
+	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
+	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
+		fired = m.recordFixedLocked(text, repaired, fixed)
+		if len(missed) == 0 {
+			m.mu.Unlock()
+			m.announce(ctx, fired)
+			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
+		}
 	}
 	v := Verdict{Discard: m.retryLeft()}
 	if v.Discard {
 		m.retries++
 	}
 	blocks := make([]string, 0, len(missed))
-	fired := make([]Firing, 0, len(missed))
+	if fired != nil { // repaired, and kept after the ceiling with the misses it still has
+		v.Fixed = repaired
+		v.Rules = ruleNames(fixed)
+	}
 	if m.fired == nil {
 		m.fired = map[string]bool{}
 	}
@@ -254,6 +271,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 	m.mu.Unlock()
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
+	slices.Sort(v.Rules)
 	return v
 }
 
@@ -278,6 +296,7 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 			msg = "stream rule fired on the answer"
 			attrs = append(attrs, "retry", f.Retry)
 		}
+		attrs = m.fixAttrs(f, attrs)
 		m.eng.log.InfoContext(ctx, msg, attrs...)
 		if m.eng.onFire != nil {
 			m.eng.onFire(ctx, f)

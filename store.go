@@ -49,8 +49,10 @@ type Firing struct {
 	Retry  bool   `json:"retry" db:"retry"` // a text rule's answer was discarded and the tour replayed
 	Tool   string `json:"tool,omitempty" db:"tool"`
 	// Outcome is what came of the firing; empty until the move decides it.
-	Outcome Outcome   `json:"outcome,omitempty" db:"outcome"`
-	At      time.Time `json:"at" db:"fired_at"`
+	Outcome Outcome `json:"outcome,omitempty" db:"outcome"`
+	// Diff is what a fix changed in the answer, line by line (outcome fixed); nil otherwise.
+	Diff []Change  `json:"diff,omitempty" db:"-"`
+	At   time.Time `json:"at" db:"fired_at"`
 }
 
 // Outcome is what came of a firing, decided by the end of its move.

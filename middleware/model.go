@@ -85,6 +85,9 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			return nil, err
 		}
 		verdict := move.CheckAnswer(ctx, AnswerTarget(format, resp))
+		if verdict.Fixed != "" {
+			repair(format, resp, held, verdict.Fixed) // repaired in place: no replay (fix.go)
+		}
 		if !verdict.Discard {
 			if err := held.release(ctx, opts, resp); err != nil {
 				hold.Drop()

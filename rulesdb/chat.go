@@ -85,15 +85,15 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing) error {
 	n := len(firings)
 	rules, chats, modes, tools, ats := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	moves, retries := make([]int64, n), make([]bool, n)
+	moves, retries, diffs := make([]int64, n), make([]bool, n), make([]string, n)
 	for i, f := range firings {
-		rules[i], chats[i], modes[i], tools[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool
+		rules[i], chats[i], modes[i], tools[i], diffs[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool, diffText(f.Diff)
 		moves[i], retries[i] = f.Move, f.Retry
 		ats[i] = f.At.Format(time.RFC3339Nano)
 	}
 	_, err := s.exec(ctx, s.db, s.q.saveMovePG, chatID, inc, now,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
-		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats))
+		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(diffs))
 	return err
 }
 
@@ -130,8 +130,8 @@ func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, no
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At)
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, diffText(f.Diff))
 		}
 		_, err := s.exec(ctx, tx, b.String(), args...)
 		return err
@@ -166,7 +166,7 @@ func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
 // Firings returns the stat rows of a chat (every chat for ""), oldest first: for tests
 // and for the host's own reports.
 func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firing, error) {
-	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at FROM stream_rule_stat`
+	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, diff FROM stream_rule_stat`
 	var args []any
 	if chatID != "" {
 		q += ` WHERE chat_id = ?`
@@ -185,13 +185,15 @@ func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firin
 			mode  string
 			retry any
 			at    any
+			diff  any
 		)
-		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at); err != nil {
+		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at, &diff); err != nil {
 			return nil, fmt.Errorf("rulesdb: firings: %w", err)
 		}
 		f.Mode = streamrules.Mode(mode)
 		f.Retry, _ = asBool(retry)
 		f.At, _ = asTime(at)
+		f.Diff = readDiff(diff)
 		out = append(out, f)
 	}
 	return out, rows.Err()

@@ -77,7 +77,7 @@ func ExampleStore_Seed() {
 	store.UpdateRule(ctx, r.Name, r)
 	store.DeleteRule(ctx, "telegram_react_not_emoji")
 
-	v2 := seeds.Set{Version: 2}
+	v2 := seeds.Set{Version: v1.Version + 1}
 	for _, r := range v1.Rules {
 		if r.Name == "look_before_refusing" {
 			r.Repeat = "after:5"

@@ -15,7 +15,7 @@ type queries struct {
 	saveMovePG    string // PostgreSQL: the whole move in one statement
 	upsertChat    string // SQLite: the move in a transaction of up to three statements
 	upsertFired   string // SQLite: prefix; "(?, ?, ?)" groups follow, then upsertFiredEnd
-	insertStatPre string // SQLite: prefix; "(?, ?, ?, ?, ?, ?, ?)" groups follow
+	insertStatPre string // SQLite: prefix; "(?, ?, ?, ?, ?, ?, ?, ?)" groups follow
 	countFirings  string
 }
 
@@ -24,9 +24,10 @@ func buildQueries(db *sqlx.DB, d dialect) queries {
 		allRules:   `SELECT ` + ruleColumns + ` FROM stream_rules ORDER BY name`,
 		ruleByName: `SELECT ` + ruleColumns + ` FROM stream_rules WHERE name = ?`,
 		lockRule:   `SELECT id, created_at, updated_at FROM stream_rules WHERE name = ?`,
-		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		updateRule: `UPDATE stream_rules SET name = ?, scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?, updated_at = ?
+		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, ` + predicateColumns + `)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		updateRule: `UPDATE stream_rules SET name = ?, scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?, updated_at = ?,
+predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?
 WHERE id = ?`,
 		deleteRule: `DELETE FROM stream_rules WHERE name = ?`,
 
@@ -41,7 +42,7 @@ LEFT JOIN stream_chat_rule r ON r.chat_id = k.chat_id`,
 		upsertChat: `INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, updated_at = excluded.updated_at`,
 		upsertFired:   `INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move) VALUES `,
-		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at) VALUES `,
+		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, diff) VALUES `,
 	}
 	if d == dialectPostgres {
 		q.lockRule += ` FOR UPDATE`
@@ -62,8 +63,8 @@ ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, 
 	GROUP BY f.rule ORDER BY f.rule
 	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
 ), stat AS (
-	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at)
-	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[])
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, diff)
+	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[])
 )
 SELECT 1`
 	return q

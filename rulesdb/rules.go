@@ -20,15 +20,17 @@ import (
 )
 
 // ruleColumns is the column list every rule read selects, in readRule's order.
-const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at`
+const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, ` + predicateColumns
 
 // readRule converts one row of ruleColumns. It is lenient where a hand edit in a loosely
 // typed SQLite column could leave garbage, and reports what it could not read.
 func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	var (
 		id, name, scope, cond, negate, when, text, mode, repeat, enabled, created, updated any
+		predicate, applies, field, fix, severity, explanation                              any
 	)
-	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated); err != nil {
+	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated,
+		&predicate, &applies, &field, &fix, &severity, &explanation); err != nil {
 		return streamrules.Rule{}, err
 	}
 	r := streamrules.Rule{
@@ -48,6 +50,9 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 		errs = append(errs, fmt.Errorf("enabled: %w", err))
 	} else {
 		r.Disabled = !on
+	}
+	if err := readPredicates(&r, predicate, applies, field, fix, severity, explanation); err != nil {
+		errs = append(errs, err)
 	}
 	// Unreadable times are not fatal: the rule works without them.
 	r.CreatedAt, _ = asTime(created)
@@ -279,8 +284,9 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 	ts := s.now()
 	r.CreatedAt, r.UpdatedAt = ts, ts
 	unlock := s.lockWrites()
-	err := s.get(ctx, s.db, &r.ID, s.q.insertRule,
-		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts)
+	err := s.get(ctx, s.db, &r.ID, s.q.insertRule, append([]any{
+		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts},
+		predicateValues(r)...)...)
 	unlock()
 	if err != nil {
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, mapError(err))
@@ -312,8 +318,9 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 		if !r.UpdatedAt.After(prev) {
 			r.UpdatedAt = prev.Add(time.Microsecond)
 		}
-		_, err := s.exec(ctx, tx, s.q.updateRule,
-			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt, r.ID)
+		_, err := s.exec(ctx, tx, s.q.updateRule, append([]any{
+			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt},
+			append(predicateValues(r), r.ID)...)...)
 		return err
 	})
 	if err != nil {

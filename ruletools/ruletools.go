@@ -54,6 +54,13 @@ type RuleView struct {
 	Repeat    string    `json:"repeat"`
 	Enabled   bool      `json:"enabled"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// The wave-2 fields, when the rule has them.
+	Predicate   *streamrules.Predicate `json:"predicate,omitempty"`
+	AppliesWhen *streamrules.Predicate `json:"applies_when,omitempty"`
+	Field       string                 `json:"field,omitempty"`
+	Fix         *streamrules.Fix       `json:"fix,omitempty"`
+	Severity    string                 `json:"severity,omitempty"`
+	Explanation string                 `json:"explanation,omitempty"`
 	// Loaded: the engine runs this rule now. An enabled rule that is not loaded is broken
 	// (see Problem).
 	Loaded bool `json:"loaded"`
@@ -121,6 +128,8 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 	v := RuleView{
 		Name: r.Name, Scope: r.Scope, Condition: r.Condition, Negate: r.Negate, When: r.When,
 		Text: r.Text, Mode: string(r.Mode), Repeat: r.Repeat, Enabled: !r.Disabled, UpdatedAt: r.UpdatedAt,
+		Predicate: r.Predicate, AppliesWhen: r.AppliesWhen, Field: r.Field, Fix: r.Fix,
+		Severity: r.Severity, Explanation: r.Explanation,
 	}
 	if v.When == nil {
 		v.When = []string{}
@@ -210,7 +219,7 @@ func badJSON(field, tool, want string) (string, error) {
 const ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most 400 characters", "repeat": "" or "once" or "after:N", "enabled": true}`
 
 func (b *base) scheme() string {
-	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true). mode follows from scope: leave it out.`,
+	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true). mode follows from scope: leave it out. Optional: predicate (a tree instead of condition: {"all_of"|"any_of": [...]}, {"not_": {...}}, {"contains_regex"|"not_contains_regex"|"starts_with_regex"|"ends_with_regex": "re"}, {"max_words"|"min_words"|"max_chars": N}); applies_when (a tree: outside it the rule does not fire); field (tool rules: a dotted path into the arguments, e.g. edits.new_string); fix (text rules: {"append_if_missing": "…"}, {"prepend_if_missing": "…"} or {"replace_regex": {"pattern": "re", "with": "$1"}}, {{message_id}} for move variables: repairs the answer with no replay); severity (low, medium, high); explanation.`,
 		strings.Join(b.eng.Environments(), ", "))
 }
 
@@ -265,6 +274,39 @@ type ruleInput struct {
 	Repeat    *string   `json:"repeat"`
 	Enabled   *bool     `json:"enabled"`
 	NewName   *string   `json:"new_name"` // edit only
+
+	// The wave-2 fields: absent leaves them, null clears them (edit).
+	Predicate   optional[streamrules.Predicate] `json:"predicate"`
+	AppliesWhen optional[streamrules.Predicate] `json:"applies_when"`
+	Fix         optional[streamrules.Fix]       `json:"fix"`
+	Field       *string                         `json:"field"`
+	Severity    *string                         `json:"severity"`
+	Explanation *string                         `json:"explanation"`
+}
+
+// optional is a JSON field that tells absent (leave it) from null (clear it); its value
+// is decoded strictly, as the rest of the input.
+type optional[T any] struct {
+	set bool
+	v   *T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.set = true
+	if string(b) == "null" {
+		o.v = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	o.v = new(T)
+	return dec.Decode(o.v)
+}
+
+func (o optional[T]) apply(dst **T) {
+	if o.set {
+		*dst = o.v
+	}
 }
 
 func (in ruleInput) apply(r *streamrules.Rule) {
@@ -295,6 +337,12 @@ func (in ruleInput) apply(r *streamrules.Rule) {
 	if in.Enabled != nil {
 		r.Disabled = !*in.Enabled
 	}
+	in.Predicate.apply(&r.Predicate)
+	in.AppliesWhen.apply(&r.AppliesWhen)
+	in.Fix.apply(&r.Fix)
+	set(&r.Field, in.Field)
+	set(&r.Severity, in.Severity)
+	set(&r.Explanation, in.Explanation)
 }
 
 func (t *createTool) Call(ctx context.Context, input string) (string, error) {

@@ -64,6 +64,13 @@ type fileRule struct {
 	Mode      string   `json:"mode"`
 	Repeat    string   `json:"repeat"`
 	Enabled   *bool    `json:"enabled"` // absent: true
+
+	Predicate   *streamrules.Predicate `json:"predicate"`
+	AppliesWhen *streamrules.Predicate `json:"applies_when"`
+	Field       string                 `json:"field"`
+	Fix         *streamrules.Fix       `json:"fix"`
+	Severity    string                 `json:"severity"`
+	Explanation string                 `json:"explanation"`
 }
 
 type file struct {
@@ -97,7 +104,9 @@ func Parse(data []byte, environments ...string) (Set, error) {
 		r := streamrules.Rule{
 			Name: fr.Name, Scope: fr.Scope, Condition: fr.Condition, Negate: fr.Negate,
 			When: fr.When, Text: fr.Text, Mode: streamrules.Mode(fr.Mode), Repeat: fr.Repeat,
-			Disabled: fr.Enabled != nil && !*fr.Enabled,
+			Disabled:  fr.Enabled != nil && !*fr.Enabled,
+			Predicate: fr.Predicate, AppliesWhen: fr.AppliesWhen, Field: fr.Field, Fix: fr.Fix,
+			Severity: fr.Severity, Explanation: fr.Explanation,
 		}
 		r.Normalize()
 		if err := streamrules.Validate(&r, known); err != nil {

@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -286,6 +287,7 @@ func (h history) GetInputVariables() []string { return []string{h.mem.MemoryKey}
 func (r *rig) play(ctx context.Context, from string, env []string, text string, photo bool) (string, error) {
 	ctx, move := r.eng.BeginMove(ctx, r.chat, env...)
 	id := 100 + move.Number()
+	move.SetVar("message_id", strconv.FormatInt(id, 10)) // for the tail's fix: ↩ #{{message_id}}
 	r.tr.beginMove(move.Number(), id, from, env, text)
 	before := r.model.count()
 	out, err := chains.Call(ctx, r.exec, map[string]any{"input": header(id, from, photo) + text},
@@ -298,7 +300,15 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	state, lerr := r.store.LoadChat(ctx, r.chat)
 	err = errors.Join(err, lerr)
 	notes := silentRules(r.eng.Rules(), move, r.tr.toolCalls(), fired, state.LastFired)
+	calls := r.model.count() - before
 	for _, f := range fired {
+		if f.Outcome == streamrules.OutcomeFixed {
+			notes = append(notes, fixedNote(f, calls))
+			continue
+		}
+		if f.Mode == streamrules.ModeInterrupt && f.Retry {
+			notes = append(notes, fmt.Sprintf("replayed: %s discarded the answer; the replay cost one more model call (%d this move)", f.Rule, calls))
+		}
 		if f.Mode == streamrules.ModeInterrupt && !f.Retry {
 			notes = append(notes, fmt.Sprintf("kept: the answer missed %s after the retry ceiling (STREAMRULES_MAX_RETRIES), so it stayed; "+
 				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
@@ -463,4 +473,14 @@ func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, 
 		return r.tr, err
 	}
 	return r.tr, r.Close()
+}
+
+// fixedNote explains a miss repaired in place by the rule's fix: no replay, and what changed.
+func fixedNote(f streamrules.Firing, calls int) string {
+	changes := make([]string, len(f.Diff))
+	for i, c := range f.Diff {
+		changes[i] = c.String()
+	}
+	return fmt.Sprintf("fixed: %s repaired the answer in place, 0 extra model calls (%d this move); diff: %s",
+		f.Rule, calls, strings.Join(changes, "; "))
 }

@@ -121,7 +121,9 @@ func checkFirings(t *testing.T, firings []streamrules.Firing, rules []streamrule
 			t.Errorf("%s did not fire in the first run: %+v", r.Name, firings)
 		case r.Tool() != "" && (f.Mode != streamrules.ModeRemind || f.Tool != r.Tool()):
 			t.Errorf("%s fired as %+v, want a reminder on %s", r.Name, f, r.Tool())
-		case r.Tool() == "" && (f.Mode != streamrules.ModeInterrupt || !f.Retry):
+		case r.Tool() == "" && r.Fix != nil && (f.Mode != streamrules.ModeInterrupt || f.Retry || len(f.Diff) == 0):
+			t.Errorf("%s fired as %+v, want a repair in place with its diff stored", r.Name, f)
+		case r.Tool() == "" && r.Fix == nil && (f.Mode != streamrules.ModeInterrupt || !f.Retry):
 			t.Errorf("%s fired as %+v, want an interrupt that replayed the tour", r.Name, f)
 		}
 	}
@@ -187,10 +189,24 @@ func TestOfflineSession(t *testing.T) {
 			checkStatsTable(t, out, stats)
 			told := toldRules(tr)
 			slices.Sort(told)
-			want := slices.Clone(names)
+			var want []string // a rule with a fix repairs the answer: the model is never told
+			for _, r := range db.rules {
+				if r.Fix == nil {
+					want = append(want, r.Name)
+				}
+			}
 			slices.Sort(want)
 			if !slices.Equal(told, want) {
-				t.Errorf("the model was told %v, want each seeded rule once: %v", told, want)
+				t.Errorf("the model was told %v, want each seeded rule without a fix once: %v", told, want)
+			}
+			for _, note := range []string{
+				`fixed: telegram_markdown_image repaired the answer in place, 0 extra model calls (1 this move); diff: ~1 "Here she is: ![cat](https://example.org/cat.jpg)" -> "Here she is: https://example.org/cat.jpg"`,
+				`fixed: telegram_reply_tail repaired the answer in place, 0 extra model calls (1 this move); diff: +2 ""; +3 "↩ #105"`,
+				`replayed: telegram_react_not_emoji discarded the answer`,
+			} {
+				if !strings.Contains(out, note) {
+					t.Errorf("the printout lacks %q:\n%s", note, out)
+				}
 			}
 			if !strings.Contains(out, `silent: write_diff_over_write_file matched this write_file call; repeat "after:5"`) {
 				t.Errorf("the after:5 silence in move 4 is not shown:\n%s", out)
@@ -296,8 +312,8 @@ func checkClientView(t *testing.T, tr *transcript) {
 			}
 		}
 	}
-	if discarded != 4 {
-		t.Errorf("%d discarded answers, want 4 (one per hard rule)", discarded)
+	if discarded != 2 {
+		t.Errorf("%d discarded answers, want 2 (one per hard rule without a fix)", discarded)
 	}
 	for _, bad := range []string{"![cat]", "can't see the picture", "👍\n↩"} {
 		if strings.Contains(client, bad) {
@@ -580,7 +596,8 @@ func llmToolCall(name, args string) llms.ToolCall {
 // chat-completions server: one stdin line, a soft reminder and a hard retry in one move.
 func TestLive(t *testing.T) {
 	t.Parallel()
-	const bad = "Here: ![cat](https://example.org/cat.jpg)\n↩ #101"
+	// A bare emoji has no fix: the tour is replayed (a markdown image would be repaired in place).
+	const bad = "👍\n↩ #101"
 	const good = "Here: https://example.org/cat.jpg\n↩ #101"
 	srv := openaitest.New(t,
 		scripted.Reply{ToolCalls: []llms.ToolCall{llmToolCall("shell", `{"__arg1":"{\"cmd\":\"ls\"}"}`)}},
@@ -603,12 +620,12 @@ func TestLive(t *testing.T) {
 			t.Errorf("the client part lacks %q:\n%s", want, client)
 		}
 	}
-	for _, bad := range []string{"![cat]", "system-reminder", `"function"`, "__arg1"} {
+	for _, bad := range []string{"👍", "system-reminder", `"function"`, "__arg1"} {
 		if strings.Contains(client, bad) {
 			t.Errorf("the client part shows %q:\n%s", bad, client)
 		}
 	}
-	for _, want := range []string{`<system-reminder rule="local_shell_for_his_machine">`, "discarded answer, never shown", `rule="telegram_markdown_image"`, "stream rule stats"} {
+	for _, want := range []string{`<system-reminder rule="local_shell_for_his_machine">`, "discarded answer, never shown", `rule="telegram_react_not_emoji"`, "stream rule stats"} {
 		if !strings.Contains(told, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -628,11 +645,11 @@ func TestLive(t *testing.T) {
 	// went out with the discarded answer and the interrupt, and the tap recorded the same.
 	retry := reqs[2].Body.Messages
 	if n := len(retry); n < 2 || retry[n-2].Role != "assistant" || retry[n-2].Content.String() != bad ||
-		retry[n-1].Role != "user" || !strings.HasPrefix(retry[n-1].Content.String(), `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">`) {
+		retry[n-1].Role != "user" || !strings.HasPrefix(retry[n-1].Content.String(), `<system-interrupt reason="rule_violation" rule="telegram_react_not_emoji">`) {
 		t.Errorf("the replay did not carry the discarded answer and the interrupt: %+v", retry)
 	}
 	stats := dbStats(t, dsn)
-	if stats["local_shell_for_his_machine"] != 1 || stats["telegram_markdown_image"] != 1 {
+	if stats["local_shell_for_his_machine"] != 1 || stats["telegram_react_not_emoji"] != 1 {
 		t.Errorf("stats %v", stats)
 	}
 	checkOnlyDB(t, dir, "live.db")
