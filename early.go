@@ -155,15 +155,6 @@ func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
 	return s.scan(ctx, text)
 }
 
-// Flush scans whatever arrived since the last batch, e.g. when the stream ended.
-func (s *Scanner) Flush(ctx context.Context, text []byte) (Verdict, bool) {
-	if s == nil || s.stopped || len(text) <= s.scanned {
-		return Verdict{}, false
-	}
-	s.seen = len(text)
-	return s.scan(ctx, text)
-}
-
 func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 	if !s.nonBlank {
 		s.nonBlank = len(bytes.TrimSpace(text[s.scanned:])) > 0
