@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 // Early interrupt: while an answer's speech is held, its streamed text is scanned as it
@@ -156,6 +157,12 @@ func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
 }
 
 func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
+	// A chunk may end inside a rune; its first bytes would read as U+FFFD, which a class
+	// like [^→] matches and the whole rune may not. Scan up to the last whole rune only.
+	text = text[:wholeRunes(text)]
+	if len(text) <= s.scanned {
+		return Verdict{}, false
+	}
 	if !s.nonBlank {
 		s.nonBlank = len(bytes.TrimSpace(text[s.scanned:])) > 0
 	}
@@ -231,4 +238,17 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
 	return v, true
+}
+
+// wholeRunes returns the length of text without a rune cut off at its end.
+func wholeRunes(text []byte) int {
+	for i := len(text) - 1; i >= 0 && i >= len(text)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(text[i]) {
+			if !utf8.FullRune(text[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(text)
 }
