@@ -23,23 +23,20 @@ import (
 //   - a shadowed rule never cuts anything.
 //
 // How the scan stays incremental. The text is looked at in batches (a newline, or every
-// EarlyBatchBytes bytes), never per chunk. A rule whose matches cannot span a newline
-// (no `.` under (?s), no class or literal that holds '\n') is rescanned only from the start
-// of the current line: complete lines are never looked at again, and a line start has the
-// same left context ('\n', a non-word byte) in the prefix as in the whole answer. Such a
-// rule anchored with `^`/`\A` can only match on the first line, and is dropped once that
-// line is complete. Any other rule is rescanned over the whole prefix, but only while the
-// prefix is short (EarlyRescanBytes) or once it has grown by a quarter since the last scan:
-// the total work stays linear in the answer's length (a geometric series), and a miss is
-// still found within a quarter of the text already streamed.
+// EarlyBatchBytes bytes), never per chunk, and a window is rescanned only once it has grown
+// by a quarter since its last scan: the rescans form a geometric series, at most five
+// passes over the window in all, and a miss is found before the text grows a quarter (or a
+// batch) past it. A rule whose matches cannot span a newline (no `.` under (?s), no class
+// or literal that holds '\n') has the current line as its window: complete lines are
+// never looked at again, and a line start has the same left context ('\n', a non-word
+// byte) in the prefix as in the whole answer. Such a rule anchored with `^`/`\A` can only
+// match on the first line. Any other rule has the whole prefix as its window. Each pass is
+// one literal prefilter (internal/multimatch) over the window; a rule's own regexp runs
+// only when its required literals occurred, so a clean answer usually runs none.
 
 // EarlyBatchBytes is how many bytes the scanner lets arrive before it scans when no
 // newline comes (celeste scans every 256 bytes or at a newline).
 const EarlyBatchBytes = 256
-
-// EarlyRescanBytes is how long a prefix may be before a rule that can span lines is
-// rescanned only after the prefix grew by a quarter.
-const EarlyRescanBytes = 4096
 
 // earlyPlan is how a text rule is judged on a prefix of the answer.
 type earlyPlan struct {
@@ -98,20 +95,50 @@ func planEarly(r *Rule) *earlyPlan {
 	return p
 }
 
+// earlySet is a rule set's early rules, compiled once with the rule set: one literal
+// prefilter (internal/multimatch) per scanning strategy, so a scan costs one automaton
+// pass over the window, and a rule's own regexp runs only when its required literals
+// occurred (a clean answer usually runs none).
+type earlySet struct {
+	line, other       textMatcher
+	lineRules, oRules []*compiledRule
+}
+
+// compileEarly builds the early set of text rules (nil when none is early).
+func (e *Engine) compileEarly(text []*compiledRule) *earlySet {
+	es := &earlySet{}
+	for _, r := range text {
+		switch {
+		case r.early == nil:
+		case r.early.lineLocal:
+			es.lineRules = append(es.lineRules, r)
+		default:
+			es.oRules = append(es.oRules, r)
+		}
+	}
+	if len(es.lineRules)+len(es.oRules) == 0 {
+		return nil
+	}
+	es.line, es.other = e.newTextMatcher(conditions(es.lineRules)), e.newTextMatcher(conditions(es.oRules))
+	return es
+}
+
 // Scanner watches the streamed text of one tour's answer for the armed text rules a
 // prefix can decide. Get one from Move.EarlyScanner; it is not safe for concurrent use
 // (the caller already serialises the chunks of one answer).
 type Scanner struct {
 	m     *Move
-	rules []*compiledRule // armed early rules when the tour began
-	done  []bool          // rules that can no longer match early
+	es    *earlySet
+	armed []bool // by compiledRule.index: armed and early when the tour began
 
-	seen      int // bytes checked for a newline
-	scanned   int // prefix length at the last scan
-	lineStart int // start of the line the last scan ended in
-	fullAt    []int
+	seen      int  // bytes checked for a newline
+	scanned   int  // prefix length at the last scan
+	lineStart int  // start of the line the last scan ended in
+	lineAt    int  // length of the current line at its last scan
+	fullAt    int  // prefix length at the last whole-prefix scan
 	nonBlank  bool // the text so far says something (a blank answer is never judged)
 	stopped   bool
+	buf       [16]int
 }
 
 // EarlyScanner returns a scanner for the current tour's answer, or nil when early
@@ -120,21 +147,30 @@ type Scanner struct {
 // retry left. The answer's target must be its whole text (a tool-calling answer): a
 // ReAct answer's target starts at its last "Final Answer:", which a prefix cannot know.
 func (m *Move) EarlyScanner() *Scanner {
+	es := m.set.early
+	if es == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended || !m.retryLeft() {
 		return nil
 	}
-	var rules []*compiledRule
-	for _, r := range m.set.text {
-		if r.early != nil && m.armed(r) {
-			rules = append(rules, r)
+	var armed []bool
+	for _, rules := range [][]*compiledRule{es.lineRules, es.oRules} {
+		for _, r := range rules {
+			if m.armed(r) {
+				if armed == nil {
+					armed = make([]bool, len(m.set.text))
+				}
+				armed[r.index] = true
+			}
 		}
 	}
-	if len(rules) == 0 {
+	if armed == nil {
 		return nil
 	}
-	return &Scanner{m: m, rules: rules, done: make([]bool, len(rules)), fullAt: make([]int, len(rules))}
+	return &Scanner{m: m, es: es, armed: armed}
 }
 
 // Scan looks at text, the answer's text streamed so far; each call's text extends the
@@ -156,6 +192,12 @@ func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
 	return s.scan(ctx, text)
 }
 
+// due reports whether a window that has grown from last to n bytes is worth a rescan:
+// once it grew by a quarter. The rescans of a window then form a geometric series and
+// cost at most five passes over it in all, and a miss is found before the text has grown
+// by a quarter (or a batch, for short texts) past it.
+func due(n, last int) bool { return n*4 >= last*5 }
+
 func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 	// A chunk may end inside a rune; its first bytes would read as U+FFFD, which a class
 	// like [^→] matches and the whole rune may not. Scan up to the last whole rune only.
@@ -167,40 +209,49 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 		s.nonBlank = len(bytes.TrimSpace(text[s.scanned:])) > 0
 	}
 	var hits []*compiledRule
-	for i, r := range s.rules {
-		if s.done[i] || !s.nonBlank {
-			continue
+	if s.nonBlank {
+		if s.es.lineRules != nil && due(len(text)-s.lineStart, s.lineAt) {
+			s.lineAt = len(text) - s.lineStart
+			hits = s.match(text, s.lineStart, s.es.line, s.es.lineRules, hits)
 		}
-		p := r.early
-		from := 0
-		switch {
-		case p.lineLocal && p.beginText:
-			if s.lineStart > 0 {
-				s.done[i] = true // its only line is complete and did not match
-				continue
-			}
-		case p.lineLocal:
-			from = s.lineStart
-		default:
-			if len(text) > EarlyRescanBytes && len(text)*4 < s.fullAt[i]*5 {
-				continue // rescanned recently: wait for a quarter more
-			}
-			s.fullAt[i] = len(text)
+		if s.es.oRules != nil && due(len(text), s.fullAt) {
+			s.fullAt = len(text)
+			hits = s.match(text, 0, s.es.other, s.es.oRules, hits)
 		}
-		loc := p.re.FindIndex(text[from:])
-		if loc != nil && (!p.lookAhead || from+loc[1] < len(text)) {
-			hits = append(hits, r)
-		}
+	}
+	if i := bytes.LastIndexByte(text[s.scanned:], '\n'); i >= 0 {
+		s.lineStart, s.lineAt = s.scanned+i+1, 0
 	}
 	s.scanned = len(text)
-	if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
-		s.lineStart = i + 1
-	}
 	if len(hits) == 0 {
 		return Verdict{}, false
 	}
 	s.stopped = true
 	return s.m.earlyMiss(ctx, hits, len(text))
+}
+
+// match runs one prefilter over text[from:] and appends the armed rules whose match there
+// is certain for the whole answer.
+func (s *Scanner) match(text []byte, from int, set textMatcher, rules []*compiledRule, hits []*compiledRule) []*compiledRule {
+	window := string(text[from:])
+	for _, i := range set.Match(window, s.buf[:0]) {
+		r := rules[i]
+		if !s.armed[r.index] {
+			continue
+		}
+		p := r.early
+		if p.beginText && from > 0 {
+			continue // `^` would hold at the window's start, but not in the answer
+		}
+		if p.lookAhead {
+			// The match must not touch the end: `\b` there depends on the next byte.
+			if loc := p.re.FindStringIndex(window); loc == nil || from+loc[1] >= len(text) {
+				continue
+			}
+		}
+		hits = append(hits, r)
+	}
+	return hits
 }
 
 // earlyMiss records the early misses of rules and returns the discarding verdict, or

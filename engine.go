@@ -215,6 +215,7 @@ type ruleSet struct {
 	byTool map[string]*toolRules
 	text   []*compiledRule // by name
 	match  textMatcher
+	early  *earlySet // the early text rules; nil: none
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
@@ -267,6 +268,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 		}
 	}
 	set.match = e.newTextMatcher(conditions(set.text))
+	set.early = e.compileEarly(set.text)
 	for _, tr := range set.byTool {
 		tr.match = e.newTextMatcher(conditions(tr.rules))
 	}
