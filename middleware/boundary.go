@@ -37,7 +37,7 @@ var errTimeout = errors.New("middleware: call timeout")
 type Heartbeat struct {
 	// Elapsed is the time since the call began, its retries and backoff waits included.
 	Elapsed time.Duration
-	// Attempt is the provider request under way (or waited for), 1-based.
+	// Attempt is how many provider requests this call has begun so far (1 until a retry).
 	Attempt int
 }
 
