@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
 )
 
 // doomed is a 1,000-token answer (one token a chunk) whose violation, a markdown image,
@@ -107,5 +109,68 @@ func TestEarlyInterruptOnlyWhereDecidable(t *testing.T) {
 				t.Errorf("firings %+v", f)
 			}
 		})
+	}
+}
+
+// TestEarlyInterruptNotForReAct: a ReAct answer's target starts at its last "Final Answer:",
+// which a prefix cannot know: the early rule waits for the end there.
+func TestEarlyInterruptNotForReAct(t *testing.T) {
+	t.Parallel()
+	_, text := doomed(0)
+	r := newRig(t, nil, earlyImageRule())
+	srv := openaitest.New(t,
+		scripted.Reply{Text: "Thought: done\nFinal Answer: " + text, Chunk: 5},
+		scripted.Reply{Text: "Thought: done\nFinal Answer: fine", Chunk: 5})
+	exec, _ := r.executor(kindMRKL, srv.LLM(t))
+	out, _, err := r.run(context.Background(), exec, "chat-react", "go", "telegram")
+	if err != nil || out != "fine" {
+		t.Fatalf("%q %v", out, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !reqs[0].Complete {
+		t.Fatalf("%d requests, first complete %v", len(reqs), len(reqs) > 0 && reqs[0].Complete)
+	}
+	if f := r.store.AllFirings(); len(f) != 1 || f[0].Early {
+		t.Errorf("firings %+v", f)
+	}
+}
+
+// TestEarlyInterruptManyChats: one engine and one guard serve many chats at once, each
+// cut early on its own (run with -race).
+func TestEarlyInterruptManyChats(t *testing.T) {
+	t.Parallel()
+	bad, _ := doomed(0)
+	bad.ToolCalls = nil
+	const good = "Here it is: https://x/c.png"
+	r := newRig(t, nil, earlyImageRule())
+	srv := openaitest.NewFunc(t, func(req openaitest.Request) scripted.Reply {
+		if strings.Contains(requestText(t, req), "system-interrupt") {
+			return scripted.Reply{Text: good, Chunk: 5}
+		}
+		return bad
+	})
+	llm := r.guard.Model(srv.LLM(t))
+	const chats = 8
+	errs := make(chan error, chats)
+	for i := range chats {
+		go func() {
+			ctx, move := r.eng.BeginMove(context.Background(), "chat-many-"+string(rune('a'+i)), "telegram")
+			ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
+			var shown strings.Builder
+			resp, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "cat?")},
+				llms.WithStreamingFunc(func(_ context.Context, c []byte) error { shown.Write(c); return nil }))
+			if err == nil && (resp.Choices[0].Content != good || shown.String() != good) {
+				err = fmt.Errorf("answer %q, shown %q", resp.Choices[0].Content, shown.String())
+			}
+			if f := move.Firings(); err == nil && (len(f) != 1 || !f[0].Early) {
+				err = fmt.Errorf("firings %+v", f)
+			}
+			errs <- move.End(ctx, err)
+		}()
+	}
+	for range chats {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
