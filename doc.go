@@ -25,7 +25,11 @@
 //	err = move.End(ctx, err)                                        // one write to the store
 //
 // Any agent loop can call those two entry points; the middleware package wires them into
-// LangChainGo. The rulesdb package is the PostgreSQL / SQLite store.
+// LangChainGo. A loop of your own also calls [Move.BeginTour] before each model call, so
+// an environment changed in the middle of the move ([Move.AddEnvironment], say from an
+// image tool) holds from that call on, and may feed a held answer's chunks to a
+// [Move.EarlyScanner] to stop the provider at the first certain miss. The rulesdb package
+// is the PostgreSQL / SQLite store.
 //
 // # Predicates, field paths and fixes
 //

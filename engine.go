@@ -32,6 +32,11 @@ type Config struct {
 	Logger *slog.Logger
 	// OnFire, if set, is called for every firing, after the log line. Default none.
 	OnFire func(ctx context.Context, f Firing)
+	// EarlyInterrupt makes every text rule early (as if Rule.Early were set on each): while
+	// speech is held, the streamed answer is scanned and cut at the first certain miss.
+	// Rules a prefix cannot decide (negate, `$`) still wait for the end. Default false:
+	// only rules with Rule.Early.
+	EarlyInterrupt bool
 }
 
 // Engine holds the compiled rule set and answers, for any agent loop, the two questions:
@@ -42,6 +47,7 @@ type Engine struct {
 	log          *slog.Logger
 	onFire       func(context.Context, Firing)
 	maxRetries   int
+	earlyAll     bool // Config.EarlyInterrupt
 	splice       SpliceOptions
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
@@ -67,6 +73,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		onFire: cfg.OnFire,
 		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
 	}
+	e.earlyAll = cfg.EarlyInterrupt
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -184,8 +191,9 @@ type compiledRule struct {
 	Rule
 	when   uint64 // bit mask over Engine.environments
 	repeat Repeat
-	index  int // position in ruleSet.text, or in its tool's toolRules.rules
-	logic      // predicate trees, field path and fix (judge.go)
+	index  int        // position in ruleSet.text, or in its tool's toolRules.rules
+	early  *earlyPlan // a text rule judged on the streamed prefix; nil: only at the end
+	logic             // predicate trees, field path and fix (judge.go)
 }
 
 // toolRules are one tool's soft rules, by name, and one matcher over their regexes.
@@ -200,6 +208,7 @@ type ruleSet struct {
 	byTool map[string]*toolRules
 	text   []*compiledRule // by name
 	match  textMatcher
+	early  *earlySet // the early text rules; nil: none
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
@@ -246,9 +255,13 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 		} else {
 			c.index = len(set.text)
 			set.text = append(set.text, c)
+			if r.Early || e.earlyAll {
+				c.early = planEarly(&c.Rule)
+			}
 		}
 	}
 	set.match = e.compileGroup(set.text)
+	set.early = e.compileEarly(set.text)
 	for _, tr := range set.byTool {
 		tr.match = e.compileGroup(tr.rules)
 	}

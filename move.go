@@ -18,12 +18,13 @@ type Move struct {
 	eng    *Engine
 	set    *ruleSet
 	chatID string
-	env    uint64
 	number int64 // this move's number in the chat, 1-based
 
 	stateUnknown bool // the chat's state could not be read: repeat policies fail closed
 
 	mu        sync.Mutex
+	env       uint64           // the environment of the current tour: what arming, `when` and verdicts read
+	nextEnv   uint64           // the environment as last set: becomes env when the next tour begins
 	lastFired map[string]int64 // from the chat state; not changed during the move
 	fired     map[string]bool  // rules fired in this move: silent until its end
 	retries   int              // answers discarded in this move
@@ -65,16 +66,8 @@ type Verdict struct {
 // Unknown environment names are logged and ignored.
 func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *Move) {
 	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
-	for _, name := range env {
-		i := slices.Index(e.environments, name)
-		if i < 0 {
-			if _, seen := e.unknownEnv.LoadOrStore(name, true); !seen { // once per name, not per move
-				e.log.Warn("stream rules: unknown environment ignored", "env", name, "chat", chatID)
-			}
-			continue
-		}
-		m.env |= 1 << uint(i)
-	}
+	m.env = e.envBits(chatID, env)
+	m.nextEnv = m.env
 	state, err := e.store.LoadChat(ctx, chatID)
 	if err != nil {
 		// Fail closed: without the chat's history a `once` or `after:N` rule could repeat,
@@ -102,14 +95,21 @@ func (m *Move) ChatID() string { return m.chatID }
 // Number returns the move's number in its chat (1-based).
 func (m *Move) Number() int64 { return m.number }
 
-// Has reports whether environment name holds in this move.
+// Has reports whether environment name holds in the current tour of this move.
 func (m *Move) Has(name string) bool {
 	i := slices.Index(m.eng.environments, name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return i >= 0 && m.env&(1<<uint(i)) != 0
 }
 
-// Environments returns the environment names that hold in this move.
-func (m *Move) Environments() []string { return m.eng.envNames(m.env) }
+// Environments returns the environment names that hold in the current tour of this move.
+func (m *Move) Environments() []string {
+	m.mu.Lock()
+	env := m.env
+	m.mu.Unlock()
+	return m.eng.envNames(env)
+}
 
 // armed reports whether r may fire now. Caller holds m.mu.
 func (m *Move) armed(r *compiledRule) bool {
@@ -295,6 +295,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 		if f.Mode == ModeInterrupt {
 			msg = "stream rule fired on the answer"
 			attrs = append(attrs, "retry", f.Retry)
+			if f.Early {
+				attrs = append(attrs, "early", true, "cut_at_bytes", f.CutAtBytes)
+			}
 		}
 		attrs = m.fixAttrs(f, attrs)
 		m.eng.log.InfoContext(ctx, msg, attrs...)

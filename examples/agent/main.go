@@ -179,6 +179,8 @@ type rig struct {
 	model *tap // below the guard: every prompt the model received
 	exec  *agents.Executor
 	chat  string
+	// bounds are the model call's runtime boundaries from the configuration.
+	bounds middleware.Config
 
 	stopStats func()
 	closeOnce sync.Once
@@ -189,6 +191,11 @@ type rig struct {
 // and, if configured, the stats server, and prints what it found.
 func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w io.Writer) (_ *rig, err error) {
 	r := &rig{log: log, w: w, chat: chat, tr: newTranscript(w), stopStats: func() {}}
+	r.bounds = middleware.Config{CallTimeout: cfg.CallTimeout, CallRetries: cfg.CallRetries, Heartbeat: cfg.Heartbeat,
+		OnHeartbeat: func(_ context.Context, h middleware.Heartbeat) {
+			// Warn, the default level: whoever set STREAMRULES_HEARTBEAT wants to see it.
+			log.Warn("model call still running", "elapsed", h.Elapsed.Round(time.Second), "attempt", h.Attempt)
+		}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -217,6 +224,7 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
 		MaxRetriesPerMove:  retries,
 		Logger:             log,
+		EarlyInterrupt:     cfg.EarlyInterrupt,
 	})
 	if err != nil {
 		return nil, err
@@ -241,7 +249,9 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 // The tap sits below the guard's model wrapper, so it records what the model was told.
 func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 	client := callbacks.Clean(r.tr) // the client sees the clean view only
-	guard := middleware.New(r.eng, &middleware.Config{Callbacks: client})
+	bounds := r.bounds
+	bounds.Callbacks = client
+	guard := middleware.New(r.eng, &bounds)
 	r.model = &tap{Model: llm}
 	mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
 	agent := agents.NewOpenAIFunctionsAgent(guard.Model(r.model), guard.Tools(ts...),

@@ -481,6 +481,11 @@ func TestConfigBadValues(t *testing.T) {
 		{"STREAMRULES_STATS_ADDR", "8080", "not host:port"},
 		{"OPENAI_BASE_URL", "localhost:11434", "not an http(s) URL"},
 		{"OPENAI_BASE_URL", "ftp://example.org/v1", "not an http(s) URL"},
+		{"STREAMRULES_CALL_TIMEOUT", "-1s", "negative"},
+		{"STREAMRULES_CALL_TIMEOUT", "soon", "not valid"},
+		{"STREAMRULES_HEARTBEAT", "-30s", "negative"},
+		{"STREAMRULES_CALL_RETRIES", "-1", "negative"},
+		{"STREAMRULES_EARLY_INTERRUPT", "maybe", "not valid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
@@ -547,7 +552,7 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	if n := len(variables()); n != 9 {
+	if n := len(variables()); n != 13 {
 		t.Errorf("%d variables; update the README's configuration table", n)
 	}
 }
