@@ -59,6 +59,8 @@ type Example struct {
 	Excerpt string `json:"excerpt"`
 	// Match is the matched text, whole ("" for a negate rule, or an empty match).
 	Match string `json:"match"`
+
+	seq int64 // the move's place in the input, over every source: orders the examples
 }
 
 // The marks around the matched span in Example.Excerpt.
