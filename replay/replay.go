@@ -46,7 +46,7 @@ type Options struct {
 type Progress struct {
 	Moves int    // moves handed to the engine so far, over every source
 	File  string // the source being read
-	Line  int    // its line just replayed
+	Line  int    // the line of the move just handed out
 	Bytes int64  // bytes of this source read so far
 }
 
