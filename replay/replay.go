@@ -353,7 +353,10 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 	sh.lastMove[m.Chat] = mv.Number()
 	sh.moves++
 	for _, rs := range sh.rules {
-		if applicability(&rs.rule, mv) == Applies {
+		switch applicability(rs, mv, &m) {
+		case NotApplicable:
+			rs.NotApplicable++
+		case Applies:
 			rs.InScope++
 			if tool := rs.rule.Tool(); tool != "" {
 				for _, c := range m.Tools {
@@ -430,6 +433,7 @@ func (rp *Replayer) Report() *Report {
 				r.Fired += s.Fired
 				r.Discards += s.Discards
 				r.Calls += s.Calls
+				r.NotApplicable += s.NotApplicable
 			}
 			r.Examples = append(r.Examples, s.Examples...)
 		}

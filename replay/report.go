@@ -37,6 +37,9 @@ type RuleReport struct {
 	// away and replayed the tour (the move still had a retry). The others would have been
 	// kept, the rule's reminder riding the move's next tool result.
 	Discards int `json:"discards,omitempty"`
+	// NotApplicable counts the moves where the rule's `when` held but its applies_when
+	// did not (not in scope).
+	NotApplicable int `json:"not_applicable,omitempty"`
 	// Calls counts, for a tool rule, the calls of its tool in the moves in scope: Fired of
 	// Calls is how many of them it would have reminded.
 	Calls int `json:"calls,omitempty"`
