@@ -12,6 +12,11 @@
 //	out, err := chains.Run(ctx, exec, input)
 //	err = move.End(ctx, err)
 //
+// or, with the client's streaming and callbacks wired for you, in one call per message:
+//
+//	exec := guard.Executor(agent, agents.WithMemory(mem))
+//	out, err := guard.Run(ctx, exec, "chat-42", input, streamrules.EnvTelegram)
+//
 // What each wrapper does:
 //
 //   - The tool wrapper records the call in the move (the engine matches soft rules on the

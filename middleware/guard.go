@@ -13,9 +13,12 @@ import (
 
 // Config tunes a Guard. A nil *Config means all defaults.
 type Config struct {
-	// Callbacks receives the clean view of tool calls: HandleToolStart with the input and
-	// HandleToolEnd with the tool's clean output (LangChainGo's executor never sends them).
-	// It is wrapped with callbacks.Clean. Default nil: no tool events.
+	// Callbacks is the handler that feeds your client: the one place to give it. It is
+	// wrapped with callbacks.Clean once; tool wrappers send it HandleToolStart with the
+	// input and HandleToolEnd with the clean output (LangChainGo's executor never sends
+	// them), Guard.Executor gives it to the executor (chain and agent events), and
+	// Guard.Run streams the accepted answer to its HandleStreamingFunc. To also get the
+	// provider's own events, hand the provider Guard.Callbacks. Default nil: no events.
 	Callbacks lcb.Handler
 
 	// Runtime boundaries of every model call through Guard.Model (see the README's table
@@ -46,6 +49,7 @@ type Config struct {
 // Guard wires one engine into LangChainGo: tools, agent and model wrappers.
 // A Guard keeps no per-move state; one serves every chat at once.
 type Guard struct {
+	eng       *streamrules.Engine
 	callbacks lcb.Handler
 	splice    streamrules.SpliceOptions
 	bounds    boundaries
@@ -56,7 +60,7 @@ func New(eng *streamrules.Engine, cfg *Config) *Guard {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	return &Guard{callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg)}
+	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg)}
 }
 
 // Tools wraps each tool with Tool.

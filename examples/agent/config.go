@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/streamrules/streamrules/rulesdb"
 )
 
 // Config is the whole configuration of the demo, read from the environment with
@@ -32,6 +34,7 @@ type Config struct {
 	CallTimeout        time.Duration `env:"STREAMRULES_CALL_TIMEOUT" usage:"bound on each model request, e.g. 2m; empty or 0: no bound"`
 	CallRetries        int           `env:"STREAMRULES_CALL_RETRIES" usage:"how often a model request that timed out, lost its connection or got 429/5xx is made again (never once the client saw a chunk of it); 0: never"`
 	Heartbeat          time.Duration `env:"STREAMRULES_HEARTBEAT" usage:"while a model request runs, print a progress line this often, e.g. 30s; empty or 0: never"`
+	TranscriptPath     string        `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
 }
 
 // configError is a bad configuration value. Its message names the variable.
@@ -125,7 +128,7 @@ func (c *Config) check() error {
 	if c.CallRetries < 0 {
 		return &configError{"STREAMRULES_CALL_RETRIES", fmt.Sprintf("%d is negative: use 0 for no retry", c.CallRetries)}
 	}
-	if err := checkDSN(c.DSN); err != nil {
+	if err := checkDSN(c.DSN, c.SQLitePath); err != nil {
 		return &configError{"STREAMRULES_DSN", err.Error()}
 	}
 	if c.StatsAddr != "" {
@@ -142,39 +145,20 @@ func (c *Config) check() error {
 	return nil
 }
 
-// checkDSN accepts the DSN forms rulesdb.Open knows. It never quotes the DSN: it may
-// hold a password.
-func checkDSN(dsn string) error {
-	lower := strings.ToLower(dsn)
-	switch {
-	case dsn == "":
-		return nil
-	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		u, err := url.Parse(dsn)
-		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err // url.Error quotes the whole DSN, password included
-			}
-			return fmt.Errorf("not a valid PostgreSQL URL: %v", err)
-		}
-		if u.Host == "" && u.Query().Get("host") == "" {
-			return errors.New("PostgreSQL URL without a host")
-		}
-		return nil
-	case strings.HasPrefix(lower, "sqlite:"), strings.HasPrefix(lower, "file:"):
-		_, rest, _ := strings.Cut(dsn, ":")
-		path, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
-		if path == "" {
-			return errors.New("SQLite DSN without a file path (sqlite:PATH)")
-		}
+// checkDSN asks rulesdb, which opens the store, whether it can place the DSN: one
+// checker, so the demo accepts exactly what rulesdb.Open does. rulesdb's message never
+// quotes the DSN (it may hold a password); its "rulesdb: " prefix is dropped, since the
+// message goes out under the variable's name.
+func checkDSN(dsn, sqlitePath string) error {
+	_, err := rulesdb.Describe(dsn, sqlitePath)
+	if err == nil {
 		return nil
 	}
-	scheme, _, ok := strings.Cut(dsn, ":")
-	if !ok || strings.ContainsAny(scheme, " =/@") {
-		return errors.New("no scheme: use postgres://…, sqlite:PATH, file:PATH, or leave it empty for the SQLite file STREAMRULES_SQLITE_PATH")
+	msg := strings.TrimPrefix(err.Error(), "rulesdb: ")
+	if errors.Is(err, rulesdb.ErrUnknownScheme) {
+		msg += "; empty means the SQLite file STREAMRULES_SQLITE_PATH"
 	}
-	return fmt.Errorf("unsupported scheme %q: use postgres://…, sqlite:PATH, file:PATH, or leave it empty for the SQLite file STREAMRULES_SQLITE_PATH", scheme)
+	return errors.New(msg)
 }
 
 // printVariables writes the environment part of --help, in the style of flag.PrintDefaults.

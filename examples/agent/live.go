@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/streamrules/streamrules"
@@ -46,7 +48,7 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 	if slices.Contains(opts.env, streamrules.EnvMaster) {
 		ts = append(ts, ruletools.New(r.store, r.eng)...) // the master edits the rules
 	}
-	r.wire(llm, ts)
+	r.wire(&namedModel{Model: llm, about: fmt.Sprintf("model %s at %s", cfg.OpenAIModel, base)}, ts)
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.Name()
@@ -60,6 +62,7 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 		from = "the master"
 	}
 	lines := readLines(ctx, stdin)
+	moves, failed := 0, 0
 	for {
 		fmt.Fprint(w, "\nyou> ")
 		var line string
@@ -79,14 +82,41 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 			continue
 		}
 		// A failed move is printed in the transcript, and the chat goes on.
-		if _, err := r.play(ctx, from, opts.env, line, false); err != nil && ctx.Err() != nil {
-			return ctx.Err()
+		moves++
+		if _, err := r.play(ctx, from, opts.env, line, false); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			failed++
 		}
 	}
 	if err := r.printStats(ctx); err != nil {
 		return err
 	}
+	if moves > 0 && failed == moves {
+		// Nothing worked: a script or a newcomer must see it in the exit code.
+		return errors.Join(fmt.Errorf("every move failed (%d of %d); the errors are above", failed, moves), r.Close())
+	}
 	return r.Close()
+}
+
+// namedModel puts the model's name and URL on its errors: llms/openai says only
+// "network error: failed to reach API server", which does not tell where it went.
+type namedModel struct {
+	llms.Model
+	about string // "model M at URL"
+}
+
+func (m *namedModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	resp, err := m.Model.GenerateContent(ctx, msgs, options...)
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%s: %w", m.about, err)
+	}
+	return resp, err
+}
+
+func (m *namedModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
 // readLines sends stdin's lines on a channel, closed at the end of input, so a move loop

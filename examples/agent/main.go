@@ -29,7 +29,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,6 +181,8 @@ type rig struct {
 	// bounds are the model call's runtime boundaries from the configuration.
 	bounds middleware.Config
 
+	session *sessionLog // the transcript file, or nil
+
 	stopStats func()
 	closeOnce sync.Once
 	closeErr  error
@@ -207,9 +208,16 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	}
 	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("STREAMRULES_DSN: cannot open the rule store: %w", err)
+		return nil, openError(cfg, err)
 	}
 	fmt.Fprintf(w, "rule store: %s\n", describeStore(cfg))
+	if r.session, err = openSessionLog(cfg.TranscriptPath); err != nil {
+		return nil, err
+	}
+	if r.session != nil {
+		fmt.Fprintf(w, "transcript: each move is appended to %s (STREAMRULES_TRANSCRIPT); backtest it with\n"+
+			"  go run ./cmd/streamrules replay --rules seeds/seeds.json %s\n", cfg.TranscriptPath, cfg.TranscriptPath)
+	}
 	rep, err := r.store.Seed(ctx, set)
 	if err != nil {
 		return nil, err
@@ -258,8 +266,8 @@ func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 		agents.NewOpenAIOption().WithSystemMessage(systemPrompt),
 		agents.NewOpenAIOption().WithExtraMessages([]prompts.MessageFormatter{history{mem}}),
 	)
-	r.exec = agents.NewExecutor(guard.Agent(agent),
-		agents.WithMemory(mem), agents.WithMaxIterations(8), agents.WithCallbacksHandler(client))
+	// The guard hands the client handler to the executor too: one place to give it.
+	r.exec = guard.Executor(agent, agents.WithMemory(mem), agents.WithMaxIterations(8))
 }
 
 // history puts the chat's earlier messages into the OpenAI functions agent's prompt, as
@@ -309,7 +317,14 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	// last firing, so reading it after the move's end is the same as before.
 	state, lerr := r.store.LoadChat(ctx, r.chat)
 	err = errors.Join(err, lerr)
-	notes := silentRules(r.eng.Rules(), move, r.tr.toolCalls(), fired, state.LastFired)
+	told := toldInMove(r.model.since(before))
+	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(r.model, before, answer))
+	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired)
+	err = errors.Join(err, serr)
+	if err == nil {
+		// A failed move is not counted by the engine, so it is not a move of the transcript.
+		err = r.session.record(rec)
+	}
 	calls := r.model.count() - before
 	for _, f := range fired {
 		if f.Outcome == streamrules.OutcomeFixed {
@@ -324,7 +339,7 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
 		}
 	}
-	r.tr.endMove(answer, err, toldInMove(r.model.since(before)), notes)
+	r.tr.endMove(answer, err, told, notes)
 	return answer, err
 }
 
@@ -342,6 +357,7 @@ func (r *rig) Close() error {
 		if r.box != nil {
 			errs = append(errs, r.box.Close())
 		}
+		errs = append(errs, r.session.Close())
 		r.closeErr = errors.Join(errs...)
 	})
 	return r.closeErr
@@ -407,40 +423,6 @@ func (r *rig) printChat(state streamrules.ChatState) {
 			fmt.Fprintf(r.w, "  %s (repeat %s) last fired in move %d: may fire again from move %d\n", rule.Name, rule.Repeat, last, last+rep.Moves)
 		}
 	}
-}
-
-// silentRules explains the soft rules that matched a tool call of the move but did not
-// fire because of their repeat policy: one note each.
-func silentRules(rules []streamrules.Rule, move *streamrules.Move, calls []toolCall, fired []streamrules.Firing, lastFired map[string]int64) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range fired {
-		seen[f.Rule] = true
-	}
-	for _, c := range calls {
-		for _, rule := range rules {
-			if seen[rule.Name] || rule.Tool() != c.Tool || rule.Repeat == "" {
-				continue
-			}
-			holds := true
-			for _, w := range rule.When {
-				holds = holds && move.Has(w)
-			}
-			re, err := regexp.Compile(rule.Condition)
-			if !holds || err != nil || re.MatchString(streamrules.CompactArgs(c.Input)) == rule.Negate {
-				continue
-			}
-			seen[rule.Name] = true
-			last := lastFired[rule.Name]
-			why := "so it stays silent in this chat for good"
-			if rep, _ := streamrules.ParseRepeat(rule.Repeat); rep.Kind == streamrules.RepeatAfter {
-				why = fmt.Sprintf("so it stays silent until move %d", last+rep.Moves)
-			}
-			out = append(out, fmt.Sprintf("silent: %s matched this %s call; repeat %q: it fired in move %d, %s",
-				rule.Name, c.Tool, rule.Repeat, last, why))
-		}
-	}
-	return out
 }
 
 func printSeed(w io.Writer, rep rulesdb.SeedReport) {

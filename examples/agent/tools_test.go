@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamrules/streamrules/rulesdb"
 )
 
 func TestSandboxTools(t *testing.T) {
@@ -93,14 +95,17 @@ func TestHuman(t *testing.T) {
 	}
 }
 
-// FuzzCheckDSN: any DSN is accepted or refused without a panic, and a refusal never
+// FuzzCheckDSN: the demo accepts exactly the DSNs rulesdb does, and a refusal never
 // quotes the DSN, which may hold a password.
 func FuzzCheckDSN(f *testing.F) {
 	for _, s := range []string{"", "postgres://u:pw@h/db", "sqlite:x.db", "file:x.db?a=b", "mysql://u:pw@h/db", "postgres://u:pw@h:port/db", "sqlite:", "x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, dsn string) {
-		err := checkDSN(dsn)
+		err := checkDSN(dsn, "x.db")
+		if _, derr := rulesdb.Describe(dsn, "x.db"); (err == nil) != (derr == nil) {
+			t.Errorf("checkDSN says %v, rulesdb.Describe says %v", err, derr)
+		}
 		if err != nil && len(dsn) > 12 && strings.Contains(err.Error(), dsn) {
 			t.Errorf("the error quotes the DSN: %v", err)
 		}

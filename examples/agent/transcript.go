@@ -90,8 +90,8 @@ func (p *transcript) beginMove(number, id int64, from string, env []string, text
 	p.streamed.Reset()
 	p.calls = nil
 	p.moves = append(p.moves, moveLog{Number: number, Input: text})
-	p.printf("\n── move %d · message #%d · environment: %s %s\n", number, id, strings.Join(env, ", "),
-		strings.Repeat("─", max(0, 40-len(strings.Join(env, ", ")))))
+	title := fmt.Sprintf("── move %d · message #%d · environment: %s ", number, id, strings.Join(env, ", "))
+	p.printf("\n%s%s\n", title, strings.Repeat("─", max(0, headerWidth-utf8.RuneCountInString(title))))
 	p.printf("%s: %s\n", from, text)
 	p.saw("user", text)
 	p.printf("  client saw:\n")
@@ -190,8 +190,7 @@ func (p *transcript) endMove(output string, err error, told []told, notes []stri
 		p.printf("    failed   │ %v\n", err)
 		p.saw("error", err.Error())
 	case output == m.Streamed:
-		p.printf("    output   │ (the streamed answer, as stored in memory)\n")
-		p.saw("output", output)
+		p.saw("output", output) // the answer line above is the output: nothing to add
 	default:
 		p.printf("    output   │ %s\n", indent(output, "             │ "))
 		p.saw("output", output)
@@ -293,9 +292,18 @@ func textOf(m llms.MessageContent) string {
 	return strings.Join(parts, "\n")
 }
 
+// headerWidth is the width of a move's header line, in characters, whatever the
+// move's number: the rule is padded to it.
+const headerWidth = 78
+
+// escapes shows a tool's input or output on one line: newlines as ⏎, and tabs and
+// carriage returns as \t and \r, which a terminal would otherwise turn into a jump
+// or a line overwritten.
+var escapes = strings.NewReplacer("\n", "⏎", "\t", `\t`, "\r", `\r`)
+
 // oneLine shows a tool's input or output on one line, cut at max runes.
 func oneLine(s string, limit int) string {
-	s = strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "⏎")
+	s = escapes.Replace(strings.TrimRight(s, "\n"))
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
@@ -325,13 +333,35 @@ type tap struct {
 	llms.Model
 	mu    sync.Mutex
 	calls [][]llms.MessageContent
+	said  []string // per call: the answer it returned, "" for tool calls or an error
 }
 
 func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	t.mu.Lock()
+	i := len(t.calls)
 	t.calls = append(t.calls, slices.Clone(msgs))
+	t.said = append(t.said, "")
 	t.mu.Unlock()
-	return t.Model.GenerateContent(ctx, msgs, options...)
+	resp, err := t.Model.GenerateContent(ctx, msgs, options...)
+	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) == 0 {
+		t.mu.Lock()
+		t.said[i] = resp.Choices[0].Content
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+// firstAnswer returns the first answer the model gave after the first n calls: the one
+// the text rules judged first, before any discard or fix.
+func (t *tap) firstAnswer(n int) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.said[n:] {
+		if strings.TrimSpace(s) != "" {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {

@@ -1,0 +1,86 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tmc/langchaingo/agents"
+	lcb "github.com/tmc/langchaingo/callbacks"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/memory"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/rulesdb"
+)
+
+// client stands for your client's handler: what it prints is what your user would see.
+type client struct{ lcb.SimpleHandler }
+
+func (client) HandleToolEnd(_ context.Context, out string) { fmt.Println("client: tool said", out) }
+func (client) HandleStreamingFunc(_ context.Context, chunk []byte) {
+	fmt.Printf("client: streamed %q\n", chunk)
+}
+
+// diskTool is one of your tools.
+type diskTool struct{}
+
+func (diskTool) Name() string                                 { return "disk_free" }
+func (diskTool) Description() string                          { return "free disk space" }
+func (diskTool) Call(context.Context, string) (string, error) { return "12G", nil }
+
+// The whole integration, as the README's "Wrap your agent" shows it: one rule of your
+// own, one client handler given once, one call per user message. The scripted model
+// stands in for your provider: its first answer shouts, is discarded unseen, and the
+// tour is played again. (The corrected answer streams chunk by chunk: the rule fired,
+// it is silent for the rest of the move, so no speech needs holding.)
+func ExampleGuard_Run() {
+	llm := scripted.New(
+		scripted.Reply{ToolCalls: []llms.ToolCall{{Type: "function", FunctionCall: &llms.FunctionCall{Name: "disk_free", Arguments: "{}"}}}},
+		scripted.Reply{Text: "12G free!!!"},
+		scripted.Reply{Text: "12G free."},
+	)
+	myTools := []tools.Tool{diskTool{}}
+	clientHandler := client{}
+	chatID, userText := "chat-42", "How much disk is free?"
+	ctx := context.Background()
+	dsn := "sqlite::memory:" // yours: os.Getenv(rulesdb.EnvDSN): postgres://…, sqlite:PATH, or empty for a file
+
+	// ---- README: Wrap your agent ----
+	store, err := rulesdb.Open(ctx, dsn, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	if _, err := store.CreateRule(ctx, streamrules.Rule{ // a rule of your own, once per database
+		Name: "calm_answers", Scope: "text", Condition: `!!`,
+		Text: "Answer calmly: no exclamation marks.",
+	}); err != nil && !errors.Is(err, streamrules.ErrExists) {
+		panic(err)
+	}
+	eng, err := streamrules.New(ctx, store, &streamrules.Config{ToolResultMaxChars: 20000})
+	if err != nil {
+		panic(err)
+	}
+	defer eng.Close()
+	guard := middleware.New(eng, &middleware.Config{Callbacks: clientHandler}) // the one place for your handler
+	agent := agents.NewOpenAIFunctionsAgent(guard.Model(llm), guard.Tools(myTools...))
+	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer()))
+
+	// per user message (one "move"): the chat's ID and the environments that hold now
+	out, err := guard.Run(ctx, exec, chatID, userText, streamrules.EnvTrusted)
+	if err != nil {
+		panic(err)
+	}
+	// ---- end ----
+	fmt.Println("answer:", out)
+	// Output:
+	// client: tool said 12G
+	// client: streamed "12G "
+	// client: streamed "free"
+	// client: streamed "."
+	// answer: 12G free.
+}

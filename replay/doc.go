@@ -1,0 +1,95 @@
+// Package replay backtests stream rules: it runs past chats, stored as JSON Lines
+// transcripts, through the same streamrules.Engine that will enforce the rules, and tells
+// for each rule how often it would have fired and on what.
+//
+//	f, err := os.Open("last-week.jsonl")
+//	…
+//	rep, err := replay.Run(ctx, rules, []replay.Source{{Name: "last-week.jsonl", R: f}}, nil)
+//	…
+//	err = rep.WriteText(os.Stdout)            // or json.Marshal(rep)
+//
+// The command line does the same: `streamrules replay --rules rules.yaml last-week.jsonl`.
+//
+// # The transcript format
+//
+// One move per line, a JSON object:
+//
+//	{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"12G free. ↩ #12"}
+//
+// Its fields:
+//
+//   - chat (required): the conversation. The repeat policies (once, after:N) count per chat.
+//   - move: the move's number in its chat, 1-based. Absent: the one after the chat's
+//     previous line. Numbers must grow within a chat; gaps are kept.
+//   - env: the environments that held in the move (telegram, client_ops, master, trusted,
+//     picture, or names given in Options.Environments). A name the engine does not know
+//     is ignored, as it would be live, and listed in Report.UnknownEnv.
+//   - tools: the move's tool calls in order; args is the input the tool received (a
+//     JSON object written as a string, as the model sent it; an object is accepted too).
+//   - answer: the move's final answer (see below for which one, when rules were live).
+//
+// Unknown fields are an error, so a misspelt "anwser" is not read as an empty answer.
+// A bad line stops the run with its file and line:
+//
+//	week.jsonl:3: unknown field "anwser"
+//	week.jsonl:9: "chat" is missing or empty: every move belongs to a chat
+//	week.jsonl:12: chat "tg-7": move 4 comes after move 9: a chat's moves must be in order
+//
+// Lines of different chats may interleave; each chat's lines must be in its order.
+//
+// # What a would-fire means
+//
+// Each move is played as the middleware plays it live: BeginMove with the move's
+// environments, ToolReminders for each call, CheckAnswer on the answer, End. A rule
+// "fires" in a move when the engine fires it there, so everything the engine decides
+// holds in a backtest too: `when`, the repeat policy over the chat's earlier moves (a
+// `once` rule fires once per chat, as it would have), silence for the rest of a move
+// once fired.
+//
+// What a backtest cannot do is replay: live, a text rule's miss throws the answer away
+// and the model writes another one, which a transcript does not have. So each move's
+// recorded answer is checked once, a would-fire is counted, and the replay goes on with
+// the next move as recorded. With one answer checked per move the retry ceiling is never
+// spent; RuleReport.Discards counts the would-fires that would have discarded (all of
+// them, unless Options.MaxRetriesPerMove turns replays off).
+//
+// If rules were live when a transcript was recorded, the answer the client got is already
+// corrected, and a backtest of it sees only what got past them. Record instead the
+// answer the text rules judged first (the discarded one, where a rule discarded it):
+// what the model said unguarded, which is what a rule under test must see. The demo
+// (examples/agent) records so, and its transcript replays to the counts it produced.
+//
+// A tool rule fires at most once per move; RuleReport.Calls counts the calls of its
+// tool in moves in scope, so Fired of Calls reads as "reminded on so many calls".
+// A move is in scope for a rule when the rule's `when` holds in it; Rate is fired over
+// in scope.
+//
+// # Rules under test
+//
+// Every rule given is replayed as if enabled and enforced (disabled and shadow rules
+// included), since the question is "what if it were on"; Options.AsStored keeps the
+// stored state instead. Each rule is validated as the engine validates it; a bad one
+// stops the run with its name and field.
+//
+// # Producing transcripts
+//
+// From OpenAI chat-completions logs: FromOpenAI converts them (see its doc for the log
+// format). From a LangChainGo agent: a move is one executor run. Record it where it
+// happens: the chat ID and the environments you give BeginMove (or Guard.Run), each
+// tool's name and input (a callbacks handler's HandleToolStart, after HandleAgentAction
+// names the tool), and the run's output; write them with a Writer. LangChainGo memory
+// holds only the user's input and the final output of each run (the executor saves
+// nothing else), so a transcript built from memory alone has no tool calls: pair each
+// llms.HumanChatMessage with the llms.AIChatMessage after it, whose content is the
+// answer; it backtests text rules only. FromChatMessages does that.
+//
+// # Cost
+//
+// The engine's own per-move path plus JSON decoding: about 35 µs of CPU a move against
+// 100 rules (BenchmarkRun; the README has the figures). Lines are decoded on a goroutine
+// of their own, and moves replay on Options.Workers goroutines (one per core by default),
+// each owning a fixed set of chats, so each chat's moves still reach the engine in
+// order; the report, and the first error, are the same for any number of workers.
+// Memory grows with the number of chats (their repeat-policy state), not with the
+// number of moves.
+package replay

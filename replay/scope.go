@@ -1,0 +1,33 @@
+package replay
+
+import (
+	"github.com/streamrules/streamrules"
+)
+
+// Applicability says whether a rule could fire in a move at all. It is what "in scope"
+// counts, and what a rate is taken over.
+type Applicability int
+
+const (
+	// Applies: the rule's conditions on the move hold; it fires if its target matches.
+	Applies Applicability = iota
+	// OutOfScope: the rule's `when` does not hold in the move's environment.
+	OutOfScope
+	// NotApplicable: `when` holds, but the rule's own scope on its target does not (an
+	// applies_when predicate): counted in RuleReport.NotApplicable, not in scope.
+	NotApplicable
+)
+
+// applicability is the one place a backtest decides whether a rule applies to a move:
+// its `when`, asked of the engine's own move (so an environment name the engine ignores
+// does not hold here either). A predicate on the target (applies_when) goes here too:
+// m has the targets (the answer, each call's args), rs can keep a compiled form of the
+// rule (streamrules.Judge) across moves.
+func applicability(rs *ruleStat, mv *streamrules.Move, m *Move) Applicability {
+	for _, w := range rs.rule.When {
+		if !mv.Has(w) {
+			return OutOfScope
+		}
+	}
+	return Applies
+}

@@ -1,0 +1,291 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// Move is one line of a transcript: one move of one chat, as it happened.
+type Move struct {
+	// Chat identifies the conversation; a chat's repeat policies count its moves. Required.
+	Chat string `json:"chat"`
+	// Move is the move's number in its chat, 1-based; 0 (absent) means "the one after the
+	// chat's previous line". Numbers must grow within a chat; gaps are kept, so an after:N
+	// policy sees the moves a filtered transcript left out.
+	Move int64 `json:"move,omitempty"`
+	// Env lists the environments that held in the move (telegram, client_ops, …).
+	Env []string `json:"env,omitempty"`
+	// Tools are the move's tool calls, in order.
+	Tools []ToolCall `json:"tools,omitempty"`
+	// Answer is the final answer the client got.
+	Answer string `json:"answer"`
+}
+
+// ToolCall is one tool call of a move.
+type ToolCall struct {
+	// Name is the tool's name, as a rule's scope tool:<name> names it. Required.
+	Name string `json:"name"`
+	// Args is the call's input as the tool received it: usually a JSON object written as
+	// a string. Reading a transcript also accepts the object itself (or any JSON value),
+	// kept as its text; writing one always writes a string.
+	Args string `json:"args"`
+}
+
+// UnmarshalJSON reads a tool call strictly: unknown fields are an error, args may be a
+// string or any other JSON value.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Name *string         `json:"name"`
+		Args json.RawMessage `json:"args"`
+	}
+	if err := strictDecode(data, &w); err != nil {
+		return err
+	}
+	if w.Name == nil {
+		return errors.New(`tool call without "name"`)
+	}
+	args, err := argsText(w.Args)
+	if err != nil {
+		return fmt.Errorf("tool %q: args: %w", *w.Name, err)
+	}
+	c.Name, c.Args = *w.Name, args
+	return nil
+}
+
+// strictDecode decodes exactly one JSON value with no unknown fields and nothing after it.
+func strictDecode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON object")
+	}
+	return nil
+}
+
+// wireMove is Move as ParseMove decodes it: plain structs all the way down, so the
+// decoder's DisallowUnknownFields reaches the tool calls too without a decoder per call.
+type wireMove struct {
+	Chat   string     `json:"chat"`
+	Move   int64      `json:"move"`
+	Env    []string   `json:"env"`
+	Tools  []wireTool `json:"tools"`
+	Answer string     `json:"answer"`
+}
+
+type wireTool struct {
+	Name *string         `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// ParseMove reads one transcript line. The error names the field; it carries no position
+// (Reader adds the file and line).
+func ParseMove(line []byte) (Move, error) {
+	var w wireMove
+	if err := strictDecode(line, &w); err != nil {
+		return Move{}, cleanJSONError(err)
+	}
+	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer}
+	if len(w.Tools) > 0 {
+		m.Tools = make([]ToolCall, len(w.Tools))
+	}
+	for i, t := range w.Tools {
+		if t.Name == nil {
+			return Move{}, fmt.Errorf(`tools[%d]: tool call without "name"`, i)
+		}
+		m.Tools[i].Name = *t.Name
+		args, err := argsText(t.Args)
+		if err != nil {
+			return Move{}, fmt.Errorf("tools[%d] (%s): args: %v", i, *t.Name, cleanJSONError(err))
+		}
+		m.Tools[i].Args = args
+	}
+	if err := m.check(); err != nil {
+		return Move{}, err
+	}
+	return m, nil
+}
+
+// argsText is a call's args as text: a JSON string's value, any other JSON value's text.
+func argsText(raw json.RawMessage) (string, error) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", nil
+	case raw[0] == '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	// Kept as its text, but as valid UTF-8, as a JSON string would be decoded: a move
+	// reads back the same after it is written.
+	return strings.ToValidUTF8(string(raw), "\uFFFD"), nil
+}
+
+// check validates what decoding alone does not.
+func (m *Move) check() error {
+	switch {
+	case m.Chat == "":
+		return errors.New(`"chat" is missing or empty: every move belongs to a chat`)
+	case m.Move < 0:
+		return fmt.Errorf(`"move" is %d: a move number is 1 or more (or absent)`, m.Move)
+	}
+	for i, c := range m.Tools {
+		if c.Name == "" {
+			return fmt.Errorf(`tools[%d]: "name" is empty`, i)
+		}
+	}
+	for i, e := range m.Env {
+		if e == "" {
+			return fmt.Errorf(`env[%d] is empty`, i)
+		}
+	}
+	return nil
+}
+
+// cleanJSONError drops encoding/json's "json: " prefix and names the Go types the way the
+// transcript does.
+func cleanJSONError(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not JSON: %v (at byte %d)", se, se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := "a JSON object"
+		switch te.Type.Kind() {
+		case reflect.String, reflect.Pointer:
+			want = "a string"
+		case reflect.Int64:
+			want = "a whole number"
+		case reflect.Slice:
+			want = "an array"
+		}
+		if te.Field == "" {
+			return fmt.Errorf("a move is a JSON object, not a JSON %s", te.Value)
+		}
+		return fmt.Errorf("%q must be %s, not a JSON %s", te.Field, want, te.Value)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("not JSON: the object is cut short")
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return errors.New(msg)
+}
+
+// LineError is a bad transcript line. Its message is "file:line: what is wrong".
+type LineError struct {
+	File string // the source's name, as given
+	Line int    // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+
+// Unwrap returns the cause.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Reader reads a transcript, one move per line. Blank lines are skipped; lines may be
+// of any length.
+type Reader struct {
+	name  string
+	lines *lineReader
+}
+
+// NewReader reads a transcript from r; name is how errors call it (a file name).
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{name: name, lines: newLineReader(r)}
+}
+
+// Line returns the line number of the move Next returned last (1-based).
+func (r *Reader) Line() int { return r.lines.line }
+
+// Offset returns how many bytes were read so far.
+func (r *Reader) Offset() int64 { return r.lines.bytes }
+
+// Next returns the next move; io.EOF at the end. A bad line is a *LineError, and the
+// reader can go on past it.
+func (r *Reader) Next() (Move, error) {
+	line, n, err := r.lines.next()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%s: %w", r.name, err)
+		}
+		return Move{}, err
+	}
+	m, err := ParseMove(line)
+	if err != nil {
+		return Move{}, &LineError{File: r.name, Line: n, Err: err}
+	}
+	return m, nil
+}
+
+// lineReader returns the non-blank lines of r with their numbers.
+type lineReader struct {
+	r     *bufio.Reader
+	line  int   // the last line read, 1-based
+	bytes int64 // bytes read so far
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64*1024)}
+}
+
+// next returns the next non-blank line and its number; io.EOF at the end. The line is
+// valid until the next call.
+func (lr *lineReader) next() ([]byte, int, error) {
+	for {
+		line, err := lr.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: collect it whole. ReadSlice's buffer is reused, so copy first.
+			buf := bytes.Clone(line)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = lr.r.ReadSlice('\n')
+				buf = append(buf, line...)
+			}
+			line = buf
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, 0, err
+		}
+		if len(line) == 0 && err != nil {
+			return nil, 0, io.EOF
+		}
+		lr.line++
+		lr.bytes += int64(len(line))
+		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				return nil, 0, io.EOF
+			}
+			continue
+		}
+		return line, lr.line, nil
+	}
+}
+
+// Writer writes a transcript, one move per line.
+type Writer struct {
+	enc *json.Encoder
+}
+
+// NewWriter writes to w.
+func NewWriter(w io.Writer) *Writer {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // answers carry <, > and & as they are
+	return &Writer{enc: enc}
+}
+
+// Write writes m as one line. It checks m as a reader would, so what it writes reads back.
+func (w *Writer) Write(m Move) error {
+	if err := m.check(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return w.enc.Encode(m)
+}
