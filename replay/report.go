@@ -81,8 +81,9 @@ const (
 
 // ruleStat is a rule's running report and what it needs to cut examples.
 type ruleStat struct {
-	rule streamrules.Rule
-	re   *regexp.Regexp // compiled on the first example only
+	rule  streamrules.Rule
+	re    *regexp.Regexp     // compiled on the first example only
+	judge *streamrules.Judge // the rule outside the engine, for applies_when; compiled on first use
 	RuleReport
 }
 

@@ -29,5 +29,32 @@ func applicability(rs *ruleStat, mv *streamrules.Move, m *Move) Applicability {
 			return OutOfScope
 		}
 	}
-	return Applies
+	if rs.rule.AppliesWhen == nil {
+		return Applies
+	}
+	if rs.judge == nil {
+		j, err := streamrules.NewJudge(rs.rule, mv.Engine().Environments()...)
+		if err != nil {
+			return Applies // cannot happen: the engine loaded the rule
+		}
+		rs.judge = j
+	}
+	tool := rs.rule.Tool()
+	if tool == "" {
+		if rs.judge.Check(m.Answer) == streamrules.StatusNotApplicable {
+			return NotApplicable
+		}
+		return Applies
+	}
+	verdict := Applies // a move without a call of the tool has nothing to judge
+	for _, c := range m.Tools {
+		if c.Name != tool {
+			continue
+		}
+		if rs.judge.Check(streamrules.CompactArgs(c.Args)) != streamrules.StatusNotApplicable {
+			return Applies
+		}
+		verdict = NotApplicable
+	}
+	return verdict
 }
