@@ -54,14 +54,20 @@ func ExampleEngine() {
 	if err := move.End(ctx, nil); err != nil {
 		panic(err)
 	}
-	stats, _ := eng.Stats(ctx)
-	fmt.Println(stats.Rules)
+	stats, err := eng.Stats(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range stats.Rules {
+		fmt.Println(r.Rule, "fired", r.Fired, r.Outcomes)
+	}
 	// Output:
 	// <system-reminder rule="local_shell_for_his_machine">This shell runs on the agent's machine, not the master's.</system-reminder>
 	// Linux box 6.1.0
 	// discard: true [telegram_reply_tail]
 	// discard: false
-	// [{local_shell_for_his_machine 1} {telegram_reply_tail 1}]
+	// local_shell_for_his_machine fired 1 map[complied:1 repeated:0]
+	// telegram_reply_tail fired 1 map[corrected:1 fixed:0 kept:0 missed_again:0]
 }
 
 func ExampleMove_CheckAnswer() {

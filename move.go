@@ -118,6 +118,7 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // A tool with no rules and nothing pending costs a map lookup and no allocation.
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
+	defer m.eng.checked(ModeRemind, m.eng.checkStart())
 	tr := m.set.byTool[tool]
 	var buf [16]int
 	var matched []int
@@ -140,16 +141,22 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	var fired []Firing
 	if tr != nil {
 		for _, r := range tr.rules {
-			if !m.armed(r) {
+			if slices.Contains(matched, r.index) == r.Negate {
 				continue
 			}
-			if slices.Contains(matched, r.index) == r.Negate {
+			if !m.armed(r) {
+				m.repeatedLocked(r) // fired earlier in this move: it was not complied with (outcome.go)
 				continue
 			}
 			if m.fired == nil {
 				m.fired = map[string]bool{}
 			}
 			m.fired[r.Name] = true
+			if r.shadow {
+				// Would fire: the same books as a live firing (shadow.go), no reminder.
+				fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Outcome: OutcomeShadow}))
+				continue
+			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
 			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
 		}
@@ -186,12 +193,15 @@ func (m *Move) TextArmed() bool {
 	if m.ended || !m.retryLeft() {
 		return false
 	}
-	return m.anyTextArmedLocked()
+	// A shadowed rule never discards, so it never holds speech: a tour whose only armed
+	// text rules are in shadow streams chunk by chunk.
+	return m.anyTextArmedLocked(true)
 }
 
-func (m *Move) anyTextArmedLocked() bool {
+// anyTextArmedLocked reports whether a text rule is armed; live: only rules not in shadow.
+func (m *Move) anyTextArmedLocked(live bool) bool {
 	for _, r := range m.set.text {
-		if m.armed(r) {
+		if m.armed(r) && !(live && r.shadow) {
 			return true
 		}
 	}
@@ -206,17 +216,29 @@ func (m *Move) anyTextArmedLocked() bool {
 // Either way the missed rules are silent for the rest of the move. After End every answer
 // is accepted unchecked.
 func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
-	if len(m.set.text) == 0 || strings.TrimSpace(text) == "" {
+	if len(m.set.text) == 0 {
 		return Verdict{}
 	}
+	defer m.eng.checked(ModeInterrupt, m.eng.checkStart())
 	m.mu.Lock()
-	if m.ended || !m.anyTextArmedLocked() {
+	if m.ended {
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	awaiting := m.awaitingReplayLocked() // discards whose replay this answer is (outcome.go)
+	if strings.TrimSpace(text) == "" {
+		m.judgeReplayLocked(awaiting, nil, true) // says nothing, so it passes every rule
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	if len(awaiting) == 0 && !m.anyTextArmedLocked(false) {
 		m.mu.Unlock()
 		return Verdict{} // nothing can fire: skip the matching altogether
 	}
 	var buf [16]int
 	matched := m.set.match.Match(text, buf[:0])
-	var missed []*compiledRule
+	m.judgeReplayLocked(awaiting, matched, false)
+	var missed, shadowed []*compiledRule
 	j := 0
 	for _, r := range m.set.text {
 		// matched is ascending, as is r.index over m.set.text.
@@ -225,32 +247,39 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		}
 		hit := j < len(matched) && matched[j] == r.index
 		if hit != r.Negate && m.armed(r) {
-			missed = append(missed, r)
+			if r.shadow {
+				shadowed = append(shadowed, r)
+			} else {
+				missed = append(missed, r)
+			}
 		}
 	}
-	if len(missed) == 0 {
+	if len(missed) == 0 && len(shadowed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}
 	}
-	v := Verdict{Discard: m.retryLeft()}
+	v := Verdict{Discard: len(missed) > 0 && m.retryLeft()}
 	if v.Discard {
 		m.retries++
 	}
 	blocks := make([]string, 0, len(missed))
-	fired := make([]Firing, 0, len(missed))
+	fired := make([]Firing, 0, len(missed)+len(shadowed))
 	if m.fired == nil {
 		m.fired = map[string]bool{}
 	}
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {
 			m.pending = append(m.pending, Reminder{Rule: r.Name, Text: r.Text})
+			f.Outcome = OutcomeKept
 		}
-		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}))
+		fired = append(fired, m.record(f))
 	}
+	fired = append(fired, m.wouldFireLocked(shadowed)...)
 	m.mu.Unlock()
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
@@ -277,6 +306,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 		if f.Mode == ModeInterrupt {
 			msg = "stream rule fired on the answer"
 			attrs = append(attrs, "retry", f.Retry)
+		}
+		if f.Outcome == OutcomeShadow {
+			msg = msgWouldFire // the same fields (shadow.go)
 		}
 		m.eng.log.InfoContext(ctx, msg, attrs...)
 		if m.eng.onFire != nil {
@@ -308,14 +340,21 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 	}
 	m.ended = true
 	m.pending = nil
+	m.settleOutcomesLocked() // every firing leaves with its outcome (outcome.go)
 	rec := MoveRecord{ChatID: m.chatID, Move: m.number, Answered: runErr == nil, Firings: m.firings}
 	m.mu.Unlock()
 	if !rec.Answered && len(rec.Firings) == 0 {
 		return runErr
 	}
+	defer m.outcomes(ctx, rec.Firings) // after the write: the hook sees what the store was given
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := m.eng.store.SaveMove(saveCtx, rec); err != nil {
+	start := time.Now()
+	err := m.eng.store.SaveMove(saveCtx, rec)
+	if m.eng.hooks.onSave != nil {
+		m.eng.hooks.onSave(time.Since(start), err)
+	}
+	if err != nil {
 		m.eng.log.Error("stream rules: move not saved", "chat", m.chatID, "move", m.number, "err", err)
 		return errors.Join(runErr, err)
 	}
