@@ -41,7 +41,7 @@ type Config struct {
 	// OnOutcome, OnCheck, OnReload and OnSave are hooks for telemetry (the metrics package
 	// supplies them); see hooks.go. Default none.
 	OnOutcome func(ctx context.Context, f Firing)
-	OnCheck   func(mode Mode, d time.Duration)
+	OnCheck   func(c CheckInfo)
 	OnReload  func(info ReloadInfo)
 	OnSave    func(d time.Duration, err error)
 }

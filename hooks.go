@@ -14,9 +14,9 @@ import (
 //     only where it is known at once (kept, shadow); see OnOutcome for the final one.
 //   - Config.OnOutcome: each firing once more, from End, with its outcome decided
 //     (empty only for a discard whose replay never came: the move failed first).
-//   - Config.OnCheck: the time one check took: a tool call's reminders
-//     (Move.ToolReminders, mode remind) or an answer's verdict (Move.CheckAnswer,
-//     mode interrupt). Unset, no clock is read.
+//   - Config.OnCheck: one check: a tool call's reminders (Move.ToolReminders, mode
+//     remind) or an answer's verdict (Move.CheckAnswer, mode interrupt), with the time it
+//     took and whether the answer was discarded. Unset, no clock is read.
 //   - Config.OnReload: each Reload (the first one in New included), with its duration,
 //     its error and what the rule set holds after it.
 //   - Config.OnSave: each store write of a finished move (Store.SaveMove), with its
@@ -35,11 +35,19 @@ type ReloadInfo struct {
 	Err      error      // the store could not be read: the rules loaded before stay
 	Changed  bool       // the rows differed and the set was recompiled
 	Rules    RuleCounts // the set in force after the reload
+	Names    []string   // the names of the rules in force after the reload, by name
+}
+
+// CheckInfo is one check, as Config.OnCheck gets it.
+type CheckInfo struct {
+	Mode     Mode // ModeRemind: a tool call's reminders; ModeInterrupt: an answer's verdict
+	Duration time.Duration
+	Discard  bool // the answer was discarded and its tour is replayed
 }
 
 type hooks struct {
 	onOutcome func(context.Context, Firing)
-	onCheck   func(Mode, time.Duration)
+	onCheck   func(CheckInfo)
 	onReload  func(ReloadInfo)
 	onSave    func(time.Duration, error)
 }
@@ -58,14 +66,21 @@ func (e *Engine) RuleCounts() RuleCounts {
 
 // reloaded reports a Reload to OnReload. Deferred by Reload, under reloadMu.
 func (e *Engine) reloaded(start time.Time, changed *bool, err *error) {
-	e.hooks.onReload(ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.RuleCounts()})
+	info := ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.RuleCounts()}
+	if set := e.rules.Load(); set != nil {
+		info.Names = make([]string, len(set.all))
+		for i, c := range set.all {
+			info.Names[i] = c.Name
+		}
+	}
+	e.hooks.onReload(info)
 }
 
-// checked reports one check's duration to OnCheck; a no-op (no clock read) when unset.
-// Use as: defer m.eng.checked(ModeRemind, m.eng.checkStart()).
-func (e *Engine) checked(mode Mode, start time.Time) {
+// checked reports one check to OnCheck; a no-op (no clock read) when unset.
+// Use as: defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil).
+func (e *Engine) checked(mode Mode, start time.Time, v *Verdict) {
 	if e.hooks.onCheck != nil {
-		e.hooks.onCheck(mode, time.Since(start))
+		e.hooks.onCheck(CheckInfo{Mode: mode, Duration: time.Since(start), Discard: v != nil && v.Discard})
 	}
 }
 

@@ -3,6 +3,7 @@ package streamrules
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -13,19 +14,19 @@ func TestHooks(t *testing.T) {
 	t.Parallel()
 	var (
 		mu      sync.Mutex
-		checks  []Mode
+		checks  []string
 		outs    []string
 		reloads []ReloadInfo
 		saves   []error
 	)
 	cfg := &Config{
-		OnCheck: func(mode Mode, d time.Duration) {
+		OnCheck: func(c CheckInfo) {
 			mu.Lock()
 			defer mu.Unlock()
-			if d < 0 {
-				t.Errorf("negative check duration %v", d)
+			if c.Duration < 0 {
+				t.Errorf("negative check duration %v", c.Duration)
 			}
-			checks = append(checks, mode)
+			checks = append(checks, fmt.Sprintf("%s/%v", c.Mode, c.Discard))
 		},
 		OnOutcome: func(_ context.Context, f Firing) {
 			mu.Lock()
@@ -70,7 +71,7 @@ func TestHooks(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []Mode{ModeRemind, ModeInterrupt, ModeInterrupt, ModeRemind}; !slices.Equal(checks, want) {
+	if want := []string{"remind/false", "interrupt/true", "interrupt/false", "remind/false"}; !slices.Equal(checks, want) {
 		t.Fatalf("checks %v, want %v", checks, want)
 	}
 	if want := []string{"s:complied", "t:corrected", "s:complied"}; !slices.Equal(outs, want) {
@@ -81,7 +82,7 @@ func TestHooks(t *testing.T) {
 	}
 	want := RuleCounts{Loaded: 2, Disabled: 0, Skipped: 1} // the memory store does not return disabled rows
 	if len(reloads) != 2 || reloads[0].Err != nil || !reloads[0].Changed || reloads[0].Rules != want ||
-		reloads[1].Err == nil || reloads[1].Changed || reloads[1].Rules != want {
+		reloads[1].Err == nil || reloads[1].Changed || reloads[1].Rules != want || !slices.Equal(reloads[1].Names, []string{"s", "t"}) {
 		t.Fatalf("reloads %+v, want the first load, then a failed one keeping %+v", reloads, want)
 	}
 	if got := f.eng.RuleCounts(); got != want {

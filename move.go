@@ -118,7 +118,7 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // A tool with no rules and nothing pending costs a map lookup and no allocation.
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
-	defer m.eng.checked(ModeRemind, m.eng.checkStart())
+	defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil)
 	tr := m.set.byTool[tool]
 	var buf [16]int
 	var matched []int
@@ -215,11 +215,11 @@ func (m *Move) anyTextArmedLocked(live bool) bool {
 // answer is kept and each missed rule's reminder rides the next tool result of this move.
 // Either way the missed rules are silent for the rest of the move. After End every answer
 // is accepted unchecked.
-func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
+func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	if len(m.set.text) == 0 {
 		return Verdict{}
 	}
-	defer m.eng.checked(ModeInterrupt, m.eng.checkStart())
+	defer m.eng.checked(ModeInterrupt, m.eng.checkStart(), &v)
 	m.mu.Lock()
 	if m.ended {
 		m.mu.Unlock()
@@ -258,7 +258,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 		m.mu.Unlock()
 		return Verdict{}
 	}
-	v := Verdict{Discard: len(missed) > 0 && m.retryLeft()}
+	v = Verdict{Discard: len(missed) > 0 && m.retryLeft()}
 	if v.Discard {
 		m.retries++
 	}
