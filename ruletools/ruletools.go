@@ -53,6 +53,8 @@ type RuleView struct {
 	Mode      string    `json:"mode"`
 	Repeat    string    `json:"repeat"`
 	Enabled   bool      `json:"enabled"`
+	Shadow    bool      `json:"shadow"` // watched: would-fires are counted, nothing is done
+	Early     bool      `json:"early"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// Loaded: the engine runs this rule now. An enabled rule that is not loaded is broken
 	// (see Problem).
@@ -121,6 +123,7 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 	v := RuleView{
 		Name: r.Name, Scope: r.Scope, Condition: r.Condition, Negate: r.Negate, When: r.When,
 		Text: r.Text, Mode: string(r.Mode), Repeat: r.Repeat, Enabled: !r.Disabled, UpdatedAt: r.UpdatedAt,
+		Shadow: r.Shadow, Early: r.Early,
 	}
 	if v.When == nil {
 		v.When = []string{}
@@ -207,10 +210,10 @@ func badJSON(field, tool, want string) (string, error) {
 	return fail("", "the input is not a JSON object; %s takes %s", tool, want)
 }
 
-const ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most 400 characters", "repeat": "" or "once" or "after:N", "enabled": true}`
+const ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most 400 characters", "repeat": "" or "once" or "after:N", "enabled": true, "shadow": false}`
 
 func (b *base) scheme() string {
-	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true). mode follows from scope: leave it out.`,
+	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true); shadow (default false: the rule acts; true: it is only watched, its would-fires counted in the stats, nothing reminded or discarded: the safe way to try a new rule before it acts). mode follows from scope: leave it out.`,
 		strings.Join(b.eng.Environments(), ", "))
 }
 
@@ -264,6 +267,8 @@ type ruleInput struct {
 	Mode      *string   `json:"mode"`
 	Repeat    *string   `json:"repeat"`
 	Enabled   *bool     `json:"enabled"`
+	Shadow    *bool     `json:"shadow"`
+	Early     *bool     `json:"early"`
 	NewName   *string   `json:"new_name"` // edit only
 }
 
@@ -294,6 +299,12 @@ func (in ruleInput) apply(r *streamrules.Rule) {
 	set(&r.Repeat, in.Repeat)
 	if in.Enabled != nil {
 		r.Disabled = !*in.Enabled
+	}
+	if in.Shadow != nil {
+		r.Shadow = *in.Shadow
+	}
+	if in.Early != nil {
+		r.Early = *in.Early
 	}
 }
 

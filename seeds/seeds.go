@@ -64,6 +64,8 @@ type fileRule struct {
 	Mode      string   `json:"mode"`
 	Repeat    string   `json:"repeat"`
 	Enabled   *bool    `json:"enabled"` // absent: true
+	Shadow    bool     `json:"shadow"`  // watched, not enforced (streamrules.Rule.Shadow)
+	Early     bool     `json:"early"`
 }
 
 type file struct {
@@ -97,7 +99,7 @@ func Parse(data []byte, environments ...string) (Set, error) {
 		r := streamrules.Rule{
 			Name: fr.Name, Scope: fr.Scope, Condition: fr.Condition, Negate: fr.Negate,
 			When: fr.When, Text: fr.Text, Mode: streamrules.Mode(fr.Mode), Repeat: fr.Repeat,
-			Disabled: fr.Enabled != nil && !*fr.Enabled,
+			Disabled: fr.Enabled != nil && !*fr.Enabled, Shadow: fr.Shadow, Early: fr.Early,
 		}
 		r.Normalize()
 		if err := streamrules.Validate(&r, known); err != nil {
