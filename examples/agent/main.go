@@ -45,6 +45,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/seeds"
@@ -179,6 +180,7 @@ type rig struct {
 	exec  *agents.Executor
 	chat  string
 
+	metrics   *metrics.Collector // served at /metrics beside /v1/stats
 	stopStats func()
 	closeOnce sync.Once
 	closeErr  error
@@ -197,7 +199,7 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if err != nil {
 		return nil, err
 	}
-	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, Logger: log})
+	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, StatRetention: cfg.StatRetention, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("STREAMRULES_DSN: cannot open the rule store: %w", err)
 	}
@@ -212,11 +214,13 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if retries == 0 {
 		retries = -1 // the engine's "no replays"
 	}
-	r.eng, err = streamrules.New(ctx, r.store, &streamrules.Config{
+	r.metrics = metrics.NewCollector(&metrics.Config{Store: r.store})
+	r.eng, err = streamrules.New(ctx, r.store, r.metrics.Instrument(&streamrules.Config{
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
 		MaxRetriesPerMove:  retries,
+		Shadow:             cfg.Shadow,
 		Logger:             log,
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -299,9 +303,12 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	err = errors.Join(err, lerr)
 	notes := silentRules(r.eng.Rules(), move, r.tr.toolCalls(), fired, state.LastFired)
 	for _, f := range fired {
-		if f.Mode == streamrules.ModeInterrupt && !f.Retry {
+		switch f.Outcome {
+		case streamrules.OutcomeKept:
 			notes = append(notes, fmt.Sprintf("kept: the answer missed %s after the retry ceiling (STREAMRULES_MAX_RETRIES), so it stayed; "+
 				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
+		case streamrules.OutcomeShadow:
+			notes = append(notes, fmt.Sprintf("shadow: %s would have fired here (%s); it is only watched, so nothing was done", f.Rule, f.Mode))
 		}
 	}
 	r.tr.endMove(answer, err, toldInMove(r.model.since(before)), notes)
@@ -334,6 +341,7 @@ func (r *rig) serveStats(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/stats", r.eng.StatsHandler())
+	mux.Handle("/metrics", r.metricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -349,24 +357,7 @@ func (r *rig) serveStats(addr string) error {
 		<-done
 	}
 	fmt.Fprintf(r.w, "stats: GET http://%s/v1/stats while this runs\n", ln.Addr())
-	return nil
-}
-
-// printStats prints every loaded rule with its fired count, from the store.
-func (r *rig) printStats(ctx context.Context) error {
-	stats, err := r.eng.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(r.w, "\nstream rule stats — every run on this database (GET /v1/stats serves the same):\n")
-	width := len("rule")
-	for _, s := range stats.Rules {
-		width = max(width, len(s.Rule))
-	}
-	fmt.Fprintf(r.w, "  %-*s  %s\n", width, "rule", "fired")
-	for _, s := range stats.Rules {
-		fmt.Fprintf(r.w, "  %-*s  %5d\n", width, s.Rule, s.Fired)
-	}
+	fmt.Fprintf(r.w, "metrics: GET http://%s/metrics (Prometheus)\n", ln.Addr())
 	return nil
 }
 
