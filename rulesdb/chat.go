@@ -92,9 +92,11 @@ func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now ti
 		moves[i], retries[i], outcomes[i] = f.Move, f.Retry, string(f.Outcome)
 		ats[i] = f.At.Format(time.RFC3339Nano)
 	}
+	cRules, cOutcomes, cN, cLast := counterArrays(firings)
 	_, err := s.exec(ctx, s.db, s.q.saveMovePG, chatID, inc, now,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
-		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes))
+		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes),
+		pq.StringArray(cRules), pq.StringArray(cOutcomes), pq.Int64Array(cN), pq.StringArray(cLast))
 	return err
 }
 

@@ -3,7 +3,6 @@ package rulesdb
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -57,40 +56,59 @@ func (s *Store) RuleCounters(ctx context.Context) (map[string]streamrules.RuleCo
 // counterUpsert builds SQLite's counter statement for a move's firings: one row per
 // (rule, outcome), in that order (as PostgreSQL's "counted" CTE does).
 func (s *Store) counterUpsert(firings []streamrules.Firing) (string, []any) {
-	type key struct{ rule, outcome string }
-	type agg struct {
-		n    int64
-		last time.Time
-	}
-	byKey := map[key]agg{}
-	for _, f := range firings {
-		k := key{f.Rule, string(f.Outcome)}
-		a := byKey[k]
-		a.n++
-		if f.At.After(a.last) {
-			a.last = f.At
-		}
-		byKey[k] = a
-	}
-	keys := slices.SortedFunc(maps.Keys(byKey), func(a, b key) int {
-		if c := strings.Compare(a.rule, b.rule); c != 0 {
-			return c
-		}
-		return strings.Compare(a.outcome, b.outcome)
-	})
+	rows := countersOf(firings)
 	var b strings.Builder
 	b.WriteString(s.q.upsertCounter)
-	args := make([]any, 0, 4*len(keys))
-	for i, k := range keys {
+	args := make([]any, 0, 4*len(rows))
+	for i, c := range rows {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString("(?, ?, ?, ?)")
-		a := byKey[k]
-		args = append(args, k.rule, k.outcome, a.n, a.last)
+		args = append(args, c.rule, c.outcome, c.n, c.last)
 	}
 	// Times are stored as UTC text of one layout, which sorts as the instants do.
 	b.WriteString(` ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + excluded.fired,
 last_fired_at = max(stream_rule_counter.last_fired_at, excluded.last_fired_at)`)
 	return b.String(), args
+}
+
+// counterArrays is countersOf as PostgreSQL's arrays.
+func counterArrays(firings []streamrules.Firing) (rules, outcomes []string, n []int64, last []string) {
+	for _, k := range countersOf(firings) {
+		rules, outcomes = append(rules, k.rule), append(outcomes, k.outcome)
+		n, last = append(n, k.n), append(last, k.last.Format(time.RFC3339Nano))
+	}
+	return
+}
+
+// counterRow is a move's firings of one rule with one outcome.
+type counterRow struct {
+	rule, outcome string
+	n             int64
+	last          time.Time
+}
+
+// countersOf aggregates a move's firings per (rule, outcome), in that order. A move has a
+// handful of firings: a linear search beats a map.
+func countersOf(firings []streamrules.Firing) []counterRow {
+	var out []counterRow
+	for _, f := range firings {
+		i := slices.IndexFunc(out, func(c counterRow) bool { return c.rule == f.Rule && c.outcome == string(f.Outcome) })
+		if i < 0 {
+			out = append(out, counterRow{rule: f.Rule, outcome: string(f.Outcome)})
+			i = len(out) - 1
+		}
+		out[i].n++
+		if f.At.After(out[i].last) {
+			out[i].last = f.At
+		}
+	}
+	slices.SortFunc(out, func(a, b counterRow) int {
+		if c := strings.Compare(a.rule, b.rule); c != 0 {
+			return c
+		}
+		return strings.Compare(a.outcome, b.outcome)
+	})
+	return out
 }
