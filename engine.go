@@ -27,7 +27,8 @@ type Config struct {
 	// EmptyOutputMarker is the text the host puts for an empty tool output; it is removed
 	// when reminders go on top of it. Default "" : no marker.
 	EmptyOutputMarker string
-	// Logger receives warnings (bad rows, store errors) and the "stream rule fired" lines.
+	// Logger receives warnings (bad rows, store errors) and the "stream rule fired" and
+	// "stream rule would fire" lines.
 	// Default slog.Default().
 	Logger *slog.Logger
 	// OnFire, if set, is called for every firing, after the log line. Default none.

@@ -48,7 +48,8 @@ type Verdict struct {
 	Discard bool
 	// Interrupt is the human-role message for the replay: one block per violated rule.
 	Interrupt string
-	// Rules are the violated rules' names, by name (also when the answer is kept after the ceiling).
+	// Rules are the violated rules' names, by name (also when the answer is kept after the
+	// ceiling). Rules in shadow are never here: their would-fires are only recorded.
 	Rules []string
 }
 
@@ -213,8 +214,10 @@ func (m *Move) anyTextArmedLocked(live bool) bool {
 // beside tool calls) says nothing and is accepted unchecked.
 // On a miss with a retry left, the verdict discards the answer; after the ceiling the
 // answer is kept and each missed rule's reminder rides the next tool result of this move.
-// Either way the missed rules are silent for the rest of the move. After End every answer
-// is accepted unchecked.
+// Either way the missed rules are silent for the rest of the move. A rule in shadow that
+// misses only records a would-fire (shadow.go). The answer is also the replay of an
+// earlier discard of this move, which decides that firing's outcome (outcome.go). After
+// End every answer is accepted unchecked.
 func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	if len(m.set.text) == 0 {
 		return Verdict{}
