@@ -135,3 +135,39 @@ func ExampleMove_ToolReminders() {
 	// 0
 	// the agent gave up
 }
+
+// A rule in shadow is evaluated as if live, but only its would-fire is recorded: the
+// answer stays, nothing is held, and the stats count it apart from the firings.
+func ExampleRule_shadow() {
+	ctx := context.Background()
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
+		Name: "no_apologies", Scope: streamrules.ScopeText, Condition: `(?i)\bsorry\b`,
+		Text: "Do not apologise: say what you did.", Shadow: true,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	eng, err := streamrules.New(ctx, store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	defer eng.Close()
+
+	ctx, move := eng.BeginMove(ctx, "chat-1")
+	fmt.Println("speech held:", move.TextArmed())
+	verdict := move.CheckAnswer(ctx, "Sorry, the disk is full.")
+	fmt.Println("discard:", verdict.Discard)
+	if err := move.End(ctx, nil); err != nil {
+		panic(err)
+	}
+	stats, err := eng.Stats(ctx)
+	if err != nil {
+		panic(err)
+	}
+	r := stats.Rules[0]
+	fmt.Println(r.Rule, "fired", r.Fired, "would-fire", r.Shadow)
+	// Output:
+	// speech held: false
+	// discard: false
+	// no_apologies fired 0 would-fire 1
+}
