@@ -47,4 +47,13 @@
 //	stream rule: invalid predicate.all_of[1].ends_with_regex: not an RE2 regular expression: …
 //
 // [Judge] runs one rule outside an engine, with the not_applicable verdict a backtest needs.
+//
+// # Rolling a rule out
+//
+// A rule with Shadow set (or every rule, with Config.Shadow) is watched, not enforced: it
+// is evaluated as a live one, and where it would fire a Firing with Outcome
+// [OutcomeShadow] is recorded and "stream rule would fire" logged, but nothing is
+// reminded, discarded or held. Every firing's outcome (corrected, missed_again, kept,
+// complied, repeated …) is decided by [Move.End]; [Engine.Stats] reports them per rule,
+// and the metrics package exports them to Prometheus through the Config hooks.
 package streamrules

@@ -259,7 +259,7 @@ func TestFixAfterCeiling(t *testing.T) {
 	for _, fr := range m.Firings() {
 		outcomes = append(outcomes, fr.Rule+":"+string(fr.Outcome))
 	}
-	if !slices.Equal(outcomes, []string{"no_lorem:", "telegram_reply_tail:fixed", "no_ipsum:"}) {
+	if !slices.Equal(outcomes, []string{"no_lorem:corrected", "telegram_reply_tail:fixed", "no_ipsum:kept"}) {
 		t.Errorf("firings %v", outcomes)
 	}
 }

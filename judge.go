@@ -151,9 +151,15 @@ func targetOf(text string, m textMatcher, buf []int) target {
 func (m *Move) missedLocked(text string) []*compiledRule {
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
+	return m.missedOn(&t, false)
+}
+
+// missedOn returns the armed text rules that fire on a judged target: the live ones, or
+// with shadow the shadowed ones (which only record a would-fire). Caller holds m.mu.
+func (m *Move) missedOn(t *target, shadow bool) []*compiledRule {
 	var missed []*compiledRule
 	for _, r := range m.set.text {
-		if m.armed(r) && r.fires(&t) {
+		if r.shadow == shadow && m.armed(r) && r.fires(t) {
 			missed = append(missed, r)
 		}
 	}
@@ -206,7 +212,7 @@ func (m *Move) warnUnset(ctx context.Context, unset [][2]string) {
 // an answer even when no retry is left, so speech must be held. Caller holds m.mu.
 func (m *Move) anyFixArmedLocked() bool {
 	for _, r := range m.set.text {
-		if r.fix != nil && m.armed(r) {
+		if r.fix != nil && !r.shadow && m.armed(r) {
 			return true
 		}
 	}

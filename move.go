@@ -51,7 +51,7 @@ type Verdict struct {
 	// Interrupt is the human-role message for the replay: one block per violated rule.
 	Interrupt string
 	// Rules are the violated rules' names, by name (also when the answer is kept after the
-	// ceiling, or repaired).
+	// ceiling, or repaired). Rules in shadow are never here: their would-fires are only recorded.
 	Rules []string
 	// Fixed, when not empty, is the answer repaired in place by the fixes of the rules it
 	// missed: the caller sends, stores and remembers Fixed instead of the answer. The
@@ -125,6 +125,7 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // A tool with no rules and nothing pending costs a map lookup and no allocation.
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
+	defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil)
 	tr := m.set.byTool[tool]
 	var buf [16]int
 	var args string
@@ -149,16 +150,22 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	var fired []Firing
 	if tr != nil {
 		for _, r := range tr.rules {
-			if !m.armed(r) {
+			if !r.firesOnArgs(&t, args) {
 				continue
 			}
-			if !r.firesOnArgs(&t, args) {
+			if !m.armed(r) {
+				m.repeatedLocked(r) // fired earlier in this move: it was not complied with (outcome.go)
 				continue
 			}
 			if m.fired == nil {
 				m.fired = map[string]bool{}
 			}
 			m.fired[r.Name] = true
+			if r.shadow {
+				// Would fire: the same books as a live firing (shadow.go), no reminder.
+				fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Outcome: OutcomeShadow}))
+				continue
+			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
 			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
 		}
@@ -196,14 +203,17 @@ func (m *Move) TextArmed() bool {
 		return false
 	}
 	if !m.retryLeft() {
-		return m.anyFixArmedLocked() // a fix repairs without a retry
+		return m.anyFixArmedLocked() // a fix repairs without a retry (never a shadowed rule's)
 	}
-	return m.anyTextArmedLocked()
+	// A shadowed rule never discards, so it never holds speech: a tour whose only armed
+	// text rules are in shadow streams chunk by chunk.
+	return m.anyTextArmedLocked(true)
 }
 
-func (m *Move) anyTextArmedLocked() bool {
+// anyTextArmedLocked reports whether a text rule is armed; live: only rules not in shadow.
+func (m *Move) anyTextArmedLocked(live bool) bool {
 	for _, r := range m.set.text {
-		if m.armed(r) {
+		if m.armed(r) && !(live && r.shadow) {
 			return true
 		}
 	}
@@ -215,19 +225,35 @@ func (m *Move) anyTextArmedLocked() bool {
 // beside tool calls) says nothing and is accepted unchecked.
 // On a miss with a retry left, the verdict discards the answer; after the ceiling the
 // answer is kept and each missed rule's reminder rides the next tool result of this move.
-// Either way the missed rules are silent for the rest of the move. After End every answer
-// is accepted unchecked.
-func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
-	if len(m.set.text) == 0 || strings.TrimSpace(text) == "" {
+// Either way the missed rules are silent for the rest of the move. A rule in shadow that
+// misses only records a would-fire (shadow.go). The answer is also the replay of an
+// earlier discard of this move, which decides that firing's outcome (outcome.go). After
+// End every answer is accepted unchecked.
+func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
+	if len(m.set.text) == 0 {
 		return Verdict{}
 	}
+	defer m.eng.checked(ModeInterrupt, m.eng.checkStart(), &v)
 	m.mu.Lock()
-	if m.ended || !m.anyTextArmedLocked() {
+	if m.ended {
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	awaiting := m.awaitingReplayLocked() // discards whose replay this answer is (outcome.go)
+	if strings.TrimSpace(text) == "" {
+		m.judgeReplayLocked(awaiting, nil, true) // says nothing, so it passes every rule
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	if len(awaiting) == 0 && !m.anyTextArmedLocked(false) {
 		m.mu.Unlock()
 		return Verdict{} // nothing can fire: skip the matching altogether
 	}
-	missed := m.missedLocked(text)
-	if len(missed) == 0 {
+	var buf [32]int
+	t := targetOf(text, m.set.match, buf[:0])
+	m.judgeReplayLocked(awaiting, &t, false)
+	missed, shadowed := m.missedOn(&t, false), m.missedOn(&t, true)
+	if len(missed) == 0 && len(shadowed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}
 	}
@@ -241,12 +267,13 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
 		fired = m.recordFixedLocked(text, repaired, fixed)
 		if len(missed) == 0 {
+			fired = append(fired, m.wouldFireLocked(shadowed)...)
 			m.mu.Unlock()
 			m.announce(ctx, fired)
 			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
 		}
 	}
-	v := Verdict{Discard: m.retryLeft()}
+	v = Verdict{Discard: len(missed) > 0 && m.retryLeft()}
 	if v.Discard {
 		m.retries++
 	}
@@ -261,13 +288,16 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {
 			m.pending = append(m.pending, Reminder{Rule: r.Name, Text: r.Text})
+			f.Outcome = OutcomeKept
 		}
-		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}))
+		fired = append(fired, m.record(f))
 	}
+	fired = append(fired, m.wouldFireLocked(shadowed)...)
 	m.mu.Unlock()
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
@@ -300,6 +330,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 			}
 		}
 		attrs = m.fixAttrs(f, attrs)
+		if f.Outcome == OutcomeShadow {
+			msg = msgWouldFire // the same fields (shadow.go)
+		}
 		m.eng.log.InfoContext(ctx, msg, attrs...)
 		if m.eng.onFire != nil {
 			m.eng.onFire(ctx, f)
@@ -330,14 +363,21 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 	}
 	m.ended = true
 	m.pending = nil
+	m.settleOutcomesLocked() // every firing leaves with its outcome (outcome.go)
 	rec := MoveRecord{ChatID: m.chatID, Move: m.number, Answered: runErr == nil, Firings: m.firings}
 	m.mu.Unlock()
 	if !rec.Answered && len(rec.Firings) == 0 {
 		return runErr
 	}
+	defer m.outcomes(ctx, rec.Firings) // after the write: the hook sees what the store was given
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := m.eng.store.SaveMove(saveCtx, rec); err != nil {
+	start := time.Now()
+	err := m.eng.store.SaveMove(saveCtx, rec)
+	if m.eng.hooks.onSave != nil {
+		m.eng.hooks.onSave(time.Since(start), err)
+	}
+	if err != nil {
 		m.eng.log.Error("stream rules: move not saved", "chat", m.chatID, "move", m.number, "err", err)
 		return errors.Join(runErr, err)
 	}

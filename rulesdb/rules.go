@@ -20,17 +20,18 @@ import (
 )
 
 // ruleColumns is the column list every rule read selects, in readRule's order.
-const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, ` + predicateColumns
+const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns
 
 // readRule converts one row of ruleColumns. It is lenient where a hand edit in a loosely
 // typed SQLite column could leave garbage, and reports what it could not read.
 func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	var (
 		id, name, scope, cond, negate, when, text, mode, repeat, enabled, created, updated any
-		predicate, applies, field, fix, severity, explanation                              any
+		shadow, early                                                                      any // migration 0004
+		predicate, applies, field, fix, severity, explanation                              any // migration 0005
 	)
 	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated,
-		&predicate, &applies, &field, &fix, &severity, &explanation); err != nil {
+		&shadow, &early, &predicate, &applies, &field, &fix, &severity, &explanation); err != nil {
 		return streamrules.Rule{}, err
 	}
 	r := streamrules.Rule{
@@ -45,6 +46,12 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	}
 	if r.Negate, err = asBool(negate); err != nil {
 		errs = append(errs, fmt.Errorf("negate: %w", err))
+	}
+	if r.Shadow, err = asBool(shadow); err != nil {
+		errs = append(errs, fmt.Errorf("shadow: %w", err))
+	}
+	if r.Early, err = asBool(early); err != nil {
+		errs = append(errs, fmt.Errorf("early: %w", err))
 	}
 	if on, err := asBool(enabled); err != nil {
 		errs = append(errs, fmt.Errorf("enabled: %w", err))
@@ -285,7 +292,7 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 	r.CreatedAt, r.UpdatedAt = ts, ts
 	unlock := s.lockWrites()
 	err := s.get(ctx, s.db, &r.ID, s.q.insertRule, append([]any{
-		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts},
+		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts, r.Shadow, r.Early},
 		predicateValues(r)...)...)
 	unlock()
 	if err != nil {
@@ -319,7 +326,7 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 			r.UpdatedAt = prev.Add(time.Microsecond)
 		}
 		_, err := s.exec(ctx, tx, s.q.updateRule, append([]any{
-			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt},
+			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt, r.Shadow, r.Early},
 			append(predicateValues(r), r.ID)...)...)
 		return err
 	})

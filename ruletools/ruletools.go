@@ -53,6 +53,8 @@ type RuleView struct {
 	Mode      string    `json:"mode"`
 	Repeat    string    `json:"repeat"`
 	Enabled   bool      `json:"enabled"`
+	Shadow    bool      `json:"shadow"` // watched: would-fires are counted, nothing is done
+	Early     bool      `json:"early"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// The wave-2 fields, when the rule has them.
 	Predicate   *streamrules.Predicate `json:"predicate,omitempty"`
@@ -130,6 +132,7 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 		Text: r.Text, Mode: string(r.Mode), Repeat: r.Repeat, Enabled: !r.Disabled, UpdatedAt: r.UpdatedAt,
 		Predicate: r.Predicate, AppliesWhen: r.AppliesWhen, Field: r.Field, Fix: r.Fix,
 		Severity: r.Severity, Explanation: r.Explanation,
+		Shadow: r.Shadow, Early: r.Early,
 	}
 	if v.When == nil {
 		v.When = []string{}
@@ -216,10 +219,10 @@ func badJSON(field, tool, want string) (string, error) {
 	return fail("", "the input is not a JSON object; %s takes %s", tool, want)
 }
 
-const ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most 400 characters", "repeat": "" or "once" or "after:N", "enabled": true}`
+const ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most 400 characters", "repeat": "" or "once" or "after:N", "enabled": true, "shadow": false}`
 
 func (b *base) scheme() string {
-	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true). mode follows from scope: leave it out. Optional: predicate (a tree instead of condition: {"all_of"|"any_of": [...]}, {"not_": {...}}, {"contains_regex"|"not_contains_regex"|"starts_with_regex"|"ends_with_regex": "re"}, {"max_words"|"min_words"|"max_chars": N}); applies_when (a tree: outside it the rule does not fire); field (tool rules: a dotted path into the arguments, e.g. edits.new_string); fix (text rules: {"append_if_missing": "…"}, {"prepend_if_missing": "…"} or {"replace_regex": {"pattern": "re", "with": "$1"}}, {{message_id}} for move variables: repairs the answer with no replay); severity (low, medium, high); explanation.`,
+	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true); shadow (default false: the rule acts; true: it is only watched, its would-fires counted in the stats, nothing reminded or discarded: the safe way to try a new rule before it acts). mode follows from scope: leave it out. Optional: predicate (a tree instead of condition: {"all_of"|"any_of": [...]}, {"not_": {...}}, {"contains_regex"|"not_contains_regex"|"starts_with_regex"|"ends_with_regex": "re"}, {"max_words"|"min_words"|"max_chars": N}); applies_when (a tree: outside it the rule does not fire); field (tool rules: a dotted path into the arguments, e.g. edits.new_string); fix (text rules: {"append_if_missing": "…"}, {"prepend_if_missing": "…"} or {"replace_regex": {"pattern": "re", "with": "$1"}}, {{message_id}} for move variables: repairs the answer with no replay); severity (low, medium, high); explanation.`,
 		strings.Join(b.eng.Environments(), ", "))
 }
 
@@ -273,6 +276,8 @@ type ruleInput struct {
 	Mode      *string   `json:"mode"`
 	Repeat    *string   `json:"repeat"`
 	Enabled   *bool     `json:"enabled"`
+	Shadow    *bool     `json:"shadow"`
+	Early     *bool     `json:"early"`
 	NewName   *string   `json:"new_name"` // edit only
 
 	// The wave-2 fields: absent leaves them, null clears them (edit).
@@ -343,6 +348,12 @@ func (in ruleInput) apply(r *streamrules.Rule) {
 	set(&r.Field, in.Field)
 	set(&r.Severity, in.Severity)
 	set(&r.Explanation, in.Explanation)
+	if in.Shadow != nil {
+		r.Shadow = *in.Shadow
+	}
+	if in.Early != nil {
+		r.Early = *in.Early
+	}
 }
 
 func (t *createTool) Call(ctx context.Context, input string) (string, error) {

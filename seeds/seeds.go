@@ -71,6 +71,8 @@ type fileRule struct {
 	Fix         *streamrules.Fix       `json:"fix"`
 	Severity    string                 `json:"severity"`
 	Explanation string                 `json:"explanation"`
+	Shadow      bool                   `json:"shadow"` // watched, not enforced (streamrules.Rule.Shadow)
+	Early       bool                   `json:"early"`
 }
 
 type file struct {
@@ -107,6 +109,7 @@ func Parse(data []byte, environments ...string) (Set, error) {
 			Disabled:  fr.Enabled != nil && !*fr.Enabled,
 			Predicate: fr.Predicate, AppliesWhen: fr.AppliesWhen, Field: fr.Field, Fix: fr.Fix,
 			Severity: fr.Severity, Explanation: fr.Explanation,
+			Shadow: fr.Shadow, Early: fr.Early,
 		}
 		r.Normalize()
 		if err := streamrules.Validate(&r, known); err != nil {

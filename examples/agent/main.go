@@ -45,6 +45,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/seeds"
@@ -183,6 +184,7 @@ type rig struct {
 
 	session *sessionLog // the transcript file, or nil
 
+	metrics   *metrics.Collector // served at /metrics beside /v1/stats
 	stopStats func()
 	closeOnce sync.Once
 	closeErr  error
@@ -206,7 +208,7 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if err != nil {
 		return nil, err
 	}
-	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, Logger: log})
+	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, StatRetention: cfg.StatRetention, Logger: log})
 	if err != nil {
 		return nil, openError(cfg, err)
 	}
@@ -228,12 +230,14 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if retries == 0 {
 		retries = -1 // the engine's "no replays"
 	}
-	r.eng, err = streamrules.New(ctx, r.store, &streamrules.Config{
+	r.metrics = metrics.NewCollector(&metrics.Config{Store: r.store})
+	r.eng, err = streamrules.New(ctx, r.store, r.metrics.Instrument(&streamrules.Config{
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
 		MaxRetriesPerMove:  retries,
+		Shadow:             cfg.Shadow,
 		Logger:             log,
 		EarlyInterrupt:     cfg.EarlyInterrupt,
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -327,16 +331,16 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	}
 	calls := r.model.count() - before
 	for _, f := range fired {
-		if f.Outcome == streamrules.OutcomeFixed {
+		switch {
+		case f.Outcome == streamrules.OutcomeFixed:
 			notes = append(notes, fixedNote(f, calls))
-			continue
-		}
-		if f.Mode == streamrules.ModeInterrupt && f.Retry {
+		case f.Mode == streamrules.ModeInterrupt && f.Retry:
 			notes = append(notes, fmt.Sprintf("replayed: %s discarded the answer; the replay cost one more model call (%d this move)", f.Rule, calls))
-		}
-		if f.Mode == streamrules.ModeInterrupt && !f.Retry {
+		case f.Outcome == streamrules.OutcomeKept:
 			notes = append(notes, fmt.Sprintf("kept: the answer missed %s after the retry ceiling (STREAMRULES_MAX_RETRIES), so it stayed; "+
 				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
+		case f.Outcome == streamrules.OutcomeShadow:
+			notes = append(notes, fmt.Sprintf("shadow: %s would have fired here (%s); it is only watched, so nothing was done", f.Rule, f.Mode))
 		}
 	}
 	r.tr.endMove(answer, err, told, notes)
@@ -370,6 +374,7 @@ func (r *rig) serveStats(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/stats", r.eng.StatsHandler())
+	mux.Handle("/metrics", r.metricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -385,24 +390,7 @@ func (r *rig) serveStats(addr string) error {
 		<-done
 	}
 	fmt.Fprintf(r.w, "stats: GET http://%s/v1/stats while this runs\n", ln.Addr())
-	return nil
-}
-
-// printStats prints every loaded rule with its fired count, from the store.
-func (r *rig) printStats(ctx context.Context) error {
-	stats, err := r.eng.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(r.w, "\nstream rule stats — every run on this database (GET /v1/stats serves the same):\n")
-	width := len("rule")
-	for _, s := range stats.Rules {
-		width = max(width, len(s.Rule))
-	}
-	fmt.Fprintf(r.w, "  %-*s  %s\n", width, "rule", "fired")
-	for _, s := range stats.Rules {
-		fmt.Fprintf(r.w, "  %-*s  %5d\n", width, s.Rule, s.Fired)
-	}
+	fmt.Fprintf(r.w, "metrics: GET http://%s/metrics (Prometheus)\n", ln.Addr())
 	return nil
 }
 

@@ -17,7 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -333,7 +336,7 @@ func checkStatsTable(t *testing.T, out string, stats map[string]int64) {
 		t.Fatalf("no stats table:\n%s", out)
 	}
 	for name, n := range stats {
-		re := regexp.MustCompile(`(?m)^  ` + name + `\s+` + itoa(n) + `$`)
+		re := regexp.MustCompile(`(?m)^\s+` + name + `\s+` + itoa(n) + `\s`) // fired is the first number
 		if !re.MatchString(table) {
 			t.Errorf("stats table lacks %s = %d:\n%s", name, n, table)
 		}
@@ -440,6 +443,8 @@ func TestConfigValues(t *testing.T) {
 		"STREAMRULES_MAX_RETRIES", "0",
 		"STREAMRULES_STATS_ADDR", "127.0.0.1:8080",
 		"STREAMRULES_LOG_LEVEL", "info",
+		"STREAMRULES_SHADOW", "true",
+		"STREAMRULES_STAT_RETENTION", "90d",
 		"OPENAI_API_KEY", "sk-x",
 		"OPENAI_BASE_URL", "http://localhost:11434/v1",
 		"OPENAI_MODEL", "llama3.2",
@@ -452,6 +457,7 @@ func TestConfigValues(t *testing.T) {
 		DSN: "postgres://u:p@db.example:5432/rules?sslmode=disable", SQLitePath: "/var/lib/x.db",
 		StatsAddr: "127.0.0.1:8080", LogLevel: slog.LevelInfo, OpenAIAPIKey: "sk-x",
 		OpenAIBaseURL: "http://localhost:11434/v1", OpenAIModel: "llama3.2", TranscriptPath: "/var/log/s.jsonl",
+		Shadow: true, StatRetention: rulesdb.Retention(90 * 24 * time.Hour),
 	}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
@@ -483,6 +489,8 @@ func TestConfigBadValues(t *testing.T) {
 		{"STREAMRULES_DSN", "sqlite:", "without a file path"},
 		{"STREAMRULES_DSN", "host=db user=root password=hunter2", "unknown DSN scheme"},
 		{"STREAMRULES_STATS_ADDR", "8080", "not host:port"},
+		{"STREAMRULES_SHADOW", "maybe", "want true or false"},
+		{"STREAMRULES_STAT_RETENTION", "3 months", "number of days"},
 		{"OPENAI_BASE_URL", "localhost:11434", "not an http(s) URL"},
 		{"OPENAI_BASE_URL", "ftp://example.org/v1", "not an http(s) URL"},
 		{"STREAMRULES_CALL_TIMEOUT", "-1s", "negative"},
@@ -556,7 +564,7 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	if n := len(variables()); n != 14 {
+	if n := len(variables()); n != 16 {
 		t.Errorf("%d variables; update the README's configuration table", n)
 	}
 }
@@ -732,6 +740,7 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if len(stats.Rules) != 6 {
 		t.Errorf("stats list %d rules, want the 6 seeded ones: %+v", len(stats.Rules), stats)
 	}
+	checkMetrics(t, strings.TrimSuffix(url, "/v1/stats")+"/metrics")
 
 	stdinW.Close()
 	for line := range lines {
@@ -780,5 +789,68 @@ func TestHistoryNeutralized(t *testing.T) {
 	}
 	if !strings.Contains(history.String(), "[system-reminder") || strings.Contains(history.String(), "<system-reminder") {
 		t.Errorf("the second prompt does not carry the forged tag defused:\n%s", history.String())
+	}
+}
+
+// checkMetrics scrapes url and parses it with the Prometheus text parser: the engine's
+// metrics are there, with the seeded rules loaded and the reload counted.
+func checkMetrics(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: not the Prometheus text format: %v", url, err)
+	}
+	value := func(name string, labels ...string) float64 {
+		t.Helper()
+		mf := families[name]
+		if mf == nil {
+			t.Fatalf("%s missing from %s", name, url)
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, l := range m.GetLabel() {
+					found = found || l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+				}
+				if !found {
+					continue next
+				}
+			}
+			switch {
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+		t.Fatalf("%s%v missing from %s", name, labels, url)
+		return 0
+	}
+	if v := value("streamrules_engine_rules_loaded"); v != 6 {
+		t.Errorf("rules loaded %v, want 6", v)
+	}
+	if v := value("streamrules_engine_reloads_total", "result", "ok"); v < 1 {
+		t.Errorf("reloads %v, want the first load at least", v)
+	}
+	if v := value("streamrules_engine_check_duration_seconds", "mode", "remind"); v < 1 {
+		t.Errorf("tool checks %v, want the rule list call", v)
+	}
+	if v := value("streamrules_store_round_trips_total"); v < 1 {
+		t.Errorf("round trips %v", v)
+	}
+	for _, name := range []string{"streamrules_engine_rules_disabled", "streamrules_engine_answers_discarded_total", "streamrules_store_write_failures_total", "go_goroutines"} {
+		value(name)
 	}
 }
