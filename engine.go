@@ -231,7 +231,7 @@ type ruleSet struct {
 	byTool map[string]*toolRules
 	text   []*compiledRule // by name
 	match  textMatcher
-	early  *earlySet // the early text rules; nil: none
+	early  *earlySet  // the early text rules; nil: none
 	counts RuleCounts // what compile made of the rows, for OnReload
 }
 
