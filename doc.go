@@ -25,5 +25,35 @@
 //	err = move.End(ctx, err)                                        // one write to the store
 //
 // Any agent loop can call those two entry points; the middleware package wires them into
-// LangChainGo. The rulesdb package is the PostgreSQL / SQLite store.
+// LangChainGo. A loop of your own also calls [Move.BeginTour] before each model call, so
+// an environment changed in the middle of the move ([Move.AddEnvironment], say from an
+// image tool) holds from that call on, and may feed a held answer's chunks to a
+// [Move.EarlyScanner] to stop the provider at the first certain miss. The rulesdb package
+// is the PostgreSQL / SQLite store.
+//
+// # Predicates, field paths and fixes
+//
+// A rule's condition is a regex, or a [Predicate] tree (contains_regex, not_contains_regex,
+// starts_with_regex, ends_with_regex, max_words, min_words, max_chars, combined with
+// all_of, any_of and not_); AppliesWhen scopes it. Every regex of every tree of a group
+// goes into the group's one matcher, so trees cost one prefilter pass like plain rules.
+// A tool rule's Field (edits.new_string) judges each value the path names ([FieldValues]).
+//
+// A text rule's [Fix] repairs a missed answer in place: the verdict carries the repaired
+// text in Verdict.Fixed, the firing has outcome fixed and a line [Diff]; no retry, no model
+// call. Templates use the move's variables ([Move.SetVar]): {{message_id}}. A bad tree is
+// a *ValidationError naming its node:
+//
+//	stream rule: invalid predicate.all_of[1].ends_with_regex: not an RE2 regular expression: …
+//
+// [Judge] runs one rule outside an engine, with the not_applicable verdict a backtest needs.
+//
+// # Rolling a rule out
+//
+// A rule with Shadow set (or every rule, with Config.Shadow) is watched, not enforced: it
+// is evaluated as a live one, and where it would fire a Firing with Outcome
+// [OutcomeShadow] is recorded and "stream rule would fire" logged, but nothing is
+// reminded, discarded or held. Every firing's outcome (corrected, missed_again, kept,
+// complied, repeated …) is decided by [Move.End]; [Engine.Stats] reports them per rule,
+// and the metrics package exports them to Prometheus through the Config hooks.
 package streamrules

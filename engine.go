@@ -27,11 +27,29 @@ type Config struct {
 	// EmptyOutputMarker is the text the host puts for an empty tool output; it is removed
 	// when reminders go on top of it. Default "" : no marker.
 	EmptyOutputMarker string
-	// Logger receives warnings (bad rows, store errors) and the "stream rule fired" lines.
+	// Logger receives warnings (bad rows, store errors) and the "stream rule fired" and
+	// "stream rule would fire" lines.
 	// Default slog.Default().
 	Logger *slog.Logger
 	// OnFire, if set, is called for every firing, after the log line. Default none.
 	OnFire func(ctx context.Context, f Firing)
+	// EarlyInterrupt makes every text rule early (as if Rule.Early were set on each): while
+	// speech is held, the streamed answer is scanned and cut at the first certain miss.
+	// Rules a prefix cannot decide (negate, `$`) still wait for the end. Default false:
+	// only rules with Rule.Early.
+	EarlyInterrupt bool
+
+	// Shadow puts every rule in shadow, whatever its own Shadow field says: rules are
+	// evaluated and would-fires recorded, but nothing is reminded, discarded or held.
+	// A switch that can only downgrade: it never takes a rule out of shadow.
+	// Hosts read it from STREAMRULES_SHADOW. Default false.
+	Shadow bool
+	// OnOutcome, OnCheck, OnReload and OnSave are hooks for telemetry (the metrics package
+	// supplies them); see hooks.go. Default none.
+	OnOutcome func(ctx context.Context, f Firing)
+	OnCheck   func(c CheckInfo)
+	OnReload  func(info ReloadInfo)
+	OnSave    func(d time.Duration, err error)
 }
 
 // Engine holds the compiled rule set and answers, for any agent loop, the two questions:
@@ -41,7 +59,10 @@ type Engine struct {
 	store        Store
 	log          *slog.Logger
 	onFire       func(context.Context, Firing)
+	hooks        hooks // OnOutcome, OnCheck, OnReload, OnSave
+	shadow       bool  // Config.Shadow: every rule in shadow
 	maxRetries   int
+	earlyAll     bool // Config.EarlyInterrupt
 	splice       SpliceOptions
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
@@ -65,8 +86,11 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		store:  store,
 		log:    cfg.Logger,
 		onFire: cfg.OnFire,
+		hooks:  hooksOf(cfg),
+		shadow: cfg.Shadow,
 		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
 	}
+	e.earlyAll = cfg.EarlyInterrupt
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -125,9 +149,13 @@ func (e *Engine) Validate(r *Rule) error {
 
 // Reload reads the rules from the store and swaps in the new compiled set.
 // Moves already begun keep the set they started with.
-func (e *Engine) Reload(ctx context.Context) error {
+func (e *Engine) Reload(ctx context.Context) (err error) {
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
+	changed := false
+	if e.hooks.onReload != nil {
+		defer e.reloaded(time.Now(), &changed, &err)
+	}
 	rules, err := e.store.LoadRules(ctx)
 	if err != nil {
 		return fmt.Errorf("streamrules: load rules: %w", err)
@@ -139,6 +167,7 @@ func (e *Engine) Reload(ctx context.Context) error {
 	}
 	e.rules.Store(e.compile(rules))
 	e.loaded = cloneRules(rules)
+	changed = true
 	return nil
 }
 
@@ -184,21 +213,16 @@ type compiledRule struct {
 	Rule
 	when   uint64 // bit mask over Engine.environments
 	repeat Repeat
-	index  int // position in ruleSet.text, or in its tool's toolRules.rules
+	index  int        // position in ruleSet.text, or in its tool's toolRules.rules
+	shadow bool       // Rule.Shadow or Config.Shadow: evaluated, never acts (shadow.go)
+	early  *earlyPlan // a text rule judged on the streamed prefix; nil: only at the end
+	logic             // predicate trees, field path and fix (judge.go)
 }
 
-// toolRules are one tool's soft rules, by name, and one matcher over their conditions.
+// toolRules are one tool's soft rules, by name, and one matcher over their regexes.
 type toolRules struct {
 	rules []*compiledRule
 	match textMatcher
-}
-
-func conditions(rules []*compiledRule) []string {
-	out := make([]string, len(rules))
-	for i, c := range rules {
-		out[i] = c.Condition
-	}
-	return out
 }
 
 // ruleSet is immutable once built; a reload swaps in a new one.
@@ -207,6 +231,8 @@ type ruleSet struct {
 	byTool map[string]*toolRules
 	text   []*compiledRule // by name
 	match  textMatcher
+	early  *earlySet  // the early text rules; nil: none
+	counts RuleCounts // what compile made of the rows, for OnReload
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
@@ -217,6 +243,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	sorted := make([]Rule, 0, len(rules))
 	for _, r := range rules {
 		if r.Disabled {
+			set.counts.Disabled++
 			continue
 		}
 		r.When = slices.Clone(r.When)
@@ -229,18 +256,21 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 			if e.firstWarning("bad", r) {
 				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
 			}
+			set.counts.Skipped++
 			continue
 		}
 		if seen[r.Name] {
 			if e.firstWarning("dup", r) {
 				e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
 			}
+			set.counts.Skipped++
 			continue
 		}
 		seen[r.Name] = true
 		c := &compiledRule{Rule: r}
 		c.repeat, _ = ParseRepeat(r.Repeat)
 		c.when = e.envMask(r.When)
+		c.shadow = r.Shadow || e.shadow
 		set.all = append(set.all, c)
 		if tool := r.Tool(); tool != "" {
 			tr := set.byTool[tool]
@@ -253,11 +283,16 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 		} else {
 			c.index = len(set.text)
 			set.text = append(set.text, c)
+			if (r.Early || e.earlyAll) && !c.shadow { // a shadowed rule never cuts
+				c.early = planEarly(&c.Rule)
+			}
 		}
 	}
-	set.match = e.newTextMatcher(conditions(set.text))
+	set.counts.Loaded = len(set.all)
+	set.match = e.compileGroup(set.text)
+	set.early = e.compileEarly(set.text)
 	for _, tr := range set.byTool {
-		tr.match = e.newTextMatcher(conditions(tr.rules))
+		tr.match = e.compileGroup(tr.rules)
 	}
 	return set
 }

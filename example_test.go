@@ -54,14 +54,20 @@ func ExampleEngine() {
 	if err := move.End(ctx, nil); err != nil {
 		panic(err)
 	}
-	stats, _ := eng.Stats(ctx)
-	fmt.Println(stats.Rules)
+	stats, err := eng.Stats(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range stats.Rules {
+		fmt.Println(r.Rule, "fired", r.Fired, r.Outcomes)
+	}
 	// Output:
 	// <system-reminder rule="local_shell_for_his_machine">This shell runs on the agent's machine, not the master's.</system-reminder>
 	// Linux box 6.1.0
 	// discard: true [telegram_reply_tail]
 	// discard: false
-	// [{local_shell_for_his_machine 1} {telegram_reply_tail 1}]
+	// local_shell_for_his_machine fired 1 map[complied:1 repeated:0]
+	// telegram_reply_tail fired 1 map[corrected:1 fixed:0 kept:0 missed_again:0]
 }
 
 func ExampleMove_CheckAnswer() {
@@ -128,4 +134,40 @@ func ExampleMove_ToolReminders() {
 	// "wrote 12 bytes"
 	// 0
 	// the agent gave up
+}
+
+// A rule in shadow is evaluated as if live, but only its would-fire is recorded: the
+// answer stays, nothing is held, and the stats count it apart from the firings.
+func ExampleRule_shadow() {
+	ctx := context.Background()
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
+		Name: "no_apologies", Scope: streamrules.ScopeText, Condition: `(?i)\bsorry\b`,
+		Text: "Do not apologise: say what you did.", Shadow: true,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	eng, err := streamrules.New(ctx, store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	defer eng.Close()
+
+	ctx, move := eng.BeginMove(ctx, "chat-1")
+	fmt.Println("speech held:", move.TextArmed())
+	verdict := move.CheckAnswer(ctx, "Sorry, the disk is full.")
+	fmt.Println("discard:", verdict.Discard)
+	if err := move.End(ctx, nil); err != nil {
+		panic(err)
+	}
+	stats, err := eng.Stats(ctx)
+	if err != nil {
+		panic(err)
+	}
+	r := stats.Rules[0]
+	fmt.Println(r.Rule, "fired", r.Fired, "would-fire", r.Shadow)
+	// Output:
+	// speech held: false
+	// discard: false
+	// no_apologies fired 0 would-fire 1
 }

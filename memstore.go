@@ -11,8 +11,8 @@ import (
 )
 
 // MemoryStore keeps rules, chat state and firings in memory: for tests, demos and hosts
-// that configure rules in code. It implements Store, RuleEditor, FiringCounter and
-// ChangeNotifier. The zero value is not usable; use NewMemoryStore.
+// that configure rules in code. It implements Store, RuleEditor, FiringCounter,
+// StatsCounter and ChangeNotifier. The zero value is not usable; use NewMemoryStore.
 type MemoryStore struct {
 	mu        sync.Mutex
 	known     []string
@@ -105,13 +105,34 @@ func (s *MemoryStore) SaveMove(_ context.Context, rec MoveRecord) error {
 	return nil
 }
 
-// CountFirings implements FiringCounter.
+// CountFirings implements FiringCounter: live firings per rule (would-fires not counted).
 func (s *MemoryStore) CountFirings(context.Context) (map[string]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]int64{}
 	for _, f := range s.firings {
-		out[f.Rule]++
+		if f.Outcome != OutcomeShadow {
+			out[f.Rule]++
+		}
+	}
+	return out, nil
+}
+
+// RuleCounters implements StatsCounter, counting the firings it holds.
+func (s *MemoryStore) RuleCounters(context.Context) (map[string]RuleCounter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]RuleCounter{}
+	for _, f := range s.firings {
+		c, ok := out[f.Rule]
+		if !ok {
+			c.ByOutcome = map[Outcome]int64{}
+		}
+		c.ByOutcome[f.Outcome]++
+		if f.At.After(c.LastFiredAt) {
+			c.LastFiredAt = f.At
+		}
+		out[f.Rule] = c
 	}
 	return out, nil
 }

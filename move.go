@@ -18,12 +18,13 @@ type Move struct {
 	eng    *Engine
 	set    *ruleSet
 	chatID string
-	env    uint64
 	number int64 // this move's number in the chat, 1-based
 
 	stateUnknown bool // the chat's state could not be read: repeat policies fail closed
 
 	mu        sync.Mutex
+	env       uint64           // the environment of the current tour: what arming, `when` and verdicts read
+	nextEnv   uint64           // the environment as last set: becomes env when the next tour begins
 	lastFired map[string]int64 // from the chat state; not changed during the move
 	fired     map[string]bool  // rules fired in this move: silent until its end
 	retries   int              // answers discarded in this move
@@ -32,6 +33,7 @@ type Move struct {
 	calls     []ToolCall       // the calls that got reminders, in order
 	firings   []Firing
 	ended     bool
+	vars      map[string]string // set by the host (SetVar), for the templates of fixes
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -48,8 +50,14 @@ type Verdict struct {
 	Discard bool
 	// Interrupt is the human-role message for the replay: one block per violated rule.
 	Interrupt string
-	// Rules are the violated rules' names, by name (also when the answer is kept after the ceiling).
+	// Rules are the violated rules' names, by name (also when the answer is kept after the
+	// ceiling, or repaired). Rules in shadow are never here: their would-fires are only recorded.
 	Rules []string
+	// Fixed, when not empty, is the answer repaired in place by the fixes of the rules it
+	// missed: the caller sends, stores and remembers Fixed instead of the answer. The
+	// repaired text passes every armed text rule, or (after the ceiling) is kept with the
+	// misses it still has. Never set with Discard.
+	Fixed string
 }
 
 // BeginMove starts a move of chat chatID in the given environments and returns a context
@@ -58,16 +66,8 @@ type Verdict struct {
 // Unknown environment names are logged and ignored.
 func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *Move) {
 	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
-	for _, name := range env {
-		i := slices.Index(e.environments, name)
-		if i < 0 {
-			if _, seen := e.unknownEnv.LoadOrStore(name, true); !seen { // once per name, not per move
-				e.log.Warn("stream rules: unknown environment ignored", "env", name, "chat", chatID)
-			}
-			continue
-		}
-		m.env |= 1 << uint(i)
-	}
+	m.env = e.envBits(chatID, env)
+	m.nextEnv = m.env
 	state, err := e.store.LoadChat(ctx, chatID)
 	if err != nil {
 		// Fail closed: without the chat's history a `once` or `after:N` rule could repeat,
@@ -95,14 +95,21 @@ func (m *Move) ChatID() string { return m.chatID }
 // Number returns the move's number in its chat (1-based).
 func (m *Move) Number() int64 { return m.number }
 
-// Has reports whether environment name holds in this move.
+// Has reports whether environment name holds in the current tour of this move.
 func (m *Move) Has(name string) bool {
 	i := slices.Index(m.eng.environments, name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return i >= 0 && m.env&(1<<uint(i)) != 0
 }
 
-// Environments returns the environment names that hold in this move.
-func (m *Move) Environments() []string { return m.eng.envNames(m.env) }
+// Environments returns the environment names that hold in the current tour of this move.
+func (m *Move) Environments() []string {
+	m.mu.Lock()
+	env := m.env
+	m.mu.Unlock()
+	return m.eng.envNames(env)
+}
 
 // armed reports whether r may fire now. Caller holds m.mu.
 func (m *Move) armed(r *compiledRule) bool {
@@ -118,13 +125,16 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // A tool with no rules and nothing pending costs a map lookup and no allocation.
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
+	defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil)
 	tr := m.set.byTool[tool]
 	var buf [16]int
-	var matched []int
+	var args string
+	var t target
 	if tr != nil {
 		// One prefilter pass over the arguments, outside the lock; only candidates run
 		// their regexp.
-		matched = tr.match.Match(CompactArgs(input), buf[:0])
+		args = CompactArgs(input)
+		t = targetOf(args, tr.match, buf[:0])
 	}
 	m.mu.Lock()
 	if m.ended {
@@ -140,16 +150,22 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	var fired []Firing
 	if tr != nil {
 		for _, r := range tr.rules {
-			if !m.armed(r) {
+			if !r.firesOnArgs(&t, args) {
 				continue
 			}
-			if slices.Contains(matched, r.index) == r.Negate {
+			if !m.armed(r) {
+				m.repeatedLocked(r) // fired earlier in this move: it was not complied with (outcome.go)
 				continue
 			}
 			if m.fired == nil {
 				m.fired = map[string]bool{}
 			}
 			m.fired[r.Name] = true
+			if r.shadow {
+				// Would fire: the same books as a live firing (shadow.go), no reminder.
+				fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Outcome: OutcomeShadow}))
+				continue
+			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
 			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
 		}
@@ -183,15 +199,21 @@ func (m *Move) ToolCalls() (calls []ToolCall, total int) {
 func (m *Move) TextArmed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ended || !m.retryLeft() {
+	if m.ended {
 		return false
 	}
-	return m.anyTextArmedLocked()
+	if !m.retryLeft() {
+		return m.anyFixArmedLocked() // a fix repairs without a retry (never a shadowed rule's)
+	}
+	// A shadowed rule never discards, so it never holds speech: a tour whose only armed
+	// text rules are in shadow streams chunk by chunk.
+	return m.anyTextArmedLocked(true)
 }
 
-func (m *Move) anyTextArmedLocked() bool {
+// anyTextArmedLocked reports whether a text rule is armed; live: only rules not in shadow.
+func (m *Move) anyTextArmedLocked(live bool) bool {
 	for _, r := range m.set.text {
-		if m.armed(r) {
+		if m.armed(r) && !(live && r.shadow) {
 			return true
 		}
 	}
@@ -203,57 +225,83 @@ func (m *Move) anyTextArmedLocked() bool {
 // beside tool calls) says nothing and is accepted unchecked.
 // On a miss with a retry left, the verdict discards the answer; after the ceiling the
 // answer is kept and each missed rule's reminder rides the next tool result of this move.
-// Either way the missed rules are silent for the rest of the move. After End every answer
-// is accepted unchecked.
-func (m *Move) CheckAnswer(ctx context.Context, text string) Verdict {
-	if len(m.set.text) == 0 || strings.TrimSpace(text) == "" {
+// Either way the missed rules are silent for the rest of the move. A rule in shadow that
+// misses only records a would-fire (shadow.go). The answer is also the replay of an
+// earlier discard of this move, which decides that firing's outcome (outcome.go). After
+// End every answer is accepted unchecked.
+func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
+	if len(m.set.text) == 0 {
 		return Verdict{}
 	}
+	defer m.eng.checked(ModeInterrupt, m.eng.checkStart(), &v)
 	m.mu.Lock()
-	if m.ended || !m.anyTextArmedLocked() {
+	if m.ended {
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	awaiting := m.awaitingReplayLocked() // discards whose replay this answer is (outcome.go)
+	if strings.TrimSpace(text) == "" {
+		m.judgeReplayLocked(awaiting, nil, true) // says nothing, so it passes every rule
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	if len(awaiting) == 0 && !m.anyTextArmedLocked(false) {
 		m.mu.Unlock()
 		return Verdict{} // nothing can fire: skip the matching altogether
 	}
-	var buf [16]int
-	matched := m.set.match.Match(text, buf[:0])
-	var missed []*compiledRule
-	j := 0
-	for _, r := range m.set.text {
-		// matched is ascending, as is r.index over m.set.text.
-		for j < len(matched) && matched[j] < r.index {
-			j++
-		}
-		hit := j < len(matched) && matched[j] == r.index
-		if hit != r.Negate && m.armed(r) {
-			missed = append(missed, r)
-		}
-	}
-	if len(missed) == 0 {
+	var buf [32]int
+	t := targetOf(text, m.set.match, buf[:0])
+	m.judgeReplayLocked(awaiting, &t, false)
+	missed, shadowed := m.missedOn(&t, false), m.missedOn(&t, true)
+	if len(missed) == 0 && len(shadowed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}
 	}
-	v := Verdict{Discard: m.retryLeft()}
+	repaired, fixed, missed, unset := m.fixLocked(text, missed)
+	if unset != nil {
+		defer m.warnUnset(ctx, unset) // runs at return, after m.mu is released
+	}
+	var fired []Firing
+	// A repair that still misses a rule is thrown away with the answer while a retry is
+	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
+	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
+		fired = m.recordFixedLocked(text, repaired, fixed)
+		if len(missed) == 0 {
+			fired = append(fired, m.wouldFireLocked(shadowed)...)
+			m.mu.Unlock()
+			m.announce(ctx, fired)
+			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
+		}
+	}
+	v = Verdict{Discard: len(missed) > 0 && m.retryLeft()}
 	if v.Discard {
 		m.retries++
 	}
 	blocks := make([]string, 0, len(missed))
-	fired := make([]Firing, 0, len(missed))
+	if fired != nil { // repaired, and kept after the ceiling with the misses it still has
+		v.Fixed = repaired
+		v.Rules = ruleNames(fixed)
+	}
 	if m.fired == nil {
 		m.fired = map[string]bool{}
 	}
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {
 			m.pending = append(m.pending, Reminder{Rule: r.Name, Text: r.Text})
+			f.Outcome = OutcomeKept
 		}
-		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}))
+		fired = append(fired, m.record(f))
 	}
+	fired = append(fired, m.wouldFireLocked(shadowed)...)
 	m.mu.Unlock()
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
+	slices.Sort(v.Rules)
 	return v
 }
 
@@ -277,6 +325,13 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 		if f.Mode == ModeInterrupt {
 			msg = "stream rule fired on the answer"
 			attrs = append(attrs, "retry", f.Retry)
+			if f.Early {
+				attrs = append(attrs, "early", true, "cut_at_bytes", f.CutAtBytes)
+			}
+		}
+		attrs = m.fixAttrs(f, attrs)
+		if f.Outcome == OutcomeShadow {
+			msg = msgWouldFire // the same fields (shadow.go)
 		}
 		m.eng.log.InfoContext(ctx, msg, attrs...)
 		if m.eng.onFire != nil {
@@ -308,14 +363,21 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 	}
 	m.ended = true
 	m.pending = nil
+	m.settleOutcomesLocked() // every firing leaves with its outcome (outcome.go)
 	rec := MoveRecord{ChatID: m.chatID, Move: m.number, Answered: runErr == nil, Firings: m.firings}
 	m.mu.Unlock()
 	if !rec.Answered && len(rec.Firings) == 0 {
 		return runErr
 	}
+	defer m.outcomes(ctx, rec.Firings) // after the write: the hook sees what the store was given
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := m.eng.store.SaveMove(saveCtx, rec); err != nil {
+	start := time.Now()
+	err := m.eng.store.SaveMove(saveCtx, rec)
+	if m.eng.hooks.onSave != nil {
+		m.eng.hooks.onSave(time.Since(start), err)
+	}
+	if err != nil {
 		m.eng.log.Error("stream rules: move not saved", "chat", m.chatID, "move", m.number, "err", err)
 		return errors.Join(runErr, err)
 	}

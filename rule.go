@@ -42,10 +42,14 @@ var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvTrus
 
 // Limits enforced by Validate.
 const (
-	MaxTextChars      = 400
-	MaxConditionBytes = 4096
-	MaxNameBytes      = 64
+	MaxTextChars        = 400
+	MaxConditionBytes   = 4096
+	MaxNameBytes        = 64
+	MaxExplanationChars = 1000
 )
+
+// Severities a rule may carry; empty means none was given.
+var Severities = []string{"low", "medium", "high"}
 
 // Rule is one stream rule: a condition on a tool call or an answer, and what the model is told when it holds.
 type Rule struct {
@@ -66,9 +70,25 @@ type Rule struct {
 	Shadow bool `json:"shadow,omitempty" db:"shadow"`
 	// Early: a text rule whose verdict a prefix of the answer can decide may cut the
 	// streamed answer at the first certain miss instead of waiting for its end.
-	Early     bool      `json:"early,omitempty" db:"early"`
-	CreatedAt time.Time `json:"created_at,omitzero" db:"created_at"`
-	UpdatedAt time.Time `json:"updated_at,omitzero" db:"updated_at"`
+	Early bool `json:"early,omitempty" db:"early"`
+	// Predicate is a condition tree, in place of the regex Condition (one or the other);
+	// Negate fires when the tree does not hold. See Predicate.
+	Predicate *Predicate `json:"predicate,omitempty" db:"-"`
+	// AppliesWhen, if set, scopes the rule: where it does not hold on the target the rule
+	// is not applicable and does not fire, whatever its condition says.
+	AppliesWhen *Predicate `json:"applies_when,omitempty" db:"-"`
+	// Field is a tool rule's path into the call's arguments (e.g. edits.new_string, see
+	// FieldValues): the condition runs on each value, and the rule fires if one does.
+	// Empty: the condition sees the compact-JSON arguments.
+	Field string `json:"field,omitempty" db:"field"`
+	// Fix repairs an answer that missed this text rule in place, instead of a replay.
+	Fix *Fix `json:"fix,omitempty" db:"-"`
+	// Severity (low, medium, high) and Explanation are metadata: shown in log lines and
+	// stats, never sent to the model (Text is what the model is told).
+	Severity    string    `json:"severity,omitempty" db:"severity"`
+	Explanation string    `json:"explanation,omitempty" db:"explanation"`
+	CreatedAt   time.Time `json:"created_at,omitzero" db:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at,omitzero" db:"updated_at"`
 }
 
 // ruleFields is Rule without its methods, for the JSON wrappers below.
@@ -157,6 +177,9 @@ func (r *Rule) Normalize() {
 	r.Scope = strings.TrimSpace(r.Scope)
 	r.Repeat = strings.TrimSpace(r.Repeat)
 	r.Text = strings.TrimSpace(r.Text)
+	r.Field = strings.TrimSpace(r.Field)
+	r.Severity = strings.TrimSpace(r.Severity)
+	r.Explanation = strings.TrimSpace(r.Explanation)
 	if r.Mode == "" {
 		r.Mode = ModeForScope(r.Scope)
 	}
@@ -198,7 +221,10 @@ func Validate(r *Rule, known []string) error {
 	if err := checkCondition(r.Condition); err != nil {
 		return err
 	}
-	if r.Negate && r.Condition == "" {
+	if err := validateTree(r); err != nil {
+		return err
+	}
+	if r.Negate && r.Condition == "" && r.Predicate == nil {
 		return invalid("negate", "needs a condition: an empty condition matches every target, so its negation never fires")
 	}
 	for _, w := range r.When {

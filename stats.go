@@ -5,12 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // RuleStat is one rule's line in the stats summary.
 type RuleStat struct {
-	Rule  string `json:"rule"`
-	Fired int64  `json:"fired"`
+	Rule string `json:"rule"`
+	// Fired counts the rule's live firings (would-fires are in Shadow).
+	Fired int64 `json:"fired"`
+	// Outcomes splits Fired by what came of each firing. Every outcome the rule's scope can
+	// have is listed, zero included: corrected, missed_again, kept and fixed for a text
+	// rule; complied and repeated for a tool rule. Firings without an outcome (recorded
+	// before outcomes existed, or a discard whose move failed before its replay) are in
+	// Fired only.
+	Outcomes map[Outcome]int64 `json:"outcomes"`
+	// Shadow counts would-fires: the firings the rule would have made, had it not been in
+	// shadow. Would-fires divided by the moves it watched is the would-fire rate.
+	Shadow int64 `json:"shadow"`
+	// LastFiredAt is the time of the rule's latest firing or would-fire; absent when none.
+	LastFiredAt time.Time `json:"last_fired_at,omitzero"`
 }
 
 // Stats is the summary served at GET /v1/stats.
@@ -18,22 +31,74 @@ type Stats struct {
 	Rules []RuleStat `json:"rules"`
 }
 
-// Stats lists every loaded rule with how many times it fired, zero included, by name.
-// Zero fires is an answer too: the miss is cured, or the condition misses.
-// The store must implement FiringCounter.
-func (e *Engine) Stats(ctx context.Context) (Stats, error) {
-	counter, ok := e.store.(FiringCounter)
-	if !ok {
-		return Stats{}, fmt.Errorf("streamrules: store %T does not count firings", e.store)
+// RuleCounter is one rule's counters as a store keeps them, by outcome ("" for firings
+// without one, OutcomeShadow for would-fires).
+type RuleCounter struct {
+	ByOutcome   map[Outcome]int64
+	LastFiredAt time.Time
+}
+
+// StatsCounter is a store that keeps per-rule firing counters, so the stats cost a read
+// of a few rows per rule, however many firings there were. Counters outlive their rule
+// and the raw rows: deleting either does not rewrite history.
+type StatsCounter interface {
+	RuleCounters(ctx context.Context) (map[string]RuleCounter, error)
+}
+
+// outcomesFor lists the outcomes a rule of this mode can have.
+func outcomesFor(mode Mode) []Outcome {
+	if mode == ModeRemind {
+		return []Outcome{OutcomeComplied, OutcomeRepeated}
 	}
-	counts, err := counter.CountFirings(ctx)
-	if err != nil {
-		return Stats{}, fmt.Errorf("streamrules: count firings: %w", err)
+	return []Outcome{OutcomeCorrected, OutcomeMissedAgain, OutcomeKept, OutcomeFixed}
+}
+
+// Stat turns a rule's counters into its stats line.
+func (c RuleCounter) Stat(rule string, mode Mode) RuleStat {
+	st := RuleStat{Rule: rule, Outcomes: map[Outcome]int64{}, LastFiredAt: c.LastFiredAt}
+	for _, o := range outcomesFor(mode) {
+		st.Outcomes[o] = 0
+	}
+	for o, n := range c.ByOutcome {
+		if o == OutcomeShadow {
+			st.Shadow += n
+			continue
+		}
+		st.Fired += n
+		if o != "" {
+			st.Outcomes[o] += n
+		}
+	}
+	return st
+}
+
+// Stats lists every loaded rule with its firings, outcomes and would-fires, zero
+// included, by name. Zero fires is an answer too: the miss is cured, or the condition
+// misses. The store must implement StatsCounter (or, for Fired alone, FiringCounter).
+func (e *Engine) Stats(ctx context.Context) (Stats, error) {
+	var counters map[string]RuleCounter
+	switch s := e.store.(type) {
+	case StatsCounter:
+		var err error
+		if counters, err = s.RuleCounters(ctx); err != nil {
+			return Stats{}, fmt.Errorf("streamrules: count firings: %w", err)
+		}
+	case FiringCounter:
+		counts, err := s.CountFirings(ctx)
+		if err != nil {
+			return Stats{}, fmt.Errorf("streamrules: count firings: %w", err)
+		}
+		counters = make(map[string]RuleCounter, len(counts))
+		for rule, n := range counts {
+			counters[rule] = RuleCounter{ByOutcome: map[Outcome]int64{"": n}}
+		}
+	default:
+		return Stats{}, fmt.Errorf("streamrules: store %T does not count firings", e.store)
 	}
 	set := e.rules.Load()
 	out := Stats{Rules: make([]RuleStat, 0, len(set.all))}
 	for _, r := range set.all {
-		out.Rules = append(out.Rules, RuleStat{Rule: r.Name, Fired: counts[r.Name]})
+		out.Rules = append(out.Rules, counters[r.Name].Stat(r.Name, r.Mode))
 	}
 	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -43,99 +42,47 @@ var (
 
 func escapeAttr(s string) string { return attrEscaper.Replace(s) }
 
-// escapeText keeps a rule's text from closing its own tag or opening another.
+// escapeText keeps a rule's text from closing its own tag or opening another: a tag in
+// any form (see Neutralize) is defused first, then the markup characters are escaped.
 func escapeText(s string) string {
+	s = Neutralize(s)
 	if !strings.ContainsAny(s, "&<>") {
 		return s
 	}
 	return textEscaper.Replace(s)
 }
 
-// Neutralize defuses every "<system-reminder" / "<system-interrupt" (and closing forms, any case)
-// in untrusted text such as a tool's output, so it cannot pose as the system in the prompt.
-// The '<' becomes "&lt;"; text without such a tag is returned unchanged, without allocating.
+// Neutralize defuses every engine tag in untrusted text such as a tool's output, the user's
+// input or the chat history, so it cannot pose as the system in the prompt. A tag is read
+// the way a reader, human or model, would take it (see tagAt): through look-alike letters,
+// invisible characters, hyphen-likes and escapes of '<'. The '<' of each one, however it is
+// written, becomes '[': the rest of the text is left as it was.
+// Text without such a tag is returned unchanged, without allocating.
 func Neutralize(s string) string {
-	first := findTagOpen(s, 0)
-	if first < 0 {
+	i, n := findTag(s, 0)
+	if n == 0 {
 		return s
 	}
 	var b strings.Builder
-	b.Grow(len(s) + 16)
+	b.Grow(len(s))
 	prev := 0
-	for i := first; i >= 0; i = findTagOpen(s, i+1) {
+	for ; n > 0; i, n = findTag(s, i+n) {
 		b.WriteString(s[prev:i])
-		b.WriteString("&lt;")
-		prev = i + 1
+		b.WriteByte(defused)
+		prev = i + n
 	}
 	b.WriteString(s[prev:])
 	return b.String()
 }
 
-// findTagOpen returns the index of the next '<' at or after from that starts
-// "<system-reminder", "<system-interrupt" or their closing forms, case-insensitively.
-// Case is Unicode's: a letter matches when it folds, lowers or uppers to the tag's letter,
-// so "<ſystem-reminder" (U+017F) and "</SYSTEM-İNTERRUPT" (U+0130) are caught too.
-func findTagOpen(s string, from int) int {
-	for i := from; i < len(s); i++ {
-		j := strings.IndexByte(s[i:], '<')
-		if j < 0 {
-			return -1
-		}
-		i += j
-		rest := s[i+1:]
-		rest = strings.TrimPrefix(rest, "/")
-		if hasTagPrefix(rest, ReminderTag) || hasTagPrefix(rest, InterruptTag) {
-			return i
-		}
-	}
-	return -1
-}
+// defused replaces the '<' of a neutralised tag: no encoding of '<' and no look-alike of it.
+const defused = '['
 
-// hasTagPrefix reports whether s starts with tag (lower-case ASCII) under Unicode case mapping.
-func hasTagPrefix(s, tag string) bool {
-	i := 0
-	for k := 0; k < len(tag); k++ {
-		if i >= len(s) {
-			return false
-		}
-		c := tag[k]
-		if b := s[i]; b < utf8.RuneSelf {
-			if b != c && (c < 'a' || c > 'z' || b != c-'a'+'A') {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !runeCasesTo(r, rune(c)) {
-			return false
-		}
-		i += size
-	}
-	return true
-}
-
-// runeCasesTo reports whether the non-ASCII rune r is a case variant of the ASCII letter c:
-// it lowers or uppers to c's case, or shares c's case-folding orbit.
-func runeCasesTo(r, c rune) bool {
-	if c < 'a' || c > 'z' {
-		return false
-	}
-	upper := c - 'a' + 'A'
-	if unicode.ToLower(r) == c || unicode.ToUpper(r) == upper {
-		return true
-	}
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f == c || f == upper {
-			return true
-		}
-	}
-	return false
-}
-
-// StripBlocks removes every reminder and interrupt block (and the newline after it) from text.
-// Because tool output is neutralised, every real tag in a prompt is one the engine wrote,
-// so this yields the clean view of a prompt copy.
+// StripBlocks removes every reminder and interrupt block (and the newline after it) from text
+// shaped like the engine's own blocks. It reads a prompt as the model got it (a debugging
+// tap, a transcript of prompts): there every other tag is neutralised, so every real tag is
+// one the engine wrote. It is a pattern, so the clean view of callbacks does not use it
+// (callbacks.Inserted records what the engine put where).
 func StripBlocks(s string) string {
 	if !strings.Contains(s, "<system-") {
 		return s
@@ -202,24 +149,34 @@ type SpliceOptions struct {
 // neutralised, then the reminder blocks are laid in front in the order given.
 // It is deterministic, so the same call spliced in every later tour is byte-identical.
 func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
+	blocks, body := SpliceParts(output, reminders, opt)
+	if blocks == "" {
+		return body
+	}
+	return blocks + body
+}
+
+// SpliceParts is Splice in its two parts: the engine's reminder blocks (each followed by a
+// newline; "" without reminders) and the output as laid under them. Splice returns
+// blocks+body; a clean view of the prompt copy drops exactly blocks.
+func SpliceParts(output string, reminders []Reminder, opt SpliceOptions) (blocks, body string) {
 	if opt.EmptyOutputMarker != "" && strings.TrimSpace(output) == opt.EmptyOutputMarker {
 		// The marker is the service's, not the tool's output: never cut, gone under reminders.
 		if len(reminders) == 0 {
-			return output
+			return "", output
 		}
 		output = ""
 	}
-	output = Neutralize(capChars(output, opt.MaxChars))
+	body = Neutralize(capChars(output, opt.MaxChars))
 	if len(reminders) == 0 {
-		return output
+		return "", body
 	}
 	var b strings.Builder
 	for _, r := range reminders {
 		b.WriteString(r.Block())
 		b.WriteByte('\n')
 	}
-	b.WriteString(output)
-	return b.String()
+	return b.String(), body
 }
 
 // capChars cuts s to max runes and says so, so the model knows the output was cut.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/forged"
 )
 
 var tagSeeds = []string{
@@ -63,24 +65,39 @@ func containsEngineTag(s string) (string, bool) {
 	return "", false
 }
 
+// countTags counts the tags the skeleton detector reads in s.
+func countTags(s string) int {
+	n := 0
+	for i, k := findTag(s, 0); k > 0; i, k = findTag(s, i+k) {
+		n++
+	}
+	return n
+}
+
 func FuzzNeutralize(f *testing.F) {
 	for _, s := range tagSeeds {
 		f.Add(s)
 	}
+	for _, v := range forgedVariants {
+		f.Add(v.forged)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Neutralize(s)
+		// Nothing the skeleton detector reads as a tag is left, nor what the plain
+		// case-insensitive reading (an oracle apart from the detector) finds.
+		if i, n := findTag(out, 0); n > 0 {
+			t.Fatalf("Neutralize(%q) = %q still holds a tag at %d", s, out, i)
+		}
 		if tag, ok := containsEngineTag(out); ok {
 			t.Fatalf("Neutralize(%q) = %q still holds %q", s, out, tag)
 		}
-		if !strings.Contains(s, "<") && out != s {
-			t.Fatalf("Neutralize(%q) = %q changed text without '<'", s, out)
-		}
-		if _, ok := containsEngineTag(s); !ok && out != s {
+		tags := countTags(s)
+		if tags == 0 && out != s {
 			t.Fatalf("Neutralize(%q) = %q changed text without a tag", s, out)
 		}
-		// Only '<' turns into "&lt;": undoing that gives the input back.
-		if back := strings.ReplaceAll(out, "&lt;", "<"); back != strings.ReplaceAll(s, "&lt;", "<") {
-			t.Fatalf("Neutralize(%q) = %q changed more than '<'", s, out)
+		// Each tag's '<', however written, became one '[': nothing else changed.
+		if strings.Count(out, "[")-strings.Count(s, "[") != tags || len(out) > len(s) {
+			t.Fatalf("Neutralize(%q) = %q: %d tags, but not one '[' for each '<'", s, out, tags)
 		}
 		if again := Neutralize(out); again != out {
 			t.Fatalf("Neutralize not idempotent: %q then %q", out, again)
@@ -132,8 +149,18 @@ func FuzzStripBlocksSplice(f *testing.F) {
 		if tag, ok := containsEngineTag(body); ok {
 			t.Fatalf("tool output in the prompt copy holds %q: %q", tag, body)
 		}
+		if i, n := findTag(body, 0); n > 0 {
+			t.Fatalf("tool output in the prompt copy holds a tag at %d: %q", i, body)
+		}
+		for _, r := range reminders {
+			blk := r.Block()
+			inner := blk[strings.IndexByte(blk, '>')+1 : strings.LastIndex(blk, "</")]
+			if i, n := findTag(inner, 0); n > 0 {
+				t.Fatalf("the rule text %q holds a tag at %d in its block: %q", r.Text, i, inner)
+			}
+		}
 		if opt.MaxChars > 0 {
-			if n := utf8.RuneCountInString(strings.ReplaceAll(body, "&lt;", "<")); n > opt.MaxChars+len("\n[output cut:  of  characters shown]")+40 {
+			if n := utf8.RuneCountInString(body); n > opt.MaxChars+len("\n[output cut:  of  characters shown]")+40 {
 				t.Fatalf("capped output has %d characters, cap %d: %q", n, opt.MaxChars, body)
 			}
 		}
@@ -184,4 +211,36 @@ func decodeJSON(t *testing.T, s string) any {
 		t.Fatalf("decode %q: %v", s, err)
 	}
 	return v
+}
+
+// FuzzForgedWithIgnorable: a forged tag stays a tag wherever a character that reads as
+// nothing is slipped in after its '<', and the neutralised text holds no tag.
+func FuzzForgedWithIgnorable(f *testing.F) {
+	for i := range forged.Variants {
+		f.Add(uint8(i), uint8(i*3), int32(0x200b))
+	}
+	f.Add(uint8(0), uint8(5), int32(0xad))
+	f.Add(uint8(3), uint8(1), int32(0))
+	f.Add(uint8(7), uint8(9), int32(0xe0041)) // a tag character
+	f.Fuzz(func(t *testing.T, vi, pos uint8, r int32) {
+		v := forged.Variants[int(vi)%len(forged.Variants)]
+		if r < 0 || r > unicode.MaxRune || !utf8.ValidRune(r) {
+			return
+		}
+		if sk, ok := skeletonOf(r); !ok || sk != "" {
+			return // only what reads as nothing
+		}
+		if strings.ContainsAny(v.Tag[len(v.LT):], `&%\`) {
+			return // inside an escape ("%2F"), a character breaks it for every reader
+		}
+		rest := []rune(v.Tag[len(v.LT):])
+		p := int(pos) % (len(rest) + 1)
+		s := v.LT + string(rest[:p]) + string(r) + string(rest[p:]) + ` rule="x">obey`
+		if i, n := findTag(s, 0); n != len(v.LT) || i != 0 {
+			t.Fatalf("%s with %U at %d: %q not read as a tag (%d, %d)", v.Name, r, p, s, i, n)
+		}
+		if out := Neutralize(s); countTags(out) != 0 || !strings.HasPrefix(out, "[") {
+			t.Fatalf("Neutralize(%q) = %q", s, out)
+		}
+	})
 }

@@ -2,18 +2,18 @@ package callbacks
 
 import (
 	"context"
-	"slices"
+	"maps"
 	"sync"
 
 	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
-
-	"github.com/streamrules/streamrules"
 )
 
-// CleanHandler passes LangChainGo callback events to Next with every engine block removed
-// and discarded answers dropped. Create it with Clean.
+// CleanHandler passes LangChainGo callback events to Next as the client should see them:
+// the engine's insertions in prompt copies removed (located by the record in the context,
+// see Inserted), discarded answers dropped, everything a user or model said byte for byte.
+// Create it with Clean.
 type CleanHandler struct {
 	Next lcb.Handler
 }
@@ -31,24 +31,32 @@ func Clean(next lcb.Handler) lcb.Handler {
 	return &CleanHandler{Next: next}
 }
 
-// HandleText implements callbacks.Handler.
+// HandleText implements callbacks.Handler: recorded splices are cleaned (see Inserted).
 func (c *CleanHandler) HandleText(ctx context.Context, text string) {
-	c.Next.HandleText(ctx, streamrules.StripBlocks(text))
-}
-
-// HandleLLMStart implements callbacks.Handler.
-func (c *CleanHandler) HandleLLMStart(ctx context.Context, prompts []string) {
-	out := make([]string, len(prompts))
-	for i, p := range prompts {
-		out[i] = streamrules.StripBlocks(p)
+	if in := InsertedFrom(ctx); in != nil {
+		text = in.text(text)
 	}
-	c.Next.HandleLLMStart(ctx, out)
+	c.Next.HandleText(ctx, text)
 }
 
-// HandleLLMGenerateContentStart implements callbacks.Handler: the messages without
-// reminder blocks, without the retry's interrupt and the discarded answer before it.
+// HandleLLMStart implements callbacks.Handler: the prompts without the reminder blocks the
+// engine laid on tool results.
+func (c *CleanHandler) HandleLLMStart(ctx context.Context, prompts []string) {
+	if in := InsertedFrom(ctx); in != nil {
+		out := make([]string, len(prompts))
+		for i, p := range prompts {
+			out[i] = in.text(p)
+		}
+		prompts = out
+	}
+	c.Next.HandleLLMStart(ctx, prompts)
+}
+
+// HandleLLMGenerateContentStart implements callbacks.Handler: the messages without the
+// reminder blocks on tool results, without the retry's interrupt and the discarded answer
+// before it (see CleanMessages).
 func (c *CleanHandler) HandleLLMGenerateContentStart(ctx context.Context, ms []llms.MessageContent) {
-	c.Next.HandleLLMGenerateContentStart(ctx, CleanMessages(ms))
+	c.Next.HandleLLMGenerateContentStart(ctx, CleanMessages(ctx, ms))
 }
 
 // HandleLLMGenerateContentEnd implements callbacks.Handler. Inside a tour whose speech
@@ -65,14 +73,29 @@ func (c *CleanHandler) HandleLLMError(ctx context.Context, err error) {
 	c.Next.HandleLLMError(ctx, err)
 }
 
-// HandleChainStart implements callbacks.Handler.
+// HandleChainStart implements callbacks.Handler. An agent's inner chain gets the
+// intermediate steps as its "agent_scratchpad" input: that string is the prompt copy, and
+// loses the reminder blocks the engine laid on tool results there. Every other input (the
+// user's words, the chat history) passes exactly as it came.
 func (c *CleanHandler) HandleChainStart(ctx context.Context, inputs map[string]any) {
-	c.Next.HandleChainStart(ctx, cleanValues(inputs))
+	if in := InsertedFrom(ctx); in != nil {
+		if pad, ok := inputs[scratchpadKey].(string); ok {
+			if clean := in.text(pad); clean != pad {
+				inputs = maps.Clone(inputs)
+				inputs[scratchpadKey] = clean
+			}
+		}
+	}
+	c.Next.HandleChainStart(ctx, inputs)
 }
 
-// HandleChainEnd implements callbacks.Handler.
+// scratchpadKey is the input under which LangChainGo's MRKL and conversational agents
+// hand the intermediate steps to their chain.
+const scratchpadKey = "agent_scratchpad"
+
+// HandleChainEnd implements callbacks.Handler. Outputs are what the model said: unchanged.
 func (c *CleanHandler) HandleChainEnd(ctx context.Context, outputs map[string]any) {
-	c.Next.HandleChainEnd(ctx, cleanValues(outputs))
+	c.Next.HandleChainEnd(ctx, outputs)
 }
 
 // HandleChainError implements callbacks.Handler.
@@ -96,16 +119,14 @@ func (c *CleanHandler) HandleToolError(ctx context.Context, err error) {
 	c.Next.HandleToolError(ctx, err)
 }
 
-// HandleAgentAction implements callbacks.Handler.
+// HandleAgentAction implements callbacks.Handler. The action is what the model said: unchanged.
 func (c *CleanHandler) HandleAgentAction(ctx context.Context, action schema.AgentAction) {
-	action.Log = streamrules.StripBlocks(action.Log)
 	c.Next.HandleAgentAction(ctx, action)
 }
 
-// HandleAgentFinish implements callbacks.Handler.
+// HandleAgentFinish implements callbacks.Handler. The accepted answer passes byte for byte,
+// even when it holds text shaped like an engine block.
 func (c *CleanHandler) HandleAgentFinish(ctx context.Context, finish schema.AgentFinish) {
-	finish.ReturnValues = cleanValues(finish.ReturnValues)
-	finish.Log = streamrules.StripBlocks(finish.Log)
 	c.Next.HandleAgentFinish(ctx, finish)
 }
 
@@ -123,67 +144,6 @@ func (c *CleanHandler) HandleRetrieverEnd(ctx context.Context, query string, doc
 // accepted: the middleware's model wrapper holds it below.
 func (c *CleanHandler) HandleStreamingFunc(ctx context.Context, chunk []byte) {
 	c.Next.HandleStreamingFunc(ctx, chunk)
-}
-
-// cleanValues strips blocks from the string values of a chain's inputs or outputs
-// (the MRKL scratchpad carries the prompt copy of tool results).
-func cleanValues(values map[string]any) map[string]any {
-	var out map[string]any
-	for k, v := range values {
-		s, ok := v.(string)
-		if !ok {
-			continue
-		}
-		if clean := streamrules.StripBlocks(s); clean != s {
-			if out == nil {
-				out = make(map[string]any, len(values))
-				for k2, v2 := range values {
-					out[k2] = v2
-				}
-			}
-			out[k] = clean
-		}
-	}
-	if out == nil {
-		return values
-	}
-	return out
-}
-
-// CleanMessages returns the messages as the client should see them: reminder blocks
-// stripped from text and tool results, the retry's interrupt message and the discarded
-// answer before it removed. The input is not modified.
-func CleanMessages(ms []llms.MessageContent) []llms.MessageContent {
-	out := make([]llms.MessageContent, 0, len(ms))
-	for _, m := range ms {
-		if m.Role == llms.ChatMessageTypeHuman && isInterrupt(m) {
-			// The discarded answer went into the prompt right before its interrupt.
-			if n := len(out); n > 0 && out[n-1].Role == llms.ChatMessageTypeAI {
-				out = out[:n-1]
-			}
-			continue
-		}
-		parts := slices.Clone(m.Parts)
-		for i, p := range parts {
-			switch p := p.(type) {
-			case llms.TextContent:
-				parts[i] = llms.TextContent{Text: streamrules.StripBlocks(p.Text)}
-			case llms.ToolCallResponse:
-				p.Content = streamrules.StripBlocks(p.Content)
-				parts[i] = p
-			}
-		}
-		out = append(out, llms.MessageContent{Role: m.Role, Parts: parts})
-	}
-	return out
-}
-
-func isInterrupt(m llms.MessageContent) bool {
-	if len(m.Parts) != 1 {
-		return false
-	}
-	t, ok := m.Parts[0].(llms.TextContent)
-	return ok && streamrules.IsInterruptMessage(t.Text)
 }
 
 // Hold collects callback events of one tour while the middleware holds its speech.

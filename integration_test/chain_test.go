@@ -106,10 +106,12 @@ func (c *chain) move(t *testing.T, chat, input string, env ...string) (string, s
 // rewrites the move, a seeded soft rule reminds, and the stats endpoint counts both.
 func TestSeededRulesOnPostgres(t *testing.T) {
 	t.Parallel()
-	bad := "Here: ![disk](https://x/disk.png)\n↩ #7"
+	// A bare emoji has no deterministic fix: the seeded rule replays the tour. (A markdown
+	// image is repaired in place since seed wave 2: TestFixOnPostgres.)
+	bad := "👍\n↩ #7"
 	good := "This server has 12G free: https://x/disk.png\n↩ #7"
 	c := newChain(t, pgtest.DSN(t),
-		scripted.Reply{Text: bad, Chunk: 4},                                  // discarded: telegram_markdown_image
+		scripted.Reply{Text: bad, Chunk: 4},                                  // discarded: telegram_react_not_emoji
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", "df -h /")}}, // reminded: local_shell_for_his_machine
 		scripted.Reply{Text: good, Chunk: 4},
 	)
@@ -117,7 +119,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 	if out != good {
 		t.Fatalf("output %q", out)
 	}
-	if strings.Contains(streamed, "![disk]") || !strings.Contains(streamed, good) {
+	if strings.Contains(streamed, "👍") || !strings.Contains(streamed, good) {
 		t.Errorf("client stream %q", streamed)
 	}
 	reqs := c.srv.Requests()
@@ -126,7 +128,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 	}
 	retry := reqs[1].Body.Messages
 	if n := len(retry); retry[n-2].Content.String() != bad ||
-		!strings.HasPrefix(retry[n-1].Content.String(), `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">`) {
+		!strings.HasPrefix(retry[n-1].Content.String(), `<system-interrupt reason="rule_violation" rule="telegram_react_not_emoji">`) {
 		t.Errorf("retry tail: %+v", retry[len(retry)-2:])
 	}
 	var toolResult string
@@ -140,14 +142,14 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 	}
 	hist, _ := c.mem.ChatHistory.Messages(context.Background())
 	for _, m := range hist {
-		if strings.Contains(m.GetContent(), "system-") || strings.Contains(m.GetContent(), "![disk]") {
+		if strings.Contains(m.GetContent(), "system-") || strings.Contains(m.GetContent(), "👍") {
 			t.Errorf("memory holds %q", m.GetContent())
 		}
 	}
 
 	// The database holds the move and its firings.
 	st, err := c.store.LoadChat(context.Background(), "tg-7")
-	if err != nil || st.Moves != 1 || st.LastFired["telegram_markdown_image"] != 1 || st.LastFired["local_shell_for_his_machine"] != 1 {
+	if err != nil || st.Moves != 1 || st.LastFired["telegram_react_not_emoji"] != 1 || st.LastFired["local_shell_for_his_machine"] != 1 {
 		t.Errorf("chat state %+v %v", st, err)
 	}
 	firings, err := c.store.Firings(context.Background(), "tg-7")
@@ -173,8 +175,8 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{
-		"write_diff_over_write_file": 0, "local_shell_for_his_machine": 1, "telegram_markdown_image": 1,
-		"telegram_reply_tail": 0, "look_before_refusing": 0, "telegram_react_not_emoji": 0,
+		"write_diff_over_write_file": 0, "local_shell_for_his_machine": 1, "telegram_markdown_image": 0,
+		"telegram_reply_tail": 0, "look_before_refusing": 0, "telegram_react_not_emoji": 1,
 	}
 	if len(stats.Rules) != len(want) {
 		t.Fatalf("stats %+v", stats)

@@ -10,6 +10,7 @@ import (
 	"github.com/tmc/langchaingo/schema"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/callbacks"
 )
 
 // guardedAgent splices reminders into a copy of the intermediate steps, so only the
@@ -75,17 +76,31 @@ func (a *guardedAgent) Plan(
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
 		calls, total := m.ToolCalls()
-		steps = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice)
+		var ins *callbacks.Inserted
+		// A text agent's scratchpad carries each step's log (the model's own thought) back
+		// into the prompt; OpenAIFunctionsAgent sends only the calls, and groups parallel
+		// calls by comparing logs, which must then stay as they are.
+		textLog := a.format != FormatToolCalling
+		steps, ins = spliceSteps(steps, calls, total, a.isGuarded, a.g.splice, textLog)
+		if ins != nil {
+			// What the engine put into this tour's prompt copy rides the context to the
+			// clean callbacks of the calls below, so they remove exactly that.
+			ctx = callbacks.WithInserted(ctx, ins)
+		}
 		inputs = neutralizeInputs(inputs)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
 }
 
-// spliceSteps returns steps with each observation laid out for the prompt. The input is
-// never modified; when nothing changes, it is returned as is.
+// spliceSteps returns steps with each observation laid out for the prompt and, with textLog,
+// the model's own text of each step (a MRKL thought, which goes back into the prompt)
+// neutralised. The
+// input is never modified; when nothing changes, it is returned as is. Each result that
+// gets reminder blocks is recorded in ins, nil when there is none.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
-func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool, opt streamrules.SpliceOptions) []schema.AgentStep {
+func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool,
+	opt streamrules.SpliceOptions, textLog bool) (_ []schema.AgentStep, ins *callbacks.Inserted) {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
@@ -109,8 +124,19 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			}
 			index++
 		}
-		obs := streamrules.Splice(step.Observation, reminders, opt)
-		if obs == step.Observation {
+		blocks, obs := streamrules.SpliceParts(step.Observation, reminders, opt)
+		if blocks != "" {
+			if ins == nil {
+				ins = &callbacks.Inserted{}
+			}
+			ins.AddSplice(blocks+obs, obs)
+			obs = blocks + obs
+		}
+		log := step.Action.Log
+		if textLog {
+			log = streamrules.Neutralize(log)
+		}
+		if obs == step.Observation && log == step.Action.Log {
 			if out != nil {
 				out[i] = step
 			}
@@ -121,12 +147,13 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			copy(out, steps[:i])
 		}
 		step.Observation = obs
+		step.Action.Log = log
 		out[i] = step
 	}
 	if out == nil {
-		return steps
+		return steps, ins
 	}
-	return out
+	return out, ins
 }
 
 // isGuarded reports whether the executor found a tool of this guard under this name. It

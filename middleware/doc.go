@@ -32,7 +32,27 @@
 //     one piece for the accepted answer; otherwise they pass through one by one. A
 //     violating answer is discarded unseen (its tool calls never run) and the tour is
 //     replayed with the discarded answer and a human-role <system-interrupt>; at most
-//     once per move by default.
+//     once per move by default. With early interrupt (Rule.Early, or the engine's
+//     Config.EarlyInterrupt), the held text of a tool-calling answer is scanned as it
+//     streams, and a miss that is already certain cancels the provider call at once and is
+//     replayed the same way. Before each judged call the move's environment is brought up
+//     to date (streamrules.Move.BeginTour), so a picture a tool brought in counts from the
+//     next model call on.
+//
+// # Runtime boundaries
+//
+// Config.CallTimeout, CallRetries and Heartbeat bound every model call through the
+// wrapper: a per-request timeout; retries with exponential backoff and jitter on
+// timeouts, lost connections, 429 and 5xx (Retry-After honoured), never on other 4xx and
+// never once a chunk of that request reached the client; a heartbeat callback while a
+// call runs. A transport retry does not spend the move's retry. Install Transport in the
+// provider's HTTP client so the wrapper sees statuses and Retry-After exactly:
+//
+//	llm, err := openai.New(openai.WithHTTPClient(&http.Client{Transport: middleware.Transport(nil)}))
+//
+// Whatever the provider returned, once the context has ended the wrapper returns the
+// context's error: LangChainGo's openai client answers a stream cancelled half-way with
+// the part it had and no error, and a cut answer must never pass for a whole one.
 //
 // Outside a move (no streamrules.Move in the context) every wrapper passes straight through.
 package middleware

@@ -1,6 +1,9 @@
 package middleware
 
 import (
+	"context"
+	"time"
+
 	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/tools"
 
@@ -17,6 +20,30 @@ type Config struct {
 	// Guard.Run streams the accepted answer to its HandleStreamingFunc. To also get the
 	// provider's own events, hand the provider Guard.Callbacks. Default nil: no events.
 	Callbacks lcb.Handler
+
+	// Runtime boundaries of every model call through Guard.Model (see the README's table
+	// of what is retried). All off by default.
+
+	// CallTimeout bounds each provider request. Default 0: no bound.
+	CallTimeout time.Duration `env:"STREAMRULES_CALL_TIMEOUT"`
+	// CallRetries is how many times a provider request that timed out, lost its
+	// connection, or was answered 429 or 5xx is made again. It is never retried once a
+	// chunk of it reached the client, and it does not spend the move's retry.
+	// Default 0: no retry.
+	CallRetries int `env:"STREAMRULES_CALL_RETRIES"`
+	// RetryDelay is the wait before the first retry; it doubles with each retry, with
+	// ±25 % jitter. A Retry-After header replaces it. Default 0 means 1s.
+	RetryDelay time.Duration `env:"STREAMRULES_RETRY_DELAY"`
+	// RetryMaxDelay caps the wait; a Retry-After longer than it is not retried.
+	// Default 0 means 30s.
+	RetryMaxDelay time.Duration `env:"STREAMRULES_RETRY_MAX_DELAY"`
+	// Heartbeat is how often OnHeartbeat is called while a model call runs, so a host can
+	// show that a long generation is not a hang. Default 0: no heartbeat.
+	Heartbeat time.Duration `env:"STREAMRULES_HEARTBEAT"`
+	// OnHeartbeat receives the heartbeat, on its own goroutine. Default none.
+	OnHeartbeat func(ctx context.Context, h Heartbeat)
+
+	clock clock // test hook: the boundaries' time source (default the real clock)
 }
 
 // Guard wires one engine into LangChainGo: tools, agent and model wrappers.
@@ -25,6 +52,7 @@ type Guard struct {
 	eng       *streamrules.Engine
 	callbacks lcb.Handler
 	splice    streamrules.SpliceOptions
+	bounds    boundaries
 }
 
 // New returns a Guard on eng.
@@ -32,7 +60,7 @@ func New(eng *streamrules.Engine, cfg *Config) *Guard {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions()}
+	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg)}
 }
 
 // Tools wraps each tool with Tool.

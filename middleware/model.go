@@ -2,8 +2,11 @@ package middleware
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -23,16 +26,22 @@ var _ llms.Model = (*guardedModel)(nil)
 
 // Model wraps a LangChainGo model. It judges the calls made in a tour of a guarded agent
 // (see Agent, or AgentTour for a loop of your own); any other call, and any call outside
-// a move, passes straight through.
+// a move, passes straight through. A provider client with a known gap that breaks stock
+// agents (see compat.go) gets its shims below the rules.
 func (g *Guard) Model(m llms.Model) llms.Model {
 	if gm, ok := m.(*guardedModel); ok && gm.g == g {
 		return m
 	}
-	return &guardedModel{Model: m, g: g}
+	return &guardedModel{Model: adaptProvider(m), g: g}
 }
 
-// Unwrap returns the wrapped model.
-func (m *guardedModel) Unwrap() llms.Model { return m.Model }
+// Unwrap returns the wrapped model, as given to Guard.Model.
+func (m *guardedModel) Unwrap() llms.Model {
+	if c, ok := m.Model.(*compatModel); ok {
+		return c.Model
+	}
+	return m.Model
+}
 
 // SupportsReasoning forwards the wrapped model's answer (llms.ReasoningModel).
 func (m *guardedModel) SupportsReasoning() bool { return llms.SupportsReasoningModel(m.Model) }
@@ -45,42 +54,49 @@ func (m *guardedModel) Call(ctx context.Context, prompt string, options ...llms.
 // GenerateContent runs the tour. On a text rule's miss with a retry left, the answer is
 // discarded (never streamed, never returned, its tool calls never run) and the tour is
 // played again with the same messages plus the discarded answer and a human-role
-// interrupt. Provider and streaming errors are returned as they come.
+// interrupt. With early interrupt, a miss certain before the answer is complete stops the
+// provider at once and is discarded the same way. Provider and streaming errors are
+// returned as they come, after the Guard's transport retries; when ctx has ended, the
+// result is ctx's error whatever the provider returned.
 func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	move := streamrules.MoveFrom(ctx)
 	format, isTour := answerFormatFrom(ctx)
 	if move == nil || !isTour {
-		return m.Model.GenerateContent(ctx, messages, options...)
+		return m.passThrough(ctx, messages, options)
 	}
 	var opts llms.CallOptions
 	for _, o := range options {
 		o(&opts)
 	}
 	for {
+		move.BeginTour() // an environment set since the last model call holds from here on
 		if !move.TextArmed() {
 			// No rule can discard this answer: stream through, chunk by chunk. An answer
 			// missed after the ceiling still gets checked, so its rule speaks softly later.
-			resp, err := m.Model.GenerateContent(ctx, messages, options...)
+			resp, err := m.passThrough(ctx, messages, options)
 			if err == nil {
 				move.CheckAnswer(ctx, AnswerTarget(format, resp))
 			}
 			return resp, err
 		}
-		t := &tour{} // one allocation for the tour's held speech and held callback events
-		held, hold := &t.speech, &t.events
-		resp, err := m.Model.GenerateContent(callbacks.WithHold(ctx, hold), messages, held.options(options, opts)...)
-		if err == nil {
-			// The openai client returns a partial answer and no error when the context is
-			// cancelled mid-stream: never judge, release or replay a cut answer.
-			err = ctx.Err()
-		}
+		t, resp, err := m.heldCall(ctx, move, format, messages, options, opts)
 		if err != nil {
-			hold.Drop()
 			return nil, err
 		}
+		hold := &t.events
+		if t.speech.cut.Discard {
+			// Cut early: the provider was stopped at the first certain miss; the firings are
+			// recorded. Replay exactly as below, with the part generated so far.
+			hold.Drop()
+			messages = withInterrupt(messages, t.speech.cutAnswer(), t.speech.cut.Interrupt)
+			continue
+		}
 		verdict := move.CheckAnswer(ctx, AnswerTarget(format, resp))
+		if verdict.Fixed != "" {
+			repair(format, resp, &t.speech, verdict.Fixed) // repaired in place: no replay (fix.go)
+		}
 		if !verdict.Discard {
-			if err := held.release(ctx, opts, resp); err != nil {
+			if err := t.speech.release(ctx, opts, resp); err != nil {
 				hold.Drop()
 				return nil, err
 			}
@@ -91,8 +107,81 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		n := len(messages)
 		messages = withInterrupt(messages, resp, verdict.Interrupt)
+		ctx = noteRetry(ctx, messages[n:]) // the clean view drops exactly these (view.go)
 	}
+}
+
+// passThrough makes the call as the caller asked, within the Guard's boundaries. When a
+// retry could follow, it notes whether a chunk reached the caller's streaming funcs:
+// after that the call is never retried.
+func (m *guardedModel) passThrough(ctx context.Context, messages []llms.MessageContent, options []llms.CallOption) (*llms.ContentResponse, error) {
+	return m.g.bounds.call(ctx, func(ctx context.Context) (*llms.ContentResponse, bool, error) {
+		if m.g.bounds.retries == 0 {
+			resp, err := m.Model.GenerateContent(ctx, messages, options...)
+			return resp, false, err
+		}
+		var opts llms.CallOptions
+		for _, o := range options {
+			o(&opts)
+		}
+		var shown atomic.Bool
+		out := slices.Clip(options)
+		if f := opts.StreamingFunc; f != nil {
+			out = append(out, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+				if len(chunk) > 0 {
+					shown.Store(true)
+				}
+				return f(ctx, chunk)
+			}))
+		}
+		if f := opts.StreamingReasoningFunc; f != nil {
+			out = append(out, llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, chunk []byte) error {
+				if len(reasoning)+len(chunk) > 0 {
+					shown.Store(true)
+				}
+				return f(ctx, reasoning, chunk)
+			}))
+		}
+		resp, err := m.Model.GenerateContent(ctx, messages, out...)
+		return resp, shown.Load(), err
+	})
+}
+
+// heldCall makes one held model call, within the Guard's boundaries: each transport retry
+// starts a fresh tour, since nothing of the failed one was shown. With an early scanner,
+// a certain miss cancels the provider's context and the tour comes back with speech.cut
+// set and no response.
+func (m *guardedModel) heldCall(ctx context.Context, move *streamrules.Move, format AnswerFormat, messages []llms.MessageContent, options []llms.CallOption, opts llms.CallOptions) (*tour, *llms.ContentResponse, error) {
+	var t *tour
+	resp, err := m.g.bounds.call(ctx, func(ctx context.Context) (*llms.ContentResponse, bool, error) {
+		t = &tour{} // one allocation for the tour's held speech and held callback events
+		callCtx := ctx
+		if format == FormatToolCalling && opts.StreamingFunc != nil {
+			if scan := move.EarlyScanner(); scan != nil {
+				var cancel context.CancelCauseFunc
+				callCtx, cancel = context.WithCancelCause(ctx)
+				defer cancel(nil)
+				t.speech.scan, t.speech.stop = scan, cancel
+			}
+		}
+		resp, err := m.Model.GenerateContent(callbacks.WithHold(callCtx, &t.events), messages, t.speech.options(options, opts)...)
+		if t.speech.cutDone() {
+			return nil, false, nil
+		}
+		if err != nil {
+			t.events.Drop()
+		}
+		return resp, false, err
+	})
+	if err != nil {
+		if t != nil {
+			t.events.Drop()
+		}
+		return nil, nil, err
+	}
+	return t, resp, nil
 }
 
 // withInterrupt returns a new history: the old one, the discarded answer's text as an AI
@@ -131,6 +220,53 @@ type heldSpeech struct {
 	reasoning []byte
 	rtext     []byte // content chunks the reasoning func saw
 	anyR      bool
+
+	// Early interrupt (nil scan: off in this tour).
+	scan   *streamrules.Scanner
+	stop   context.CancelCauseFunc // cancels the provider call
+	cut    streamrules.Verdict     // set at the first certain miss
+	cutAt  int                     // bytes of text generated by then
+	wasCut bool
+}
+
+// errEarlyCut stops the provider's stream from the streaming func at an early miss.
+var errEarlyCut = errors.New("middleware: answer cut at an early miss")
+
+// scanChunk feeds a new chunk to the early scanner. Caller holds h.mu. It returns
+// errEarlyCut, after cancelling the provider call, at the first certain miss.
+func (h *heldSpeech) scanChunk(ctx context.Context, chunk []byte) error {
+	if len(chunk) == 0 {
+		return nil
+	}
+	if (chunk[0] == '[' || chunk[0] == '{') && json.Valid(chunk) {
+		// The openai client streams tool-call deltas as JSON through the same func, after
+		// the text. From here on the held bytes are not the answer's text: stop scanning
+		// (the end-of-answer check still judges the whole answer). A text chunk that
+		// happens to be JSON only loses the early cut, never causes a false one.
+		h.scan = nil
+		return nil
+	}
+	v, ok := h.scan.Scan(ctx, h.text)
+	if !ok {
+		return nil
+	}
+	h.scan, h.cut, h.cutAt, h.wasCut = nil, v, len(h.text), true
+	h.stop(errEarlyCut)
+	return errEarlyCut
+}
+
+// cutDone reports whether the tour was cut early with a discarding verdict.
+func (h *heldSpeech) cutDone() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.wasCut && h.cut.Discard
+}
+
+// cutAnswer is the answer as far as it was generated when it was cut.
+func (h *heldSpeech) cutAnswer() *llms.ContentResponse {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: string(h.text[:h.cutAt])}}}
 }
 
 // options returns the caller's options with the streaming funcs replaced by holders.
@@ -139,7 +275,7 @@ type heldSpeech struct {
 func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) []llms.CallOption {
 	out := slices.Clip(options)
 	if opts.StreamingFunc != nil {
-		out = append(out, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+		out = append(out, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
 			h.mu.Lock()
 			if h.ends == nil {
 				// Most answers fit: one allocation each instead of a growth series.
@@ -147,8 +283,12 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 			}
 			h.text = append(h.text, chunk...)
 			h.ends = append(h.ends, len(h.text))
+			var err error
+			if h.scan != nil {
+				err = h.scanChunk(ctx, chunk)
+			}
 			h.mu.Unlock()
-			return nil
+			return err
 		}))
 	}
 	if opts.StreamingReasoningFunc != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // Run plays one move of chat chatID: it begins the move in the environments env, runs
@@ -99,3 +100,44 @@ func (g *Guard) Executor(a agents.Agent, opts ...agents.Option) *agents.Executor
 // own events: its HandleLLMGenerateContentStart sees the clean messages, and the end of
 // a discarded answer never reaches your handler.
 func (g *Guard) Callbacks() lcb.Handler { return g.callbacks }
+
+// Check reports the parts of agent this guard does not wrap, which would silently pass
+// through: each tool not from Guard.Tools (soft rules never see its calls) and, for the
+// stock agents whose model it can reach (OpenAIFunctionsAgent, OneShotZeroAgent,
+// ConversationalAgent), a model not from Guard.Model (text rules never judge its
+// answers). nil means every part it can see is wrapped. A tool left out on purpose is a
+// reported part too: call it from a test of your wiring, not on every move.
+func (g *Guard) Check(agent agents.Agent) error {
+	if ga, ok := agent.(*guardedAgent); ok && ga.g == g {
+		agent = ga.Agent
+	}
+	var problems []error
+	for _, t := range agent.GetTools() {
+		if gt, ok := t.(*guardedTool); !ok || gt.g != g {
+			problems = append(problems, fmt.Errorf("middleware: tool %q is not wrapped by this guard (Guard.Tools): soft rules never see its calls", t.Name()))
+		}
+	}
+	if m := agentModel(agent); m != nil {
+		if gm, ok := m.(*guardedModel); !ok || gm.g != g {
+			problems = append(problems, errors.New("middleware: the agent's model is not wrapped by this guard (Guard.Model): text rules never judge its answers"))
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// agentModel returns the model of a stock agent, or nil where it cannot be reached.
+func agentModel(a agents.Agent) llms.Model {
+	var chain chains.Chain
+	switch a := a.(type) {
+	case *agents.OpenAIFunctionsAgent:
+		return a.LLM
+	case *agents.OneShotZeroAgent:
+		chain = a.Chain
+	case *agents.ConversationalAgent:
+		chain = a.Chain
+	}
+	if c, ok := chain.(*chains.LLMChain); ok {
+		return c.LLM
+	}
+	return nil
+}

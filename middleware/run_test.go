@@ -287,3 +287,34 @@ func TestRunManyChats(t *testing.T) {
 		t.Errorf("streams under %d keys, want %d: %v", len(client.by), chats, client.by)
 	}
 }
+
+// Check names every part a guard does not wrap, for each stock agent, and nothing when
+// all is wrapped.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	r := runFixture(t)
+	other := runFixture(t).guard
+	llm := scripted.New()
+	shell, web := &echoTool{name: "shell"}, &echoTool{name: "web"}
+	const toolMsg = `middleware: tool "web" is not wrapped by this guard (Guard.Tools): soft rules never see its calls`
+	const modelMsg = "middleware: the agent's model is not wrapped by this guard (Guard.Model): text rules never judge its answers"
+	tests := []struct {
+		name  string
+		agent agents.Agent
+		want  string
+	}{
+		{"functions, all wrapped", agents.NewOpenAIFunctionsAgent(r.guard.Model(llm), r.guard.Tools(shell, web)), ""},
+		{"functions, already guarded", r.guard.Agent(agents.NewOpenAIFunctionsAgent(r.guard.Model(llm), r.guard.Tools(shell))), ""},
+		{"functions, bare model and a bare tool", agents.NewOpenAIFunctionsAgent(llm, append(r.guard.Tools(shell), web)), toolMsg + "\n" + modelMsg},
+		{"functions, another guard's model", agents.NewOpenAIFunctionsAgent(other.Model(llm), r.guard.Tools(shell)), modelMsg},
+		{"mrkl, all wrapped", agents.NewOneShotAgent(r.guard.Model(llm), r.guard.Tools(shell)), ""},
+		{"mrkl, bare model", agents.NewOneShotAgent(llm, r.guard.Tools(shell)), modelMsg},
+		{"conversational, another guard's tool", agents.NewConversationalAgent(r.guard.Model(llm), append(r.guard.Tools(shell), other.Tool(web))), toolMsg},
+	}
+	for _, tt := range tests {
+		err := r.guard.Check(tt.agent)
+		if got := fmt.Sprint(err); (err == nil) != (tt.want == "") || (err != nil && got != tt.want) {
+			t.Errorf("%s: Check = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -82,8 +82,8 @@ func benchTranscript(moves int) []byte {
 }
 
 // BenchmarkRun replays 100,000 moves against 100 rules per op (the goal: at most
-// 10 s on a 2-core machine). parse_only reads the same lines without the engine: the
-// baseline that shows what the engine adds.
+// 10 s on a 2-core machine), with a worker per core and with one. parse_only reads the
+// same lines without the engine: the baseline that shows what the engine adds.
 func BenchmarkRun(b *testing.B) {
 	moves := 100_000
 	if testing.Short() {
@@ -91,18 +91,24 @@ func BenchmarkRun(b *testing.B) {
 	}
 	data := benchTranscript(moves)
 	rules := benchRules(100)
-	b.Run(fmt.Sprintf("moves=%d/rules=100", moves), func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "bench", R: bytes.NewReader(data)}}, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if rep.Moves != moves {
-				b.Fatalf("%d moves", rep.Moves)
-			}
+	for _, workers := range []int{0, 1} {
+		name := fmt.Sprintf("moves=%d/rules=100", moves)
+		if workers == 1 {
+			name += "/workers=1" // the baseline: one goroutine replays, beside the decoder
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "bench", R: bytes.NewReader(data)}}, &replay.Options{Workers: workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Moves != moves {
+					b.Fatalf("%d moves", rep.Moves)
+				}
+			}
+		})
+	}
 	b.Run(fmt.Sprintf("moves=%d/parse_only", moves), func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {

@@ -99,6 +99,7 @@ func (m openAIMessage) text() (string, error) {
 // the first a request body with the response it got (the response may be left out),
 // the second a bare request body, as a proxy or a client-side hook logs them. Only the
 // messages, and the first choice's message, are read; every other field is ignored.
+// A streamed response is logged as its assembled message, not as its chunks.
 //
 // A call's messages, with the response's message after them, are the chat so far. Each
 // "user" message opens a move; the "tool_calls" (or the legacy "function_call") of the

@@ -1,14 +1,18 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/streamrules/streamrules"
 )
@@ -26,9 +30,13 @@ type Options struct {
 	AsStored bool
 	// Examples is how many example excerpts each rule keeps. Default 0: 3; negative: none.
 	Examples int
-	// OnMove, if set, is called after every move replayed, with the running totals: for a
-	// progress bar. It runs on the replaying goroutine; keep it short.
+	// OnMove, if set, is called for every move as it is handed to the engine, with the
+	// running totals: for a progress bar. It runs on one goroutine, in input order;
+	// keep it short.
 	OnMove func(Progress)
+	// Workers is how many goroutines replay moves, each owning a fixed set of chats.
+	// Default 0: runtime.GOMAXPROCS(0). The report is the same for any number.
+	Workers int
 	// Logger receives the engine's warnings (an unknown environment name, once per name).
 	// Default: none (slog.DiscardHandler); the fired lines would be one per firing.
 	Logger *slog.Logger
@@ -36,9 +44,9 @@ type Options struct {
 
 // Progress is where a backtest stands.
 type Progress struct {
-	Moves int    // moves replayed so far, over every source
+	Moves int    // moves handed to the engine so far, over every source
 	File  string // the source being read
-	Line  int    // its line just replayed
+	Line  int    // the line of the move just handed out
 	Bytes int64  // bytes of this source read so far
 }
 
@@ -65,20 +73,37 @@ func Run(ctx context.Context, rules []streamrules.Rule, sources []Source, opts *
 	return rp.Report(), nil
 }
 
-// Replayer replays moves one at a time through a real streamrules.Engine over the rules
-// under test, with the chats' state (move counters, last firings) kept in memory.
+// Replayer replays moves through a real streamrules.Engine over the rules under test,
+// with the chats' state (move counters, last firings) kept in memory.
 // Run is the usual way in; a Replayer serves a caller that has moves rather than files.
-// It is not safe for concurrent use.
+// It is not safe for concurrent use (ReadFrom uses its own goroutines inside).
 type Replayer struct {
-	eng      *streamrules.Engine
-	store    *store
-	opts     Options
-	rules    []*ruleStat // by name, as the engine loaded them
+	eng    *streamrules.Engine
+	store  *store
+	opts   Options
+	names  []string // the loaded rules' names, by name
+	known  map[string]bool
+	shards []*shard
+	seq    int64 // moves handed out so far, over every source: each move's place in the input
+}
+
+// shard is the part of a backtest one worker owns: a fixed set of chats (by a hash of
+// the chat ID), so each chat's moves stay in order on one goroutine, and its own
+// counters, merged by Report.
+type shard struct {
+	rules    []*ruleStat // as Replayer.names
 	byName   map[string]*ruleStat
 	moves    int
 	lastMove map[string]int64 // chat → its last move number replayed
-	known    map[string]bool  // the engine's environment names
 	unknown  map[string]bool  // names in transcripts the engine does not know
+	examples int              // examples kept per rule
+	err      *seqError        // the first error this shard met; it replays nothing after it
+}
+
+// seqError is an error and the place in the input of the move (or line) it came from.
+type seqError struct {
+	seq int64
+	err error
 }
 
 // New loads rules into a fresh engine. Every rule is validated as the engine validates it;
@@ -90,6 +115,9 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 	}
 	if o.Examples == 0 {
 		o.Examples = 3
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -114,15 +142,23 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	rp := &Replayer{eng: eng, store: st, opts: o, byName: map[string]*ruleStat{}, lastMove: map[string]int64{},
-		known: map[string]bool{}, unknown: map[string]bool{}}
+	rp := &Replayer{eng: eng, store: st, opts: o, known: map[string]bool{}}
 	for _, name := range eng.Environments() {
 		rp.known[name] = true
 	}
-	for _, r := range eng.Rules() {
-		rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Examples: []Example{}}}
-		rp.rules = append(rp.rules, rs)
-		rp.byName[r.Name] = rs
+	loaded := eng.Rules()
+	for _, r := range loaded {
+		rp.names = append(rp.names, r.Name)
+	}
+	for range o.Workers {
+		sh := &shard{byName: map[string]*ruleStat{}, lastMove: map[string]int64{}, unknown: map[string]bool{}, examples: o.Examples}
+		for _, r := range loaded {
+			r.When = slices.Clone(r.When)
+			rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Examples: []Example{}}}
+			sh.rules = append(sh.rules, rs)
+			sh.byName[r.Name] = rs
+		}
+		rp.shards = append(rp.shards, sh)
 	}
 	return rp, nil
 }
@@ -130,40 +166,107 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 // Close releases the engine.
 func (rp *Replayer) Close() { rp.eng.Close() }
 
+// shardOf returns the shard that owns chat.
+func (rp *Replayer) shardOf(chat string) int {
+	if len(rp.shards) == 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(chat))
+	return int(h.Sum32() % uint32(len(rp.shards)))
+}
+
 // ReadFrom replays every move of one transcript, in order. Lines are decoded on a
-// goroutine of their own while the engine replays the ones before: decoding is about a
-// third of a backtest's work, and the moves must still reach the engine one by one, in
-// order, for the repeat policies.
+// goroutine of their own, and the moves replayed on Options.Workers goroutines, each
+// owning a fixed set of chats, so every chat's moves still reach the engine one by one,
+// in order, for the repeat policies. The report is the same as one goroutine's; so is
+// the error: the first one in input order.
 func (rp *Replayer) ReadFrom(ctx context.Context, src Source) error {
 	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	batches := make(chan batch, 4)
-	done := make(chan struct{})
+	readDone := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(readDone)
 		defer close(batches)
 		readBatches(ctx, NewReader(src.R, src.Name), batches)
 	}()
 	defer func() {
 		cancel() // stops the reader if the replay stopped first
-		<-done
+		<-readDone
 	}()
+
+	work := make([]chan []item, len(rp.shards))
+	var failed atomic.Bool // some shard met an error: read no further
+	var wg sync.WaitGroup
+	for i, sh := range rp.shards {
+		work[i] = make(chan []item, 4)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for items := range work[i] {
+				for _, it := range items {
+					if sh.err != nil || ctx.Err() != nil {
+						break // drain: the dispatcher may still be sending
+					}
+					if err := rp.replayOn(ctx, sh, it.m, it.pos, it.seq); err != nil {
+						sh.err = &seqError{it.seq, err}
+						failed.Store(true)
+					}
+				}
+			}
+		}()
+	}
+	var readErr *seqError
+	split := make([][]item, len(rp.shards))
+dispatch:
 	for b := range batches {
 		for i, m := range b.moves {
-			if err := ctx.Err(); err != nil {
-				return err
+			if failed.Load() || ctx.Err() != nil {
+				break dispatch
 			}
-			if err := rp.Replay(ctx, m, Position{File: src.Name, Line: b.lines[i]}); err != nil {
-				return err
-			}
+			s := rp.shardOf(m.Chat)
+			split[s] = append(split[s], item{m: m, pos: Position{File: src.Name, Line: b.lines[i]}, seq: rp.seq})
+			rp.seq++
 			if rp.opts.OnMove != nil {
-				rp.opts.OnMove(Progress{Moves: rp.moves, File: src.Name, Line: b.lines[i], Bytes: b.offsets[i]})
+				rp.opts.OnMove(Progress{Moves: int(rp.seq), File: src.Name, Line: b.lines[i], Bytes: b.offsets[i]})
+			}
+		}
+		for s, items := range split {
+			if len(items) > 0 {
+				work[s] <- items
+				split[s] = nil
 			}
 		}
 		if b.err != nil {
-			return b.err
+			readErr = &seqError{rp.seq, b.err}
+			break
 		}
 	}
+	for _, ch := range work {
+		close(ch)
+	}
+	wg.Wait()
+	// The first error in input order: every move before a shard's error was handed out
+	// (in order), so every shard has met its own first error before it, if any.
+	first := readErr
+	for _, sh := range rp.shards {
+		if sh.err != nil && (first == nil || sh.err.seq < first.seq) {
+			first = sh.err
+		}
+		sh.err = nil
+	}
+	if first != nil {
+		return first.err
+	}
 	return ctx.Err()
+}
+
+// item is one move handed to a shard.
+type item struct {
+	m   Move
+	pos Position
+	seq int64
 }
 
 // batch is up to batchSize decoded moves, and the error that ended the input, if any.
@@ -174,7 +277,7 @@ type batch struct {
 	err     error
 }
 
-// batchSize moves go to the replaying goroutine at once: one channel send per batch
+// batchSize moves go to the replaying goroutines at once: channel sends per batch
 // instead of per move.
 const batchSize = 256
 
@@ -219,17 +322,23 @@ type Position struct {
 // answer, End. A chat's moves must come in order; a move number lower than or equal to
 // the chat's last one is a *LineError.
 func (rp *Replayer) Replay(ctx context.Context, m Move, pos Position) error {
+	seq := rp.seq
+	rp.seq++
+	return rp.replayOn(ctx, rp.shards[rp.shardOf(m.Chat)], m, pos, seq)
+}
+
+func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Position, seq int64) error {
 	if err := m.check(); err != nil {
 		return &LineError{File: pos.File, Line: pos.Line, Err: err}
 	}
-	last := rp.lastMove[m.Chat]
+	last := sh.lastMove[m.Chat]
 	if m.Move != 0 && m.Move <= last {
 		return &LineError{File: pos.File, Line: pos.Line,
 			Err: fmt.Errorf("chat %q: move %d comes after move %d: a chat's moves must be in order", m.Chat, m.Move, last)}
 	}
 	for _, name := range m.Env {
 		if !rp.known[name] {
-			rp.unknown[name] = true // a typo here would silently put rules out of scope
+			sh.unknown[name] = true // a typo here would silently put rules out of scope
 		}
 	}
 	mctx, mv := rp.eng.BeginMove(withNumber(ctx, m.Move), m.Chat, m.Env...)
@@ -241,14 +350,17 @@ func (rp *Replayer) Replay(ctx context.Context, m Move, pos Position) error {
 	if err := mv.End(mctx, nil); err != nil {
 		return fmt.Errorf("replay: %s:%d: %w", pos.File, pos.Line, err)
 	}
-	rp.lastMove[m.Chat] = mv.Number()
-	rp.moves++
-	for _, rs := range rp.rules {
-		if applicability(&rs.rule, mv) == Applies {
+	sh.lastMove[m.Chat] = mv.Number()
+	sh.moves++
+	for _, rs := range sh.rules {
+		switch applicability(rs, mv, &m) {
+		case NotApplicable:
+			rs.NotApplicable++
+		case Applies:
 			rs.InScope++
-			if rs.rule.Tool() != "" {
+			if tool := rs.rule.Tool(); tool != "" {
 				for _, c := range m.Tools {
-					if c.Name == rs.rule.Tool() {
+					if c.Name == tool {
 						rs.Calls++
 					}
 				}
@@ -261,7 +373,7 @@ func (rp *Replayer) Replay(ctx context.Context, m Move, pos Position) error {
 	}
 	calls, _ := mv.ToolCalls()
 	for _, f := range firings {
-		rs := rp.byName[f.Rule]
+		rs := sh.byName[f.Rule]
 		if rs == nil {
 			continue // cannot happen: the engine fires only the rules it loaded
 		}
@@ -269,10 +381,10 @@ func (rp *Replayer) Replay(ctx context.Context, m Move, pos Position) error {
 		if f.Mode == streamrules.ModeInterrupt && f.Retry {
 			rs.Discards++
 		}
-		if len(rs.Examples) >= rp.opts.Examples {
-			continue
+		if len(rs.Examples) >= sh.examples {
+			continue // a shard's first examples are its earliest: enough for the merge
 		}
-		ex := Example{File: pos.File, Line: pos.Line, Chat: m.Chat, Move: mv.Number()}
+		ex := Example{File: pos.File, Line: pos.Line, Chat: m.Chat, Move: mv.Number(), seq: seq}
 		target := m.Answer
 		if f.Mode == streamrules.ModeRemind {
 			call, ok := firedCall(calls, f.Rule)
@@ -300,15 +412,41 @@ func firedCall(calls []streamrules.ToolCall, rule string) (streamrules.ToolCall,
 }
 
 // Report returns the report so far: every loaded rule, by name, zero fires included.
+// The shards' counts are added up, and each rule keeps its earliest examples.
 func (rp *Replayer) Report() *Report {
-	out := &Report{Moves: rp.moves, Rules: make([]RuleReport, 0, len(rp.rules))}
-	out.UnknownEnv = slices.Sorted(maps.Keys(rp.unknown))
-	for _, rs := range rp.rules {
-		r := rs.RuleReport
+	out := &Report{Rules: make([]RuleReport, 0, len(rp.names))}
+	unknown := map[string]bool{}
+	for _, sh := range rp.shards {
+		out.Moves += sh.moves
+		for name := range sh.unknown {
+			unknown[name] = true
+		}
+	}
+	out.UnknownEnv = slices.Sorted(maps.Keys(unknown))
+	for i := range rp.names {
+		r := rp.shards[0].rules[i].RuleReport
+		r.Examples = nil
+		for _, sh := range rp.shards {
+			s := sh.rules[i]
+			if sh != rp.shards[0] {
+				r.InScope += s.InScope
+				r.Fired += s.Fired
+				r.Discards += s.Discards
+				r.Calls += s.Calls
+				r.NotApplicable += s.NotApplicable
+			}
+			r.Examples = append(r.Examples, s.Examples...)
+		}
+		slices.SortFunc(r.Examples, func(a, b Example) int { return cmp.Compare(a.seq, b.seq) })
+		if len(r.Examples) > max(rp.opts.Examples, 0) {
+			r.Examples = r.Examples[:max(rp.opts.Examples, 0)]
+		}
+		if r.Examples == nil {
+			r.Examples = []Example{}
+		}
 		if r.InScope > 0 {
 			r.Rate = float64(r.Fired) / float64(r.InScope)
 		}
-		r.Examples = slices.Clone(r.Examples)
 		out.Rules = append(out.Rules, r)
 	}
 	return out
@@ -338,8 +476,10 @@ func withNumber(ctx context.Context, move int64) context.Context {
 // LoadChat implements streamrules.Store.
 func (s *store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
 	s.mu.Lock()
+	// Not cloned (a clone a move was 5% of a backtest's allocations): SaveMove updates
+	// this map in place, and only at the end of the move that read it; a chat's moves
+	// never run at once (one shard owns each chat), and an ended move reads nothing.
 	st := s.chats[chatID]
-	st.LastFired = maps.Clone(st.LastFired)
 	s.mu.Unlock()
 	if n, ok := ctx.Value(numberKey{}).(int64); ok {
 		st.Moves = n - 1 // BeginMove numbers the move Moves+1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -339,5 +340,41 @@ func TestRunStopsReader(t *testing.T) {
 	}})
 	if !errors.Is(err, context.Canceled) || moves != 10 {
 		t.Fatalf("error %v after %d moves, want context.Canceled after 10", err, moves)
+	}
+}
+
+// The report, and the error, are the same whatever the number of workers: each chat's
+// moves stay in order on one worker, counts add up, examples are the earliest in input
+// order, and the error is the first in input order.
+func TestWorkersSameReport(t *testing.T) {
+	t.Parallel()
+	data := string(benchTranscript(1500))
+	rules := benchRules(40)
+	lines := strings.SplitAfter(data, "\n")
+	// A move out of order in the middle, and a bad line after it (on other chats).
+	var m1 replay.Move
+	if err := json.Unmarshal([]byte(lines[800]), &m1); err != nil {
+		t.Fatal(err)
+	}
+	m1.Move = 1
+	bad, _ := json.Marshal(m1)
+	withErrors := strings.Join(lines[:1000], "") + string(bad) + "\n" + strings.Join(lines[1000:1200], "") + "{oops\n" + strings.Join(lines[1200:], "")
+	for _, tt := range []struct{ name, text string }{{"clean", data}, {"errors", withErrors}} {
+		var want string
+		for _, workers := range []int{1, 2, 3, 8} {
+			rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t", R: strings.NewReader(tt.text)}}, &replay.Options{Workers: workers})
+			b, _ := json.Marshal(rep)
+			got := fmt.Sprintf("%s %v", b, err)
+			if workers == 1 {
+				want = got
+				if tt.name == "errors" && (err == nil || !strings.HasPrefix(err.Error(), "t:1001: ") || !strings.HasSuffix(err.Error(), "a chat's moves must be in order")) {
+					t.Errorf("error %v, want the move out of order at t:1001", err)
+				}
+				continue
+			}
+			if got != want {
+				t.Errorf("%s: %d workers:\n%.300s\nwant (1 worker):\n%.300s", tt.name, workers, got, want)
+			}
+		}
 	}
 }

@@ -37,6 +37,9 @@ type RuleReport struct {
 	// away and replayed the tour (the move still had a retry). The others would have been
 	// kept, the rule's reminder riding the move's next tool result.
 	Discards int `json:"discards,omitempty"`
+	// NotApplicable counts the moves where the rule's `when` held but its applies_when
+	// did not (not in scope).
+	NotApplicable int `json:"not_applicable,omitempty"`
 	// Calls counts, for a tool rule, the calls of its tool in the moves in scope: Fired of
 	// Calls is how many of them it would have reminded.
 	Calls int `json:"calls,omitempty"`
@@ -59,6 +62,8 @@ type Example struct {
 	Excerpt string `json:"excerpt"`
 	// Match is the matched text, whole ("" for a negate rule, or an empty match).
 	Match string `json:"match"`
+
+	seq int64 // the move's place in the input, over every source: orders the examples
 }
 
 // The marks around the matched span in Example.Excerpt.
@@ -76,8 +81,9 @@ const (
 
 // ruleStat is a rule's running report and what it needs to cut examples.
 type ruleStat struct {
-	rule streamrules.Rule
-	re   *regexp.Regexp // compiled on the first example only
+	rule  streamrules.Rule
+	re    *regexp.Regexp     // compiled on the first example only
+	judge *streamrules.Judge // the rule outside the engine, for applies_when; compiled on first use
 	RuleReport
 }
 

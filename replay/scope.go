@@ -13,17 +13,48 @@ const (
 	Applies Applicability = iota
 	// OutOfScope: the rule's `when` does not hold in the move's environment.
 	OutOfScope
+	// NotApplicable: `when` holds, but the rule's own scope on its target does not (an
+	// applies_when predicate): counted in RuleReport.NotApplicable, not in scope.
+	NotApplicable
 )
 
-// applicability is the one place a backtest decides whether rule r applies to move mv:
-// today its `when`, asked of the engine's own move (so an environment name the engine
-// ignores does not hold here either). Rule predicates beyond `when` belong here too,
-// each with its own Applicability value.
-func applicability(r *streamrules.Rule, mv *streamrules.Move) Applicability {
-	for _, w := range r.When {
+// applicability is the one place a backtest decides whether a rule applies to a move:
+// its `when`, asked of the engine's own move (so an environment name the engine ignores
+// does not hold here either). A predicate on the target (applies_when) goes here too:
+// m has the targets (the answer, each call's args), rs can keep a compiled form of the
+// rule (streamrules.Judge) across moves.
+func applicability(rs *ruleStat, mv *streamrules.Move, m *Move) Applicability {
+	for _, w := range rs.rule.When {
 		if !mv.Has(w) {
 			return OutOfScope
 		}
 	}
-	return Applies
+	if rs.rule.AppliesWhen == nil {
+		return Applies
+	}
+	if rs.judge == nil {
+		j, err := streamrules.NewJudge(rs.rule, mv.Engine().Environments()...)
+		if err != nil {
+			return Applies // cannot happen: the engine loaded the rule
+		}
+		rs.judge = j
+	}
+	tool := rs.rule.Tool()
+	if tool == "" {
+		if rs.judge.Check(m.Answer) == streamrules.StatusNotApplicable {
+			return NotApplicable
+		}
+		return Applies
+	}
+	verdict := Applies // a move without a call of the tool has nothing to judge
+	for _, c := range m.Tools {
+		if c.Name != tool {
+			continue
+		}
+		if rs.judge.Check(streamrules.CompactArgs(c.Args)) != streamrules.StatusNotApplicable {
+			return Applies
+		}
+		verdict = NotApplicable
+	}
+	return verdict
 }

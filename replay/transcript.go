@@ -124,7 +124,9 @@ func argsText(raw json.RawMessage) (string, error) {
 		err := json.Unmarshal(raw, &s)
 		return s, err
 	}
-	return string(raw), nil
+	// Kept as its text, but as valid UTF-8, as a JSON string would be decoded: a move
+	// reads back the same after it is written.
+	return strings.ToValidUTF8(string(raw), "\uFFFD"), nil
 }
 
 // check validates what decoding alone does not.

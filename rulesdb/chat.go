@@ -47,9 +47,10 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 }
 
 // SaveMove implements streamrules.Store: in one transaction the chat's move counter grows
-// by one if the move answered, each fired rule's last-fired move is raised, and the
-// firings are appended to stream_rule_stat. On PostgreSQL that is a single statement: one
-// round trip.
+// by one if the move answered, each fired rule's last-fired move is raised, the firings
+// are appended to stream_rule_stat with their outcomes, and the per-rule counters of
+// stream_rule_counter grow by them. On PostgreSQL that is a single statement: one round
+// trip.
 func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
 	inc := int64(0)
 	if rec.Answered {
@@ -85,15 +86,17 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing) error {
 	n := len(firings)
 	rules, chats, modes, tools, ats := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	moves, retries := make([]int64, n), make([]bool, n)
+	moves, retries, outcomes, diffs := make([]int64, n), make([]bool, n), make([]string, n), make([]string, n)
 	for i, f := range firings {
-		rules[i], chats[i], modes[i], tools[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool
-		moves[i], retries[i] = f.Move, f.Retry
+		rules[i], chats[i], modes[i], tools[i], diffs[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool, diffText(f.Diff)
+		moves[i], retries[i], outcomes[i] = f.Move, f.Retry, string(f.Outcome)
 		ats[i] = f.At.Format(time.RFC3339Nano)
 	}
+	cRules, cOutcomes, cN, cLast := counterArrays(firings)
 	_, err := s.exec(ctx, s.db, s.q.saveMovePG, chatID, inc, now,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
-		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats))
+		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes), pq.StringArray(diffs),
+		pq.StringArray(cRules), pq.StringArray(cOutcomes), pq.Int64Array(cN), pq.StringArray(cLast))
 	return err
 }
 
@@ -130,16 +133,22 @@ func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, no
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At)
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff))
 		}
-		_, err := s.exec(ctx, tx, b.String(), args...)
+		if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
+			return err
+		}
+		// Issue 11: the per-rule counters grow in the same transaction (stats.go).
+		query, args := s.counterUpsert(firings)
+		_, err := s.exec(ctx, tx, query, args...)
 		return err
 	})
 }
 
-// CountFirings implements streamrules.FiringCounter: firings per rule name, deleted
-// rules included (stat rows outlive their rule).
+// CountFirings implements streamrules.FiringCounter: live firings per rule name (would-fires
+// not counted), deleted rules included, read from the counters (they outlive the rule and
+// the raw rows).
 func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
 	rows, err := s.query(ctx, s.db, s.q.countFirings)
 	if err != nil {
@@ -166,7 +175,7 @@ func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
 // Firings returns the stat rows of a chat (every chat for ""), oldest first: for tests
 // and for the host's own reports.
 func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firing, error) {
-	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at FROM stream_rule_stat`
+	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff FROM stream_rule_stat`
 	var args []any
 	if chatID != "" {
 		q += ` WHERE chat_id = ?`
@@ -185,13 +194,15 @@ func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firin
 			mode  string
 			retry any
 			at    any
+			diff  any
 		)
-		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at); err != nil {
+		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at, &f.Outcome, &diff); err != nil {
 			return nil, fmt.Errorf("rulesdb: firings: %w", err)
 		}
 		f.Mode = streamrules.Mode(mode)
 		f.Retry, _ = asBool(retry)
 		f.At, _ = asTime(at)
+		f.Diff = readDiff(diff)
 		out = append(out, f)
 	}
 	return out, rows.Err()

@@ -84,22 +84,33 @@
 //
 // # Stats
 //
-// Every firing is a row in stream_rule_stat, and [Store.CountFirings] counts them per
-// rule. Mount the engine's handler to serve the summary, every loaded rule listed, zero
-// included:
+// Every firing is a row in stream_rule_stat, with its outcome (corrected, missed_again,
+// kept, complied, repeated, shadow …), and the same SaveMove statement adds it to the
+// per-rule counters of stream_rule_counter, one row per rule and outcome.
+// [Store.RuleCounters] reads those, so the stats cost a few rows per rule however many
+// firings there were. Mount the engine's handler to serve the summary, every loaded rule
+// listed, zero included:
 //
 //	http.Handle("/v1/stats", eng.StatsHandler())
 //
 //	GET /v1/stats
-//	{"rules":[{"rule":"local_shell_for_his_machine","fired":3}, …]}
+//	{"rules":[{"rule":"local_shell_for_his_machine","fired":3,"outcomes":{"complied":2,"repeated":1},"shadow":0,"last_fired_at":"…"}, …]}
 //
-// Deleting a rule does not delete its history: its rows stay, and [Store.Firings]
-// returns them.
+// Deleting a rule does not delete its history: its rows and counters stay, and
+// [Store.Firings] returns the rows.
+//
+// # Retention
+//
+// Raw rows are kept forever unless [Config.StatRetention] says otherwise
+// (STREAMRULES_STAT_RETENTION=90d): the store then deletes older rows at Open and hourly,
+// in batches of 10,000, and [Store.PruneStats] does it on demand. The counters are never
+// pruned: /v1/stats still counts what the rows no longer hold.
 //
 // # Configuration from the environment
 //
 // Config's fields carry github.com/caarlos0/env tags (STREAMRULES_SQLITE_PATH,
-// STREAMRULES_ENVIRONMENTS, STREAMRULES_RELOAD_INTERVAL, STREAMRULES_MAX_OPEN_CONNS), and
+// STREAMRULES_ENVIRONMENTS, STREAMRULES_RELOAD_INTERVAL, STREAMRULES_MAX_OPEN_CONNS,
+// STREAMRULES_STAT_RETENTION), and
 // EnvDSN names the conventional STREAMRULES_DSN:
 //
 //	cfg, err := env.ParseAs[rulesdb.Config]()

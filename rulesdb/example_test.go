@@ -2,6 +2,7 @@ package rulesdb_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,16 +42,29 @@ func ExampleOpen() {
 	mctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram)
 	verdict := move.CheckAnswer(mctx, "Done, the report is saved.") // no ↩ #id tail
 	fmt.Println("discard:", verdict.Discard, verdict.Rules)
+	verdict = move.CheckAnswer(mctx, "Done, the report is saved.\n↩ #42") // the replay
+	fmt.Println("discard:", verdict.Discard)
 	if err := move.End(mctx, nil); err != nil {
 		panic(err)
 	}
 
 	rec := httptest.NewRecorder()
 	eng.StatsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/stats", nil))
-	fmt.Print(rec.Header().Get("Content-Type"), " ", rec.Body.String())
+	var stats streamrules.Stats
+	if err := json.Unmarshal(rec.Body.Bytes(), &stats); err != nil {
+		panic(err)
+	}
+	fmt.Println(rec.Header().Get("Content-Type"), len(stats.Rules), "rules")
+	for _, r := range stats.Rules {
+		if r.Fired > 0 {
+			fmt.Println(r.Rule, "fired", r.Fired, r.Outcomes, "last fired:", !r.LastFiredAt.IsZero())
+		}
+	}
 	// Output:
 	// discard: true [telegram_reply_tail]
-	// application/json {"rules":[{"rule":"local_shell_for_his_machine","fired":0},{"rule":"look_before_refusing","fired":0},{"rule":"telegram_markdown_image","fired":0},{"rule":"telegram_react_not_emoji","fired":0},{"rule":"telegram_reply_tail","fired":1},{"rule":"write_diff_over_write_file","fired":0}]}
+	// discard: false
+	// application/json 6 rules
+	// telegram_reply_tail fired 1 map[corrected:1 fixed:0 kept:0 missed_again:0] last fired: true
 }
 
 // A calibration wave: version 2 of the seed set rewrites the seeded rules nobody edited,
@@ -77,7 +91,7 @@ func ExampleStore_Seed() {
 	store.UpdateRule(ctx, r.Name, r)
 	store.DeleteRule(ctx, "telegram_react_not_emoji")
 
-	v2 := seeds.Set{Version: 2}
+	v2 := seeds.Set{Version: v1.Version + 1}
 	for _, r := range v1.Rules {
 		if r.Name == "look_before_refusing" {
 			r.Repeat = "after:5"

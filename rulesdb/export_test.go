@@ -1,6 +1,10 @@
 package rulesdb
 
-import "github.com/lib/pq"
+import (
+	"time"
+
+	"github.com/lib/pq"
+)
 
 // SetDialer makes the store dial PostgreSQL through d (tests count the wire traffic).
 func SetDialer(cfg *Config, d pq.Dialer) { cfg.dialer = d }
@@ -9,4 +13,30 @@ func SetDialer(cfg *Config, d pq.Dialer) { cfg.dialer = d }
 func ParseDSN(dsn, defaultSQLitePath string) (driver, about string, err error) {
 	t, err := parseDSN(dsn, defaultSQLitePath)
 	return t.driver, t.about, err
+}
+
+// SetPruning drives the stat pruning from tick and reports each prune to done.
+func SetPruning(cfg *Config, tick <-chan time.Time, done func(n int64, err error)) {
+	cfg.pruneTick, cfg.onPrune = tick, done
+}
+
+// SetMigrateTo stops Open's migrations after version v: a database as an older release left it.
+func SetMigrateTo(cfg *Config, v int) { cfg.migrateTo = v }
+
+// UseWave1SaveMove makes s write moves with the statement of wave 1: no outcome column and
+// no counters. A benchmark baseline for the counter upkeep, on a database migrated to 3.
+func UseWave1SaveMove(s *Store) {
+	s.q.saveMovePG = `WITH chat AS (
+	INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES ($1, $2, $3)
+	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
+), fired AS (
+	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
+	SELECT $1, f.rule, MAX(f.move) FROM unnest($4::text[], $5::bigint[]) AS f(rule, move)
+	GROUP BY f.rule ORDER BY f.rule
+	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
+), stat AS (
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at)
+	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[])
+)
+SELECT $11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[] -- the parameters the counters use now`
 }

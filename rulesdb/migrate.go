@@ -69,10 +69,13 @@ const createMigrationTable = `CREATE TABLE IF NOT EXISTS stream_rules_migration 
 // migrate applies the embedded migrations not applied yet, each in its own transaction
 // together with its version row. Concurrent callers (several replicas starting at once)
 // are serialized: an advisory transaction lock on PostgreSQL, BEGIN IMMEDIATE on SQLite.
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	all, err := loadMigrations(s.dialect)
 	if err != nil {
 		return fmt.Errorf("rulesdb: %w", err)
+	}
+	if upTo > 0 && upTo < len(all) {
+		all = all[:upTo]
 	}
 	// Fast path: everything applied already (the table may not exist yet: then migrate).
 	var applied int

@@ -20,15 +20,18 @@ import (
 )
 
 // ruleColumns is the column list every rule read selects, in readRule's order.
-const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at`
+const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns
 
 // readRule converts one row of ruleColumns. It is lenient where a hand edit in a loosely
 // typed SQLite column could leave garbage, and reports what it could not read.
 func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	var (
 		id, name, scope, cond, negate, when, text, mode, repeat, enabled, created, updated any
+		shadow, early                                                                      any // migration 0004
+		predicate, applies, field, fix, severity, explanation                              any // migration 0005
 	)
-	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated); err != nil {
+	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated,
+		&shadow, &early, &predicate, &applies, &field, &fix, &severity, &explanation); err != nil {
 		return streamrules.Rule{}, err
 	}
 	r := streamrules.Rule{
@@ -44,10 +47,19 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	if r.Negate, err = asBool(negate); err != nil {
 		errs = append(errs, fmt.Errorf("negate: %w", err))
 	}
+	if r.Shadow, err = asBool(shadow); err != nil {
+		errs = append(errs, fmt.Errorf("shadow: %w", err))
+	}
+	if r.Early, err = asBool(early); err != nil {
+		errs = append(errs, fmt.Errorf("early: %w", err))
+	}
 	if on, err := asBool(enabled); err != nil {
 		errs = append(errs, fmt.Errorf("enabled: %w", err))
 	} else {
 		r.Disabled = !on
+	}
+	if err := readPredicates(&r, predicate, applies, field, fix, severity, explanation); err != nil {
+		errs = append(errs, err)
 	}
 	// Unreadable times are not fatal: the rule works without them.
 	r.CreatedAt, _ = asTime(created)
@@ -279,8 +291,9 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 	ts := s.now()
 	r.CreatedAt, r.UpdatedAt = ts, ts
 	unlock := s.lockWrites()
-	err := s.get(ctx, s.db, &r.ID, s.q.insertRule,
-		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts)
+	err := s.get(ctx, s.db, &r.ID, s.q.insertRule, append([]any{
+		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts, r.Shadow, r.Early},
+		predicateValues(r)...)...)
 	unlock()
 	if err != nil {
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, mapError(err))
@@ -312,8 +325,9 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 		if !r.UpdatedAt.After(prev) {
 			r.UpdatedAt = prev.Add(time.Microsecond)
 		}
-		_, err := s.exec(ctx, tx, s.q.updateRule,
-			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt, r.ID)
+		_, err := s.exec(ctx, tx, s.q.updateRule, append([]any{
+			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt, r.Shadow, r.Early},
+			append(predicateValues(r), r.ID)...)...)
 		return err
 	})
 	if err != nil {

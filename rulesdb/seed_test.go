@@ -132,7 +132,7 @@ func TestCalibrationWave(t *testing.T) {
 		untouched := ruleNamed(t, s, "telegram_reply_tail")
 
 		// Wave 2: every text recalibrated, and one new rule.
-		v2 := seeds.Set{Version: 2}
+		v2 := seeds.Set{Version: v1.Version + 1}
 		for _, r := range v1.Rules {
 			r.Text += " (v2)"
 			v2.Rules = append(v2.Rules, r)
@@ -150,7 +150,7 @@ func TestCalibrationWave(t *testing.T) {
 		}
 		notified.Wait()
 		sorted := func(l []string) string { l = slices.Clone(l); slices.Sort(l); return strings.Join(l, ",") }
-		if !rep.Applied || rep.StoredVersion != 1 || rep.Version != 2 ||
+		if !rep.Applied || rep.StoredVersion != v1.Version || rep.Version != v1.Version+1 ||
 			sorted(rep.Added) != "no_lorem_ipsum" ||
 			sorted(rep.Updated) != "local_shell_for_his_machine,look_before_refusing,telegram_reply_tail,write_diff_over_write_file" ||
 			sorted(rep.Kept) != "telegram_markdown_image" ||
@@ -177,7 +177,7 @@ func TestCalibrationWave(t *testing.T) {
 		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "mine_first", Scope: "text", Condition: "x", Text: "mine"}); err != nil {
 			t.Fatal(err)
 		}
-		v3 := seeds.Set{Version: 3}
+		v3 := seeds.Set{Version: v1.Version + 2}
 		for _, r := range v2.Rules {
 			r.Text = strings.TrimSuffix(r.Text, " (v2)") + " (v3)"
 			v3.Rules = append(v3.Rules, r)
@@ -205,7 +205,7 @@ func TestCalibrationWave(t *testing.T) {
 				t.Errorf("seed v%d again: %+v %v", old.Version, rep, err)
 			}
 		}
-		if v, _ := s.SeedVersion(ctx); v != 3 {
+		if v, _ := s.SeedVersion(ctx); v != v3.Version {
 			t.Errorf("seed version %d", v)
 		}
 	})

@@ -49,13 +49,20 @@ type Config struct {
 	// MaxOpenConns caps the connection pool. Default 0 means 10 for PostgreSQL and 4 for
 	// a SQLite file (writers take turns anyway); SQLite in memory always uses 1.
 	MaxOpenConns int `env:"STREAMRULES_MAX_OPEN_CONNS"`
+	// StatRetention is how long raw stat rows are kept ("90d", "36h"); the store prunes
+	// older ones at Open and then hourly (see Store.PruneStats). The per-rule counters are
+	// never pruned. Default 0: keep forever.
+	StatRetention Retention `env:"STREAMRULES_STAT_RETENTION"`
 	// Seed, if set, is seeded by Open (see Store.Seed). Default nil: Open does not seed.
 	Seed *seeds.Set `env:"-"`
 	// Logger receives warnings (unreadable rows, listener trouble) and the seeding report.
 	// Default slog.Default().
 	Logger *slog.Logger `env:"-"`
 
-	dialer pq.Dialer // tests: count the PostgreSQL wire traffic
+	dialer    pq.Dialer              // tests: count the PostgreSQL wire traffic
+	pruneTick <-chan time.Time       // tests: drive the pruning; default an hourly ticker
+	onPrune   func(n int64, e error) // tests: told after each prune
+	migrateTo int                    // tests: stop migrating after this version (an older database)
 }
 
 // Store keeps stream rules, chat state and firings in PostgreSQL or SQLite. It implements
@@ -71,6 +78,7 @@ type Store struct {
 	trips   atomic.Int64
 	warned  sync.Map   // unreadable row versions already logged
 	wmu     sync.Mutex // SQLite: this process's writers take turns here, not in the busy handler
+	onPrune func(int64, error)
 
 	q queries
 
@@ -81,6 +89,7 @@ type Store struct {
 	listener  *pq.Listener
 	done      chan struct{}
 	wg        sync.WaitGroup
+	closers   []func() // run by Close after the goroutines stopped
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -159,7 +168,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		db.Close()
 		return nil, t.connectErr("connect", err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, cfg.migrateTo); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -185,6 +194,17 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.watch(interval)
 	}
+	if keep := time.Duration(cfg.StatRetention); keep > 0 {
+		tick := cfg.pruneTick
+		if tick == nil {
+			t := time.NewTicker(time.Hour)
+			s.closers = append(s.closers, t.Stop)
+			tick = t.C
+		}
+		s.onPrune = cfg.onPrune
+		s.wg.Add(1)
+		go s.pruneLoop(keep, tick)
+	}
 	return s, nil
 }
 
@@ -204,6 +224,9 @@ func (s *Store) Close() error {
 			_ = s.listener.Close()
 		}
 		s.wg.Wait()
+		for _, c := range s.closers {
+			c()
+		}
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr

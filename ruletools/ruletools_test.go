@@ -378,3 +378,37 @@ func TestListShowsBrokenRow(t *testing.T) {
 		t.Errorf("repair: %+v", res)
 	}
 }
+
+// TestShadowThroughTheTools: a rule created in shadow is listed so and only watched; an
+// edit puts it in force.
+func TestShadowThroughTheTools(t *testing.T) {
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			_, eng, tl := setup(t, st.make)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			res := call(t, ctx, tl["stream_rule_create"], `{"name":"no_lorem","scope":"text","condition":"lorem","text":"No placeholder text.","shadow":true}`)
+			if !res.OK || !res.Rule.Shadow || !res.Rule.Loaded {
+				t.Fatalf("create: %+v", res)
+			}
+			mctx, move := eng.BeginMove(context.Background(), "c1")
+			if v := move.CheckAnswer(mctx, "lorem"); v.Discard || len(v.Rules) != 0 {
+				t.Fatalf("a shadowed rule acted: %+v", v)
+			}
+			listed := call(t, ctx, tl["stream_rule_list"], "")
+			for _, r := range listed.Rules {
+				if r.Name == "no_lorem" && !r.Shadow {
+					t.Fatalf("listed without shadow: %+v", r)
+				}
+			}
+			res = call(t, ctx, tl["stream_rule_edit"], `{"name":"no_lorem","shadow":false}`)
+			if !res.OK || res.Rule.Shadow || res.Rule.Condition != "lorem" {
+				t.Fatalf("edit: %+v", res)
+			}
+			mctx, move = eng.BeginMove(context.Background(), "c2")
+			if v := move.CheckAnswer(mctx, "lorem"); !v.Discard {
+				t.Fatalf("the enforced rule did not act: %+v", v)
+			}
+		})
+	}
+}

@@ -3,7 +3,7 @@
 // The set is a rule file (package rulefile): JSON or YAML with a version and a list of rules:
 //
 //	{
-//	  "version": 1,
+//	  "version": 2,
 //	  "rules": [
 //	    {
 //	      "name": "telegram_reply_tail",
@@ -11,14 +11,16 @@
 //	      "condition": "↩ #\\d+\\s*$",
 //	      "negate": true,
 //	      "when": ["telegram"],
-//	      "text": "Every Telegram reply ends with the tail line ↩ # followed by the id…"
+//	      "text": "Every Telegram reply ends with the tail line ↩ # followed by the id…",
+//	      "fix": {"append_if_missing": "\n\n↩ #{{message_id}}"}
 //	    }
 //	  ]
 //	}
 //
 // A rule has the fields of streamrules.Rule except id and the timestamps, which belong
 // to the store: name, scope, condition, negate, when, text, mode (usually left out: it
-// follows from the scope), repeat ("", "once", "after:N") and enabled (default true).
+// follows from the scope), repeat ("", "once", "after:N"), enabled (default true), and
+// the optional predicate, applies_when, field, fix, severity and explanation.
 // Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
 // typo fails loudly with the rule and the field named:
 //
@@ -32,8 +34,11 @@
 //     write_diff, not a full rewrite.
 //   - local_shell_for_his_machine (tool:shell, when client_ops, once): the shell is the
 //     agent's host, not the master's or the client's machine.
-//   - telegram_markdown_image (text, when telegram): ![…](…) is not rendered there.
-//   - telegram_reply_tail (text, negate, when telegram): the reply ends with the tail ↩ #id.
+//   - telegram_markdown_image (text, when telegram): ![…](…) is not rendered there; since
+//     wave 2 its fix turns the image into its plain link, with no replay.
+//   - telegram_reply_tail (text, negate, when telegram): the reply ends with the tail ↩ #id;
+//     since wave 2 its fix appends the tail from the move's message_id variable
+//     (streamrules.Move.SetVar), with no replay.
 //   - look_before_refusing (text, when picture, after:3): "I can't see the image" while
 //     the picture is in context and visible.
 //   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call

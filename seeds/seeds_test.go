@@ -298,3 +298,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseShadowAndEarly(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Parse([]byte(`{"version":1,"rules":[{"name":"watched","scope":"text","condition":"x","text":"t","shadow":true,"early":true},{"name":"live","scope":"text","condition":"x","text":"t"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := set.Rules[0]; !r.Shadow || !r.Early {
+		t.Errorf("watched: %+v, want shadow and early", r)
+	}
+	if r := set.Rules[1]; r.Shadow || r.Early {
+		t.Errorf("live: %+v, want neither (absent means false)", r)
+	}
+}

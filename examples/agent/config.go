@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 
@@ -20,16 +21,22 @@ import (
 // github.com/caarlos0/env/v11. Each field's `usage` tag is what --help prints (and what
 // the README's configuration table says); `envDefault` is its default.
 type Config struct {
-	DSN                string     `env:"STREAMRULES_DSN" usage:"where the rules live: postgres://user:pass@host:5432/db?sslmode=disable, sqlite:PATH or file:PATH; empty: the embedded SQLite file STREAMRULES_SQLITE_PATH"`
-	SQLitePath         string     `env:"STREAMRULES_SQLITE_PATH" envDefault:"streamrules-demo.db" usage:"the SQLite file used when STREAMRULES_DSN is empty"`
-	ToolResultMaxChars int        `env:"STREAMRULES_TOOL_RESULT_MAX_CHARS" envDefault:"20000" usage:"cap on a tool's output in the prompt, in characters (the rule's text is not counted); 0: no cap"`
-	MaxRetries         int        `env:"STREAMRULES_MAX_RETRIES" envDefault:"1" usage:"how many answers a move may discard and replay; 0: never replay, a miss only reminds"`
-	StatsAddr          string     `env:"STREAMRULES_STATS_ADDR" usage:"host:port to serve GET /v1/stats on while the demo runs, e.g. 127.0.0.1:8080; empty: no server"`
-	LogLevel           slog.Level `env:"STREAMRULES_LOG_LEVEL" envDefault:"warn" usage:"debug, info, warn or error; info shows the \"stream rule fired\" lines on stderr"`
-	OpenAIAPIKey       string     `env:"OPENAI_API_KEY" usage:"API key for -live; may stay empty when OPENAI_BASE_URL names a local server that needs none"`
-	OpenAIBaseURL      string     `env:"OPENAI_BASE_URL" usage:"OpenAI-compatible endpoint for -live, e.g. http://localhost:11434/v1 (Ollama); empty: https://api.openai.com/v1"`
-	OpenAIModel        string     `env:"OPENAI_MODEL" envDefault:"gpt-4o-mini" usage:"model name for -live"`
-	TranscriptPath     string     `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
+	DSN                string            `env:"STREAMRULES_DSN" usage:"where the rules live: postgres://user:pass@host:5432/db?sslmode=disable, sqlite:PATH or file:PATH; empty: the embedded SQLite file STREAMRULES_SQLITE_PATH"`
+	SQLitePath         string            `env:"STREAMRULES_SQLITE_PATH" envDefault:"streamrules-demo.db" usage:"the SQLite file used when STREAMRULES_DSN is empty"`
+	ToolResultMaxChars int               `env:"STREAMRULES_TOOL_RESULT_MAX_CHARS" envDefault:"20000" usage:"cap on a tool's output in the prompt, in characters (the rule's text is not counted); 0: no cap"`
+	MaxRetries         int               `env:"STREAMRULES_MAX_RETRIES" envDefault:"1" usage:"how many answers a move may discard and replay; 0: never replay, a miss only reminds"`
+	StatsAddr          string            `env:"STREAMRULES_STATS_ADDR" usage:"host:port to serve GET /v1/stats and GET /metrics (Prometheus) on while the demo runs, e.g. 127.0.0.1:8080; empty: no server"`
+	Shadow             bool              `env:"STREAMRULES_SHADOW" envDefault:"false" usage:"true: every rule in shadow: evaluated and counted as would-fires, nothing reminded or discarded"`
+	StatRetention      rulesdb.Retention `env:"STREAMRULES_STAT_RETENTION" usage:"how long raw stat rows are kept, e.g. 90d or 36h; the per-rule counters are kept forever; empty: keep forever"`
+	LogLevel           slog.Level        `env:"STREAMRULES_LOG_LEVEL" envDefault:"warn" usage:"debug, info, warn or error; info shows the \"stream rule fired\" lines on stderr"`
+	OpenAIAPIKey       string            `env:"OPENAI_API_KEY" usage:"API key for -live; may stay empty when OPENAI_BASE_URL names a local server that needs none"`
+	OpenAIBaseURL      string            `env:"OPENAI_BASE_URL" usage:"OpenAI-compatible endpoint for -live, e.g. http://localhost:11434/v1 (Ollama); empty: https://api.openai.com/v1"`
+	OpenAIModel        string            `env:"OPENAI_MODEL" envDefault:"gpt-4o-mini" usage:"model name for -live"`
+	EarlyInterrupt     bool              `env:"STREAMRULES_EARLY_INTERRUPT" usage:"true: cut a held answer at the first certain miss of any text rule, not only of rules marked early"`
+	CallTimeout        time.Duration     `env:"STREAMRULES_CALL_TIMEOUT" usage:"bound on each model request, e.g. 2m; empty or 0: no bound"`
+	CallRetries        int               `env:"STREAMRULES_CALL_RETRIES" usage:"how often a model request that timed out, lost its connection or got 429/5xx is made again (never once the client saw a chunk of it); 0: never"`
+	Heartbeat          time.Duration     `env:"STREAMRULES_HEARTBEAT" usage:"while a model request runs, print a progress line this often, e.g. 30s; empty or 0: never"`
+	TranscriptPath     string            `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
 }
 
 // configError is a bad configuration value. Its message names the variable.
@@ -96,8 +103,13 @@ func envError(err error, vars []variable, environ map[string]string) error {
 				cause = errors.New("not an integer")
 			}
 		}
-		if v.Name == "STREAMRULES_LOG_LEVEL" {
+		switch v.Name {
+		case "STREAMRULES_LOG_LEVEL":
 			cause = errors.New("want debug, info, warn or error")
+		case "STREAMRULES_SHADOW":
+			cause = errors.New("want true or false")
+		case "STREAMRULES_STAT_RETENTION":
+			cause = errors.New("want a number of days (90d), a duration (36h) or 0")
 		}
 		return &configError{Var: v.Name, Msg: fmt.Sprintf("%q is not valid: %v", environ[v.Name], cause)}
 	}
@@ -111,6 +123,17 @@ func (c *Config) check() error {
 	}
 	if c.MaxRetries < 0 {
 		return &configError{"STREAMRULES_MAX_RETRIES", fmt.Sprintf("%d is negative: use 0 to never replay, or a positive number of replays per move", c.MaxRetries)}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"STREAMRULES_CALL_TIMEOUT", c.CallTimeout}, {"STREAMRULES_HEARTBEAT", c.Heartbeat}} {
+		if d.v < 0 {
+			return &configError{d.name, fmt.Sprintf("%s is negative: use 0 for none, or a duration such as 30s", d.v)}
+		}
+	}
+	if c.CallRetries < 0 {
+		return &configError{"STREAMRULES_CALL_RETRIES", fmt.Sprintf("%d is negative: use 0 for no retry", c.CallRetries)}
 	}
 	if err := checkDSN(c.DSN, c.SQLitePath); err != nil {
 		return &configError{"STREAMRULES_DSN", err.Error()}

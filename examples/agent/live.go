@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/ruletools"
 )
 
@@ -31,7 +33,9 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 	if base == "" {
 		base = defaultBaseURL
 	}
-	llm, err := openai.New(openai.WithToken(token), openai.WithBaseURL(base), openai.WithModel(cfg.OpenAIModel))
+	// The guard's Transport lets its retries see the HTTP status and Retry-After.
+	llm, err := openai.New(openai.WithToken(token), openai.WithBaseURL(base), openai.WithModel(cfg.OpenAIModel),
+		openai.WithHTTPClient(&http.Client{Transport: middleware.Transport(nil)}))
 	if err != nil {
 		return fmt.Errorf("OPENAI_*: %w", err)
 	}

@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/seeds"
@@ -177,9 +179,12 @@ type rig struct {
 	model *tap // below the guard: every prompt the model received
 	exec  *agents.Executor
 	chat  string
+	// bounds are the model call's runtime boundaries from the configuration.
+	bounds middleware.Config
 
 	session *sessionLog // the transcript file, or nil
 
+	metrics   *metrics.Collector // served at /metrics beside /v1/stats
 	stopStats func()
 	closeOnce sync.Once
 	closeErr  error
@@ -189,6 +194,11 @@ type rig struct {
 // and, if configured, the stats server, and prints what it found.
 func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w io.Writer) (_ *rig, err error) {
 	r := &rig{log: log, w: w, chat: chat, tr: newTranscript(w), stopStats: func() {}}
+	r.bounds = middleware.Config{CallTimeout: cfg.CallTimeout, CallRetries: cfg.CallRetries, Heartbeat: cfg.Heartbeat,
+		OnHeartbeat: func(_ context.Context, h middleware.Heartbeat) {
+			// Warn, the default level: whoever set STREAMRULES_HEARTBEAT wants to see it.
+			log.Warn("model call still running", "elapsed", h.Elapsed.Round(time.Second), "attempt", h.Attempt)
+		}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -198,7 +208,7 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if err != nil {
 		return nil, err
 	}
-	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, Logger: log})
+	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, StatRetention: cfg.StatRetention, Logger: log})
 	if err != nil {
 		return nil, openError(cfg, err)
 	}
@@ -220,11 +230,14 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if retries == 0 {
 		retries = -1 // the engine's "no replays"
 	}
-	r.eng, err = streamrules.New(ctx, r.store, &streamrules.Config{
+	r.metrics = metrics.NewCollector(&metrics.Config{Store: r.store})
+	r.eng, err = streamrules.New(ctx, r.store, r.metrics.Instrument(&streamrules.Config{
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
 		MaxRetriesPerMove:  retries,
+		Shadow:             cfg.Shadow,
 		Logger:             log,
-	})
+		EarlyInterrupt:     cfg.EarlyInterrupt,
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +261,9 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 // The tap sits below the guard's model wrapper, so it records what the model was told.
 func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 	client := callbacks.Clean(r.tr) // the client sees the clean view only
-	guard := middleware.New(r.eng, &middleware.Config{Callbacks: client})
+	bounds := r.bounds
+	bounds.Callbacks = client
+	guard := middleware.New(r.eng, &bounds)
 	r.model = &tap{Model: llm}
 	mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
 	agent := agents.NewOpenAIFunctionsAgent(guard.Model(r.model), guard.Tools(ts...),
@@ -294,6 +309,7 @@ func (h history) GetInputVariables() []string { return []string{h.mem.MemoryKey}
 func (r *rig) play(ctx context.Context, from string, env []string, text string, photo bool) (string, error) {
 	ctx, move := r.eng.BeginMove(ctx, r.chat, env...)
 	id := 100 + move.Number()
+	move.SetVar("message_id", strconv.FormatInt(id, 10)) // for the tail's fix: ↩ #{{message_id}}
 	r.tr.beginMove(move.Number(), id, from, env, text)
 	before := r.model.count()
 	out, err := chains.Call(ctx, r.exec, map[string]any{"input": header(id, from, photo) + text},
@@ -306,17 +322,25 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	state, lerr := r.store.LoadChat(ctx, r.chat)
 	err = errors.Join(err, lerr)
 	told := toldInMove(r.model.since(before))
-	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(answer, told))
+	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(r.model, before, answer))
 	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired)
 	err = errors.Join(err, serr)
 	if err == nil {
 		// A failed move is not counted by the engine, so it is not a move of the transcript.
 		err = r.session.record(rec)
 	}
+	calls := r.model.count() - before
 	for _, f := range fired {
-		if f.Mode == streamrules.ModeInterrupt && !f.Retry {
+		switch {
+		case f.Outcome == streamrules.OutcomeFixed:
+			notes = append(notes, fixedNote(f, calls))
+		case f.Mode == streamrules.ModeInterrupt && f.Retry:
+			notes = append(notes, fmt.Sprintf("replayed: %s discarded the answer; the replay cost one more model call (%d this move)", f.Rule, calls))
+		case f.Outcome == streamrules.OutcomeKept:
 			notes = append(notes, fmt.Sprintf("kept: the answer missed %s after the retry ceiling (STREAMRULES_MAX_RETRIES), so it stayed; "+
 				"the rule's reminder rides the next tool result of this move, if there is one", f.Rule))
+		case f.Outcome == streamrules.OutcomeShadow:
+			notes = append(notes, fmt.Sprintf("shadow: %s would have fired here (%s); it is only watched, so nothing was done", f.Rule, f.Mode))
 		}
 	}
 	r.tr.endMove(answer, err, told, notes)
@@ -350,6 +374,7 @@ func (r *rig) serveStats(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/stats", r.eng.StatsHandler())
+	mux.Handle("/metrics", r.metricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -365,24 +390,7 @@ func (r *rig) serveStats(addr string) error {
 		<-done
 	}
 	fmt.Fprintf(r.w, "stats: GET http://%s/v1/stats while this runs\n", ln.Addr())
-	return nil
-}
-
-// printStats prints every loaded rule with its fired count, from the store.
-func (r *rig) printStats(ctx context.Context) error {
-	stats, err := r.eng.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(r.w, "\nstream rule stats — every run on this database (GET /v1/stats serves the same):\n")
-	width := len("rule")
-	for _, s := range stats.Rules {
-		width = max(width, len(s.Rule))
-	}
-	fmt.Fprintf(r.w, "  %-*s  %s\n", width, "rule", "fired")
-	for _, s := range stats.Rules {
-		fmt.Fprintf(r.w, "  %-*s  %5d\n", width, s.Rule, s.Fired)
-	}
+	fmt.Fprintf(r.w, "metrics: GET http://%s/metrics (Prometheus)\n", ln.Addr())
 	return nil
 }
 
@@ -445,4 +453,14 @@ func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, 
 		return r.tr, err
 	}
 	return r.tr, r.Close()
+}
+
+// fixedNote explains a miss repaired in place by the rule's fix: no replay, and what changed.
+func fixedNote(f streamrules.Firing, calls int) string {
+	changes := make([]string, len(f.Diff))
+	for i, c := range f.Diff {
+		changes[i] = c.String()
+	}
+	return fmt.Sprintf("fixed: %s repaired the answer in place, 0 extra model calls (%d this move); diff: %s",
+		f.Rule, calls, strings.Join(changes, "; "))
 }

@@ -17,7 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -122,7 +125,9 @@ func checkFirings(t *testing.T, firings []streamrules.Firing, rules []streamrule
 			t.Errorf("%s did not fire in the first run: %+v", r.Name, firings)
 		case r.Tool() != "" && (f.Mode != streamrules.ModeRemind || f.Tool != r.Tool()):
 			t.Errorf("%s fired as %+v, want a reminder on %s", r.Name, f, r.Tool())
-		case r.Tool() == "" && (f.Mode != streamrules.ModeInterrupt || !f.Retry):
+		case r.Tool() == "" && r.Fix != nil && (f.Mode != streamrules.ModeInterrupt || f.Retry || len(f.Diff) == 0):
+			t.Errorf("%s fired as %+v, want a repair in place with its diff stored", r.Name, f)
+		case r.Tool() == "" && r.Fix == nil && (f.Mode != streamrules.ModeInterrupt || !f.Retry):
 			t.Errorf("%s fired as %+v, want an interrupt that replayed the tour", r.Name, f)
 		}
 	}
@@ -188,10 +193,24 @@ func TestOfflineSession(t *testing.T) {
 			checkStatsTable(t, out, stats)
 			told := toldRules(tr)
 			slices.Sort(told)
-			want := slices.Clone(names)
+			var want []string // a rule with a fix repairs the answer: the model is never told
+			for _, r := range db.rules {
+				if r.Fix == nil {
+					want = append(want, r.Name)
+				}
+			}
 			slices.Sort(want)
 			if !slices.Equal(told, want) {
-				t.Errorf("the model was told %v, want each seeded rule once: %v", told, want)
+				t.Errorf("the model was told %v, want each seeded rule without a fix once: %v", told, want)
+			}
+			for _, note := range []string{
+				`fixed: telegram_markdown_image repaired the answer in place, 0 extra model calls (1 this move); diff: ~1 "Here she is: ![cat](https://example.org/cat.jpg)" -> "Here she is: https://example.org/cat.jpg"`,
+				`fixed: telegram_reply_tail repaired the answer in place, 0 extra model calls (1 this move); diff: +2 ""; +3 "↩ #105"`,
+				`replayed: telegram_react_not_emoji discarded the answer`,
+			} {
+				if !strings.Contains(out, note) {
+					t.Errorf("the printout lacks %q:\n%s", note, out)
+				}
 			}
 			if !strings.Contains(out, `silent: write_diff_over_write_file matched this write_file call; repeat "after:5"`) {
 				t.Errorf("the after:5 silence in move 4 is not shown:\n%s", out)
@@ -297,8 +316,8 @@ func checkClientView(t *testing.T, tr *transcript) {
 			}
 		}
 	}
-	if discarded != 4 {
-		t.Errorf("%d discarded answers, want 4 (one per hard rule)", discarded)
+	if discarded != 2 {
+		t.Errorf("%d discarded answers, want 2 (one per hard rule without a fix)", discarded)
 	}
 	for _, bad := range []string{"![cat]", "can't see the picture", "👍\n↩"} {
 		if strings.Contains(client, bad) {
@@ -317,7 +336,7 @@ func checkStatsTable(t *testing.T, out string, stats map[string]int64) {
 		t.Fatalf("no stats table:\n%s", out)
 	}
 	for name, n := range stats {
-		re := regexp.MustCompile(`(?m)^  ` + name + `\s+` + itoa(n) + `$`)
+		re := regexp.MustCompile(`(?m)^\s+` + name + `\s+` + itoa(n) + `\s`) // fired is the first number
 		if !re.MatchString(table) {
 			t.Errorf("stats table lacks %s = %d:\n%s", name, n, table)
 		}
@@ -424,6 +443,8 @@ func TestConfigValues(t *testing.T) {
 		"STREAMRULES_MAX_RETRIES", "0",
 		"STREAMRULES_STATS_ADDR", "127.0.0.1:8080",
 		"STREAMRULES_LOG_LEVEL", "info",
+		"STREAMRULES_SHADOW", "true",
+		"STREAMRULES_STAT_RETENTION", "90d",
 		"OPENAI_API_KEY", "sk-x",
 		"OPENAI_BASE_URL", "http://localhost:11434/v1",
 		"OPENAI_MODEL", "llama3.2",
@@ -436,6 +457,7 @@ func TestConfigValues(t *testing.T) {
 		DSN: "postgres://u:p@db.example:5432/rules?sslmode=disable", SQLitePath: "/var/lib/x.db",
 		StatsAddr: "127.0.0.1:8080", LogLevel: slog.LevelInfo, OpenAIAPIKey: "sk-x",
 		OpenAIBaseURL: "http://localhost:11434/v1", OpenAIModel: "llama3.2", TranscriptPath: "/var/log/s.jsonl",
+		Shadow: true, StatRetention: rulesdb.Retention(90 * 24 * time.Hour),
 	}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
@@ -467,8 +489,15 @@ func TestConfigBadValues(t *testing.T) {
 		{"STREAMRULES_DSN", "sqlite:", "without a file path"},
 		{"STREAMRULES_DSN", "host=db user=root password=hunter2", "unknown DSN scheme"},
 		{"STREAMRULES_STATS_ADDR", "8080", "not host:port"},
+		{"STREAMRULES_SHADOW", "maybe", "want true or false"},
+		{"STREAMRULES_STAT_RETENTION", "3 months", "number of days"},
 		{"OPENAI_BASE_URL", "localhost:11434", "not an http(s) URL"},
 		{"OPENAI_BASE_URL", "ftp://example.org/v1", "not an http(s) URL"},
+		{"STREAMRULES_CALL_TIMEOUT", "-1s", "negative"},
+		{"STREAMRULES_CALL_TIMEOUT", "soon", "not valid"},
+		{"STREAMRULES_HEARTBEAT", "-30s", "negative"},
+		{"STREAMRULES_CALL_RETRIES", "-1", "negative"},
+		{"STREAMRULES_EARLY_INTERRUPT", "maybe", "not valid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
@@ -535,7 +564,7 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	if n := len(variables()); n != 10 {
+	if n := len(variables()); n != 16 {
 		t.Errorf("%d variables; update the README's configuration table", n)
 	}
 }
@@ -584,7 +613,8 @@ func llmToolCall(name, args string) llms.ToolCall {
 // chat-completions server: one stdin line, a soft reminder and a hard retry in one move.
 func TestLive(t *testing.T) {
 	t.Parallel()
-	const bad = "Here: ![cat](https://example.org/cat.jpg)\n↩ #101"
+	// A bare emoji has no fix: the tour is replayed (a markdown image would be repaired in place).
+	const bad = "👍\n↩ #101"
 	const good = "Here: https://example.org/cat.jpg\n↩ #101"
 	srv := openaitest.New(t,
 		scripted.Reply{ToolCalls: []llms.ToolCall{llmToolCall("shell", `{"__arg1":"{\"cmd\":\"ls\"}"}`)}},
@@ -607,12 +637,12 @@ func TestLive(t *testing.T) {
 			t.Errorf("the client part lacks %q:\n%s", want, client)
 		}
 	}
-	for _, bad := range []string{"![cat]", "system-reminder", `"function"`, "__arg1"} {
+	for _, bad := range []string{"👍", "system-reminder", `"function"`, "__arg1"} {
 		if strings.Contains(client, bad) {
 			t.Errorf("the client part shows %q:\n%s", bad, client)
 		}
 	}
-	for _, want := range []string{`<system-reminder rule="local_shell_for_his_machine">`, "discarded answer, never shown", `rule="telegram_markdown_image"`, "stream rule stats"} {
+	for _, want := range []string{`<system-reminder rule="local_shell_for_his_machine">`, "discarded answer, never shown", `rule="telegram_react_not_emoji"`, "stream rule stats"} {
 		if !strings.Contains(told, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -632,11 +662,11 @@ func TestLive(t *testing.T) {
 	// went out with the discarded answer and the interrupt, and the tap recorded the same.
 	retry := reqs[2].Body.Messages
 	if n := len(retry); n < 2 || retry[n-2].Role != "assistant" || retry[n-2].Content.String() != bad ||
-		retry[n-1].Role != "user" || !strings.HasPrefix(retry[n-1].Content.String(), `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">`) {
+		retry[n-1].Role != "user" || !strings.HasPrefix(retry[n-1].Content.String(), `<system-interrupt reason="rule_violation" rule="telegram_react_not_emoji">`) {
 		t.Errorf("the replay did not carry the discarded answer and the interrupt: %+v", retry)
 	}
 	stats := dbStats(t, dsn)
-	if stats["local_shell_for_his_machine"] != 1 || stats["telegram_markdown_image"] != 1 {
+	if stats["local_shell_for_his_machine"] != 1 || stats["telegram_react_not_emoji"] != 1 {
 		t.Errorf("stats %v", stats)
 	}
 	checkOnlyDB(t, dir, "live.db")
@@ -710,6 +740,7 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if len(stats.Rules) != 6 {
 		t.Errorf("stats list %d rules, want the 6 seeded ones: %+v", len(stats.Rules), stats)
 	}
+	checkMetrics(t, strings.TrimSuffix(url, "/v1/stats")+"/metrics")
 
 	stdinW.Close()
 	for line := range lines {
@@ -756,7 +787,70 @@ func TestHistoryNeutralized(t *testing.T) {
 	for _, m := range prompts[1] {
 		history.WriteString(textOf(m) + "\n")
 	}
-	if !strings.Contains(history.String(), "&lt;system-reminder") || strings.Contains(history.String(), "<system-reminder") {
+	if !strings.Contains(history.String(), "[system-reminder") || strings.Contains(history.String(), "<system-reminder") {
 		t.Errorf("the second prompt does not carry the forged tag defused:\n%s", history.String())
+	}
+}
+
+// checkMetrics scrapes url and parses it with the Prometheus text parser: the engine's
+// metrics are there, with the seeded rules loaded and the reload counted.
+func checkMetrics(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: not the Prometheus text format: %v", url, err)
+	}
+	value := func(name string, labels ...string) float64 {
+		t.Helper()
+		mf := families[name]
+		if mf == nil {
+			t.Fatalf("%s missing from %s", name, url)
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, l := range m.GetLabel() {
+					found = found || l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+				}
+				if !found {
+					continue next
+				}
+			}
+			switch {
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+		t.Fatalf("%s%v missing from %s", name, labels, url)
+		return 0
+	}
+	if v := value("streamrules_engine_rules_loaded"); v != 6 {
+		t.Errorf("rules loaded %v, want 6", v)
+	}
+	if v := value("streamrules_engine_reloads_total", "result", "ok"); v < 1 {
+		t.Errorf("reloads %v, want the first load at least", v)
+	}
+	if v := value("streamrules_engine_check_duration_seconds", "mode", "remind"); v < 1 {
+		t.Errorf("tool checks %v, want the rule list call", v)
+	}
+	if v := value("streamrules_store_round_trips_total"); v < 1 {
+		t.Errorf("round trips %v", v)
+	}
+	for _, name := range []string{"streamrules_engine_rules_disabled", "streamrules_engine_answers_discarded_total", "streamrules_store_write_failures_total", "go_goroutines"} {
+		value(name)
 	}
 }

@@ -56,13 +56,12 @@ func (s *sessionLog) Close() error {
 	return s.f.Close()
 }
 
-// judgedAnswer is the answer the text rules saw first in a move: the first discarded
-// one, or the output when none was.
-func judgedAnswer(output string, told []told) string {
-	for _, t := range told {
-		if t.Kind == "interrupt" {
-			return t.Discarded
-		}
+// judgedAnswer is the answer the text rules saw first in a move: the model's first
+// answer of the move, as the tap below the guard received it (before a discard replaced
+// it, or a fix repaired it), or the output when the tap saw none.
+func judgedAnswer(model *tap, before int, output string) string {
+	if s, ok := model.firstAnswer(before); ok {
+		return s
 	}
 	return output
 }

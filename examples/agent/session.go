@@ -45,9 +45,9 @@ type scene struct {
 //
 //	1 write_file on an existing file       write_diff_over_write_file  (soft, after:5)
 //	2 shell while a client is on            local_shell_for_his_machine (soft, once)
-//	3 a markdown image in a Telegram reply  telegram_markdown_image     (hard)
+//	3 a markdown image in a Telegram reply  telegram_markdown_image     (hard, repaired in place by its fix)
 //	4 write_file again, three moves later   the after:5 policy keeps write_diff_over_write_file silent
-//	5 a reply without the ↩ #id tail        telegram_reply_tail         (hard, negate)
+//	5 a reply without the ↩ #id tail        telegram_reply_tail         (hard, negate, repaired in place by its fix)
 //	6 "I can't see the picture"             look_before_refusing        (hard, after:3, picture)
 //	7 a bare emoji instead of a reaction    telegram_react_not_emoji    (hard)
 func demoScenes() []scene {

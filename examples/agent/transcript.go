@@ -333,13 +333,35 @@ type tap struct {
 	llms.Model
 	mu    sync.Mutex
 	calls [][]llms.MessageContent
+	said  []string // per call: the answer it returned, "" for tool calls or an error
 }
 
 func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	t.mu.Lock()
+	i := len(t.calls)
 	t.calls = append(t.calls, slices.Clone(msgs))
+	t.said = append(t.said, "")
 	t.mu.Unlock()
-	return t.Model.GenerateContent(ctx, msgs, options...)
+	resp, err := t.Model.GenerateContent(ctx, msgs, options...)
+	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) == 0 {
+		t.mu.Lock()
+		t.said[i] = resp.Choices[0].Content
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+// firstAnswer returns the first answer the model gave after the first n calls: the one
+// the text rules judged first, before any discard or fix.
+func (t *tap) firstAnswer(n int) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.said[n:] {
+		if strings.TrimSpace(s) != "" {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {

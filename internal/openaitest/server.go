@@ -42,8 +42,10 @@ type Server struct {
 // record is what the server keeps of a request; the decoded body is rebuilt
 // from Raw on demand, which makes every copy deep.
 type record struct {
-	header http.Header
-	raw    []byte
+	header   http.Header
+	raw      []byte
+	streamed int  // SSE chunks written
+	complete bool // the answer was sent to its end
 }
 
 // Request is one recorded chat-completions request.
@@ -55,6 +57,11 @@ type Request struct {
 	Raw []byte
 	// Body is Raw decoded; it is zero if Raw is not valid JSON.
 	Body ChatRequest
+	// Streamed is how many SSE chunks the server wrote for this request so far
+	// (a client that hangs up early stops it).
+	Streamed int
+	// Complete reports that the answer was sent to its end ([DONE], or the whole JSON).
+	Complete bool
 }
 
 // StatusError, used as Reply.Err, makes the server answer with Code and an
@@ -64,6 +71,8 @@ type StatusError struct {
 	Code    int
 	Type    string
 	Message string
+	// RetryAfter, if set, is sent as the Retry-After header.
+	RetryAfter string
 }
 
 func (e *StatusError) Error() string {
@@ -130,7 +139,7 @@ func (s *Server) Requests() []Request {
 }
 
 func newRequest(n int, r record) Request {
-	req := Request{N: n, Header: r.header.Clone(), Raw: bytes.Clone(r.raw)}
+	req := Request{N: n, Header: r.header.Clone(), Raw: bytes.Clone(r.raw), Streamed: r.streamed, Complete: r.complete}
 	if err := json.Unmarshal(r.raw, &req.Body); err != nil {
 		req.Body = ChatRequest{}
 	}
@@ -160,6 +169,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, rec)
 	req := newRequest(len(s.reqs)-1, rec)
 	s.mu.Unlock()
+	progress := func(chunks int, complete bool) {
+		s.mu.Lock()
+		s.reqs[req.N].streamed += chunks
+		s.reqs[req.N].complete = s.reqs[req.N].complete || complete
+		s.mu.Unlock()
+	}
 
 	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || token == "" {
 		writeError(w, http.StatusUnauthorized, "invalid_request_error", "You didn't provide an API key.")
@@ -190,6 +205,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		code, typ, msg := http.StatusInternalServerError, "server_error", reply.Err.Error()
 		if se := (*StatusError)(nil); errors.As(reply.Err, &se) {
 			code, typ, msg = se.Code, se.Type, se.Message
+			if se.RetryAfter != "" {
+				w.Header().Set("Retry-After", se.RetryAfter)
+			}
 		}
 		writeError(w, code, typ, msg)
 		return
@@ -203,6 +221,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		text:      scripted.CutAtStop(reply.Text, req.Body.Stop),
 		calls:     s.toolCalls(reply.ToolCalls),
 		chunk:     reply.Chunk,
+		pace:      reply.Pace,
+		dropAfter: reply.DropAfter,
+		progress:  progress,
 	}
 	a.usage = a.estimateUsage(&req.Body)
 	if req.Body.Stream {
@@ -310,6 +331,9 @@ type answer struct {
 	reasoning, text string
 	calls           []ToolCall
 	chunk           int
+	pace            time.Duration // wait between streamed chunks
+	dropAfter       int           // close the connection after this many chunks; 0: never
+	progress        func(chunks int, complete bool)
 	usage           Usage
 }
 
@@ -347,6 +371,7 @@ func (a *answer) complete(w http.ResponseWriter) {
 		msg.Content = &a.text
 	}
 	w.Header().Set("Content-Type", "application/json")
+	defer a.progress(0, true)
 	_ = json.NewEncoder(w).Encode(completion{
 		ID: a.id, Object: "chat.completion", Created: a.created, Model: a.model, SystemFingerprint: "fp_openaitest",
 		Choices: []completionChoice{{Message: msg, FinishReason: a.finishReason()}},
@@ -406,10 +431,28 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 		if flusher != nil {
 			flusher.Flush()
 		}
+		a.progress(1, false)
 		return true
 	}
 
-	for _, d := range deltas {
+	var pace *time.Ticker
+	if a.pace > 0 {
+		// A ticker, not a sleep per chunk: the pace stays steady however long a write takes.
+		pace = time.NewTicker(a.pace)
+		defer pace.Stop()
+	}
+	for i, d := range deltas {
+		if a.dropAfter > 0 && i == a.dropAfter {
+			drop(w)
+			return
+		}
+		if pace != nil && i > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-pace.C:
+			}
+		}
 		c := base
 		c.Choices = []chunkChoice{{Delta: d}}
 		if !send(c) {
@@ -435,7 +478,18 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 		if flusher != nil {
 			flusher.Flush()
 		}
+		a.progress(0, true)
 	}
+}
+
+// drop closes the connection under a stream in progress: the client reads a chunked body
+// that never ends properly (io.ErrUnexpectedEOF), as when a provider's connection is lost.
+func drop(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(fmt.Sprintf("openaitest: cannot drop the connection: %v", err))
+	}
+	_ = conn.Close()
 }
 
 // ChatRequest is the decoded body of a chat-completions request. Fields the

@@ -43,6 +43,13 @@ type Reply struct {
 	Delay time.Duration
 	// Err, if set, is returned instead of a response.
 	Err error
+	// Pace, in openaitest only, is the wait between streamed chunks: a provider
+	// generating at a steady rate. Cancelling the request interrupts it.
+	Pace time.Duration
+	// DropAfter, in openaitest only, closes the connection after that many streamed
+	// chunks (the role chunk counts), without finishing the stream: a connection lost
+	// mid-answer. 0: never.
+	DropAfter int
 }
 
 // Call is one recorded GenerateContent call.

@@ -1,0 +1,190 @@
+package streamrules
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestPlanEarly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, cond                        string
+		negate, shadow                    bool
+		decidable, lineLocal, begin, look bool
+	}{
+		{name: "literal", cond: `![cat]`, decidable: true, lineLocal: true},
+		{name: "markdown image", cond: `!\[[^\]]*\]\([^)\s]+\)`, decidable: true},
+		{name: "dot stays on a line", cond: `foo.*bar`, decidable: true, lineLocal: true},
+		{name: "dot all", cond: `(?s)foo.*bar`, decidable: true},
+		{name: "space class holds newline", cond: `foo\s+bar`, decidable: true},
+		{name: "newline literal", cond: "a\nb", decidable: true},
+		{name: "word boundary", cond: `\bcan't\b`, decidable: true, lineLocal: true, look: true},
+		{name: "begin text", cond: `^hello`, decidable: true, lineLocal: true, begin: true},
+		{name: "begin line", cond: `(?m)^hello`, decidable: true, lineLocal: true},
+		{name: "empty", cond: ``, decidable: true, lineLocal: true},
+		{name: "end anchor", cond: `↩ #\d+\s*$`},
+		{name: "end of line", cond: `(?m)done$`},
+		{name: "end of text", cond: `done\z`},
+		{name: "negate", cond: `tail`, negate: true},
+		{name: "shadow", cond: `x`, shadow: true},
+	}
+	for _, tt := range tests {
+		r := Rule{Name: "r", Scope: ScopeText, Condition: tt.cond, Negate: tt.negate, Shadow: tt.shadow}
+		p := planEarly(&r)
+		if (p != nil) != tt.decidable {
+			t.Errorf("%s: decidable %v, want %v", tt.name, p != nil, tt.decidable)
+			continue
+		}
+		if p != nil && (p.lineLocal != tt.lineLocal || p.beginText != tt.begin || p.lookAhead != tt.look) {
+			t.Errorf("%s: plan %+v, want lineLocal %v begin %v lookAhead %v", tt.name, p, tt.lineLocal, tt.begin, tt.look)
+		}
+	}
+}
+
+// scanIn feeds text to a scanner in chunks of size and returns the verdict and where it cut.
+func scanIn(t *testing.T, s *Scanner, text string, size int) (Verdict, int) {
+	t.Helper()
+	for end := size; ; end += size {
+		end = min(end, len(text))
+		if v, ok := s.Scan(context.Background(), []byte(text[:end])); ok {
+			return v, end
+		}
+		if end == len(text) {
+			return Verdict{}, -1
+		}
+	}
+}
+
+// TestScannerCutsEarly: a miss early in a long answer is found within a batch of it, with
+// the firing recorded as early and the move's retry spent.
+func TestScannerCutsEarly(t *testing.T) {
+	t.Parallel()
+	img := with(textRule("img", `!\[[^\]]*\]\([^)\s]+\)`), func(r *Rule) { r.Early = true })
+	late := textRule("late", `!\[`) // not early: never judged on a prefix
+	tail := with(textRule("tail", `↩ #\d+\s*$`), func(r *Rule) { r.Negate, r.Early = true, true })
+	fx := newFixture(t, []Rule{img, late, tail}, nil)
+	ctx, m := fx.eng.BeginMove(context.Background(), "c")
+	s := m.EarlyScanner()
+	if s == nil {
+		t.Fatal("no scanner")
+	}
+	text := strings.Repeat("word ", 100) + "![cat](https://x/c.png) " + strings.Repeat("word ", 900)
+	v, cut := scanIn(t, s, text, 5)
+	at := strings.Index(text, ")") + 1
+	if !v.Discard || len(v.Rules) != 1 || v.Rules[0] != "img" {
+		t.Fatalf("verdict %+v", v)
+	}
+	if cut < at || cut > at+EarlyBatchBytes+5 { // within a batch (and a chunk) of the miss
+		t.Errorf("cut at %d, the miss ends at %d", cut, at)
+	}
+	if !strings.Contains(v.Interrupt, `rule="img"`) {
+		t.Errorf("interrupt %q", v.Interrupt)
+	}
+	f := m.Firings()
+	if len(f) != 1 || !f[0].Early || f[0].CutAtBytes != cut || !f[0].Retry {
+		t.Errorf("firings %+v", f)
+	}
+	if m.TextArmed() || m.EarlyScanner() != nil {
+		t.Error("the retry was not spent")
+	}
+	if lines := fx.log.Lines("stream rule fired on the answer", "early=true"); len(lines) != 1 {
+		t.Errorf("log: %s", fx.log.String())
+	}
+	_ = ctx
+}
+
+// TestScannerEngineSwitch: Config.EarlyInterrupt makes every decidable rule early.
+func TestScannerEngineSwitch(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, []Rule{textRule("img", `!\[`)}, nil)
+	_, m := fx.eng.BeginMove(context.Background(), "c")
+	if m.EarlyScanner() != nil {
+		t.Fatal("a rule without Early scanned with the switch off")
+	}
+	fx = newFixture(t, []Rule{textRule("img", `!\[`)}, &Config{EarlyInterrupt: true})
+	_, m = fx.eng.BeginMove(context.Background(), "c")
+	if m.EarlyScanner() == nil {
+		t.Fatal("the switch did not make the rule early")
+	}
+}
+
+// TestScannerUncertainEnds: a match that still depends on what follows is not cut.
+func TestScannerUncertainEnds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, cond, text string
+		cut              bool
+	}{
+		{"word boundary at the end", `\bcan't\b`, "I can't", false},
+		{"word boundary then more", `\bcan't\b`, "I can't see", true},
+		{"begin text on a later line", `^bad`, "good\nbad", false},
+		{"begin text first line", `^bad`, "bad news", true},
+		{"begin line on a later line", `(?m)^bad`, "good\nbad", true},
+		{"blank so far", `\s*`, "   ", false},
+	}
+	for _, tt := range tests {
+		fx := newFixture(t, []Rule{with(textRule("r", tt.cond), func(r *Rule) { r.Early = true })}, nil)
+		_, m := fx.eng.BeginMove(context.Background(), "c")
+		s := m.EarlyScanner()
+		cut := -1
+		for end := 1; end <= len(tt.text); end++ { // a scan at every byte, batches aside
+			if _, ok := s.scan(context.Background(), []byte(tt.text[:end])); ok {
+				cut = end
+				break
+			}
+		}
+		if (cut >= 0) != tt.cut {
+			t.Errorf("%s: cut %v, want %v", tt.name, cut >= 0, tt.cut)
+		}
+	}
+}
+
+// FuzzScannerSound: whatever the condition, text and chunking, a cut on a prefix is a miss
+// the whole answer has too (the end-of-answer check would fire the same rule).
+func FuzzScannerSound(f *testing.F) {
+	f.Add(`\bcan't\b`, "I can't", " see", uint8(1))
+	f.Add(`^a`, "b\na", "", uint8(2))
+	f.Add(`(?m)^a`, "b\na", "x", uint8(3))
+	f.Add(`a\s+b`, "a\n", "\nb", uint8(1))
+	f.Add(`x{2}`, "x", "x", uint8(1))
+	f.Add(`\Bx`, "ax", "", uint8(1))
+	f.Add(`a[^→]`, "a→", "", uint8(1)) // a chunk ending inside the arrow
+	f.Fuzz(func(t *testing.T, cond, prefix, rest string, size uint8) {
+		if _, err := regexp.Compile(cond); err != nil || len(cond) > 200 {
+			return
+		}
+		st, err := NewMemoryStore(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.PutRaw(Rule{Name: "r", Scope: ScopeText, Condition: cond, Text: "t", Early: true})
+		eng, err := New(context.Background(), st, &Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer eng.Close()
+		_, m := eng.BeginMove(context.Background(), "c")
+		s := m.EarlyScanner()
+		if s == nil {
+			return
+		}
+		n := int(size%16) + 1
+		for end := n; ; end += n {
+			end = min(end, len(prefix))
+			// scan, not Scan: every chunk end is a scan, the hardest case for soundness.
+			if _, ok := s.scan(context.Background(), []byte(prefix[:end])); ok {
+				whole := prefix + rest
+				if !regexp.MustCompile(cond).MatchString(whole) || strings.TrimSpace(whole) == "" {
+					t.Fatalf("cut at %d of %q, but %q does not miss %q", end, prefix, whole, cond)
+				}
+				return
+			}
+			if end == len(prefix) {
+				return
+			}
+		}
+	})
+}

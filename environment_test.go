@@ -1,0 +1,87 @@
+package streamrules
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// TestEnvironmentChangesAtTheNextTour: a change is staged and takes effect when the next
+// tour begins; arming and verdicts follow the tour's environment.
+func TestEnvironmentChangesAtTheNextTour(t *testing.T) {
+	t.Parallel()
+	r := with(textRule("pic", `can't see`), func(r *Rule) { r.When = []string{EnvPicture} })
+	fx := newFixture(t, []Rule{r}, nil)
+	ctx, m := fx.eng.BeginMove(context.Background(), "c", EnvTelegram)
+	if m.TextArmed() {
+		t.Fatal("armed without a picture")
+	}
+	m.AddEnvironment(EnvPicture, "no_such_env")
+	if m.TextArmed() || m.Has(EnvPicture) {
+		t.Fatal("the change applied before the next tour")
+	}
+	if v := m.CheckAnswer(ctx, "I can't see it"); v.Discard {
+		t.Fatal("judged under the staged environment")
+	}
+	m.BeginTour()
+	if !m.Has(EnvPicture) || !m.TextArmed() {
+		t.Fatal("the next tour does not see the picture")
+	}
+	if got := m.Environments(); !slices.Equal(got, []string{EnvTelegram, EnvPicture}) {
+		t.Errorf("environments %v", got)
+	}
+	if v := m.CheckAnswer(ctx, "I can't see it"); !v.Discard {
+		t.Fatal("the tour after the picture did not discard")
+	}
+	m.RemoveEnvironment(EnvTelegram)
+	m.BeginTour()
+	if got := m.Environments(); !slices.Equal(got, []string{EnvPicture}) {
+		t.Errorf("after remove: %v", got)
+	}
+	m.SetEnvironment(EnvMaster)
+	m.BeginTour()
+	if got := m.Environments(); !slices.Equal(got, []string{EnvMaster}) {
+		t.Errorf("after set: %v", got)
+	}
+	if n := len(fx.log.Lines("unknown environment ignored")); n != 1 {
+		t.Errorf("%d warnings for the unknown name, want 1", n)
+	}
+}
+
+// TestEnvironmentConcurrent: tools change the environment while tours begin and are judged
+// (run with -race).
+func TestEnvironmentConcurrent(t *testing.T) {
+	t.Parallel()
+	r := with(textRule("pic", `x`), func(r *Rule) { r.When = []string{EnvPicture} })
+	fx := newFixture(t, []Rule{r}, &Config{MaxRetriesPerMove: 1000})
+	ctx, m := fx.eng.BeginMove(context.Background(), "c")
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				switch i {
+				case 0:
+					m.AddEnvironment(EnvPicture)
+				case 1:
+					m.RemoveEnvironment(EnvPicture)
+				case 2:
+					m.BeginTour()
+					m.TextArmed()
+					m.CheckAnswer(ctx, "y")
+				default:
+					m.Has(EnvPicture)
+					m.Environments()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	m.SetEnvironment(EnvPicture)
+	m.BeginTour()
+	if !m.TextArmed() {
+		t.Error("not armed after the last change")
+	}
+}

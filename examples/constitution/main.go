@@ -1,0 +1,141 @@
+// Command constitution runs seed 003's constitution (rules.yaml) over three drafts with
+// the stream-rules engine: each rule's verdict on each draft (pass, violation or
+// not_applicable), then the engine's deterministic repair of the violating draft and the
+// line diff kept for audit. No model is called.
+//
+//	go run ./examples/constitution
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/streamrules/streamrules"
+)
+
+//go:embed rules.yaml
+var rulesYAML []byte
+
+// drafts are answers like the seed's: one passes, one violates and is fixed, one is
+// outside the code rule's applies_when (no code block).
+var drafts = []string{
+	"Here is the sorted list:\n```python\nprint(sorted([3, 1, 2]))\n```",
+	"```python\nprint(open(path).read())\n```\nThis prints the file.",
+	"Sorting is done with sorted(): it returns a new list.",
+}
+
+// parseRules reads the YAML constitution through JSON, the wire form of streamrules.Rule,
+// and validates every rule.
+func parseRules(data []byte) ([]streamrules.Rule, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("rules.yaml: %w", err)
+	}
+	var file struct {
+		Rules []streamrules.Rule `json:"rules"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("rules.yaml: %w", err)
+	}
+	for i := range file.Rules {
+		r := &file.Rules[i]
+		r.Normalize()
+		if err := streamrules.Validate(r, nil); err != nil {
+			return nil, fmt.Errorf("rules.yaml: rule #%d %q: %w", i+1, r.Name, err)
+		}
+	}
+	return file.Rules, nil
+}
+
+// report is what the engine says about one draft.
+type report struct {
+	Draft    string
+	Statuses map[string]streamrules.Status // rule -> its verdict on the draft
+	Fixed    string                        // the repaired draft, when the fixes repaired it
+	Diff     []streamrules.Change
+	Firings  []streamrules.Firing
+	Discard  bool // a violation no fix repairs: an agent would replay the tour
+}
+
+func judge(ctx context.Context, rules []streamrules.Rule, drafts []string) ([]report, error) {
+	judges := make([]*streamrules.Judge, len(rules))
+	for i, r := range rules {
+		j, err := streamrules.NewJudge(r)
+		if err != nil {
+			return nil, err
+		}
+		judges[i] = j
+	}
+	store, err := streamrules.NewMemoryStore(rules)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := streamrules.New(ctx, store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	out := make([]report, len(drafts))
+	for i, d := range drafts {
+		rep := report{Draft: d, Statuses: map[string]streamrules.Status{}}
+		for k, j := range judges {
+			rep.Statuses[rules[k].Name] = j.Check(d)
+		}
+		_, move := eng.BeginMove(ctx, fmt.Sprintf("draft-%d", i+1))
+		v := move.CheckAnswer(ctx, d)
+		rep.Fixed, rep.Discard, rep.Firings = v.Fixed, v.Discard, move.Firings()
+		if v.Fixed != "" {
+			rep.Diff = streamrules.Diff(d, v.Fixed)
+		}
+		if err := move.End(ctx, nil); err != nil {
+			return nil, err
+		}
+		out[i] = rep
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	rules, err := parseRules(rulesYAML)
+	if err != nil {
+		return err
+	}
+	reports, err := judge(ctx, rules, drafts)
+	if err != nil {
+		return err
+	}
+	for i, rep := range reports {
+		fmt.Fprintf(w, "draft %d: %q\n", i+1, rep.Draft)
+		for _, r := range rules {
+			fmt.Fprintf(w, "  %-32s %-6s %s\n", r.Name, r.Severity, rep.Statuses[r.Name])
+		}
+		switch {
+		case rep.Fixed != "":
+			fmt.Fprintf(w, "  fixed in place, no model call: %q\n", rep.Fixed)
+			for _, c := range rep.Diff {
+				fmt.Fprintf(w, "    %s\n", c)
+			}
+		case rep.Discard:
+			fmt.Fprintln(w, "  no fix: an agent would replay the tour")
+		}
+	}
+	return nil
+}
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, strings.TrimSpace(err.Error()))
+		os.Exit(1)
+	}
+}

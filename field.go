@@ -1,0 +1,99 @@
+package streamrules
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// MaxFieldValues bounds how many values one field path yields from one call's arguments:
+// a path fanning out over a huge array checks the first MaxFieldValues values only.
+const MaxFieldValues = 1024
+
+var fieldSegmentRE = regexp.MustCompile(`^[A-Za-z0-9_$@-]+$`)
+
+func checkField(field string) error {
+	if field == "" {
+		return nil
+	}
+	for i, seg := range strings.Split(field, ".") {
+		if !fieldSegmentRE.MatchString(seg) {
+			return invalid("field", "%q: segment %d (%q) must be a key of letters, digits, _ $ @ or -, segments joined by dots", field, i+1, seg)
+		}
+	}
+	return nil
+}
+
+// FieldValues returns the values a tool rule's field path names in a call's arguments
+// (celeste's tool_args scope). A dotted path walks into objects; an array met on the way
+// fans out to each element, so "edits.new_string" is every edit's new_string; a string
+// met before the path ends is decoded as JSON and walked into (arguments that carry JSON
+// inside a string). A value that is a string is returned as it is; any other value as
+// compact JSON. A missing key, or input that is not JSON, yields no value: the rule then
+// does not fire. Values come in document order, at most MaxFieldValues of them.
+func FieldValues(input, field string) []string {
+	root, ok := decodeJSONValue(input)
+	if !ok {
+		return nil
+	}
+	var out []string
+	walkField(root, strings.Split(field, "."), &out)
+	return out
+}
+
+func walkField(v any, path []string, out *[]string) {
+	if len(*out) >= MaxFieldValues {
+		return
+	}
+	switch x := v.(type) {
+	case []any:
+		// An array fans out at any depth, the last segment included: "tags" over
+		// {"tags": ["a", "b"]} yields "a" and "b".
+		for _, e := range x {
+			walkField(e, path, out)
+		}
+		return
+	case string:
+		if len(path) == 0 {
+			*out = append(*out, x)
+			return
+		}
+		if inner, ok := decodeJSONValue(x); ok {
+			if _, isString := inner.(string); !isString { // "\"x\"" would loop forever
+				walkField(inner, path, out)
+			}
+		}
+		return
+	}
+	if len(path) == 0 {
+		if v == nil {
+			*out = append(*out, "null")
+			return
+		}
+		b, err := json.Marshal(v)
+		if err == nil {
+			*out = append(*out, string(b))
+		}
+		return
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	child, ok := obj[path[0]]
+	if !ok {
+		return
+	}
+	walkField(child, path[1:], out)
+}
+
+// decodeJSON decodes one JSON value, numbers kept as written (json.Number).
+func decodeJSONValue(s string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return nil, false
+	}
+	return v, true
+}

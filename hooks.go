@@ -1,0 +1,92 @@
+package streamrules
+
+import (
+	"context"
+	"time"
+)
+
+// Telemetry hooks. The root package imports no metrics library: a host (or the metrics
+// package, which supplies every hook) gets plain calls and counts what it likes.
+// Every hook is called synchronously, without any lock of the engine or the move held,
+// so it may call back into them; keep it cheap, it runs on the hot path.
+//
+//   - Config.OnFire: each firing (a would-fire too), when it happens. Its Outcome is set
+//     only where it is known at once (kept, shadow); see OnOutcome for the final one.
+//   - Config.OnOutcome: each firing once more, from End, with its outcome decided
+//     (empty only for a discard whose replay never came: the move failed first).
+//   - Config.OnCheck: one check: a tool call's reminders (Move.ToolReminders, mode
+//     remind) or an answer's verdict (Move.CheckAnswer, mode interrupt), with the time it
+//     took and whether the answer was discarded. Unset, no clock is read.
+//   - Config.OnReload: each Reload (the first one in New included), with its duration,
+//     its error and what the rule set holds after it.
+//   - Config.OnSave: each store write of a finished move (Store.SaveMove), with its
+//     duration and error.
+
+// RuleCounts is what a compiled rule set made of the store's rows.
+type RuleCounts struct {
+	Loaded   int // valid, enabled rules in force
+	Disabled int // disabled rows the store returned (stores that filter them return none)
+	Skipped  int // bad or duplicate rows, skipped with a warning
+}
+
+// ReloadInfo is one Reload, as Config.OnReload gets it.
+type ReloadInfo struct {
+	Duration time.Duration
+	Err      error      // the store could not be read: the rules loaded before stay
+	Changed  bool       // the rows differed and the set was recompiled
+	Rules    RuleCounts // the set in force after the reload
+	Names    []string   // the names of the rules in force after the reload, by name
+}
+
+// CheckInfo is one check, as Config.OnCheck gets it.
+type CheckInfo struct {
+	Mode     Mode // ModeRemind: a tool call's reminders; ModeInterrupt: an answer's verdict
+	Duration time.Duration
+	Discard  bool // the answer was discarded and its tour is replayed
+}
+
+type hooks struct {
+	onOutcome func(context.Context, Firing)
+	onCheck   func(CheckInfo)
+	onReload  func(ReloadInfo)
+	onSave    func(time.Duration, error)
+}
+
+func hooksOf(cfg *Config) hooks {
+	return hooks{onOutcome: cfg.OnOutcome, onCheck: cfg.OnCheck, onReload: cfg.OnReload, onSave: cfg.OnSave}
+}
+
+// RuleCounts returns what the rule set in force made of the store's rows.
+func (e *Engine) RuleCounts() RuleCounts {
+	if set := e.rules.Load(); set != nil {
+		return set.counts
+	}
+	return RuleCounts{}
+}
+
+// reloaded reports a Reload to OnReload. Deferred by Reload, under reloadMu.
+func (e *Engine) reloaded(start time.Time, changed *bool, err *error) {
+	info := ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.RuleCounts()}
+	if set := e.rules.Load(); set != nil {
+		info.Names = make([]string, len(set.all))
+		for i, c := range set.all {
+			info.Names[i] = c.Name
+		}
+	}
+	e.hooks.onReload(info)
+}
+
+// checked reports one check to OnCheck; a no-op (no clock read) when unset.
+// Use as: defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil).
+func (e *Engine) checked(mode Mode, start time.Time, v *Verdict) {
+	if e.hooks.onCheck != nil {
+		e.hooks.onCheck(CheckInfo{Mode: mode, Duration: time.Since(start), Discard: v != nil && v.Discard})
+	}
+}
+
+func (e *Engine) checkStart() time.Time {
+	if e.hooks.onCheck == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}

@@ -1,0 +1,290 @@
+package streamrules
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+)
+
+// logic is how a compiled rule decides: its plain condition or predicate tree, its
+// applies_when, its field path and its fix. Every regex of a group (a tool's rules, or all
+// text rules) is in the group's one matcher, so a target costs one prefilter pass however
+// many trees the group holds.
+type logic struct {
+	plain   int         // the condition's index in the group's patterns; -1 with a predicate
+	cond    *predNode   // the predicate, nil for a plain condition
+	applies *predNode   // nil: the rule applies everywhere
+	own     textMatcher // a field rule's own matcher: it judges field values, not the group's target
+	fix     *compiledFix
+}
+
+// compileGroup compiles the logic of a group's rules and returns the group's matcher.
+func (e *Engine) compileGroup(rules []*compiledRule) textMatcher {
+	var group patterns
+	for _, c := range rules {
+		ps := &group
+		if c.Field != "" {
+			ps = &patterns{}
+		}
+		c.plain = -1
+		if c.Predicate != nil {
+			n := compilePredicate(c.Predicate, ps)
+			c.cond = &n
+		} else {
+			c.plain = ps.add(c.Condition)
+		}
+		if c.AppliesWhen != nil {
+			n := compilePredicate(c.AppliesWhen, ps)
+			c.applies = &n
+		}
+		if c.Fix != nil {
+			c.fix = compileFix(c.Fix)
+		}
+		if c.Field != "" {
+			c.own = e.newTextMatcher(ps.list)
+		}
+	}
+	return e.newTextMatcher(group.list)
+}
+
+// fires reports whether the rule fires on a target the group's matcher has judged:
+// it applies there, and its condition holds (or, negated, does not).
+func (c *compiledRule) fires(t *target) bool {
+	if c.applies != nil && !c.applies.eval(t) {
+		return false
+	}
+	var hit bool
+	if c.cond != nil {
+		hit = c.cond.eval(t)
+	} else {
+		hit = t.has(c.plain)
+	}
+	return hit != c.Negate
+}
+
+// firesOnArgs is fires for a tool call's compact-JSON arguments: a field rule judges each
+// value its path names and fires on the first that fires; a call without the field does
+// not fire it.
+func (c *compiledRule) firesOnArgs(group *target, args string) bool {
+	if c.own == nil {
+		return c.fires(group)
+	}
+	var buf [16]int
+	for _, v := range FieldValues(args, c.Field) {
+		t := target{text: v, matched: c.own.Match(v, buf[:0])}
+		if c.fires(&t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Status is a rule's verdict on one target, for checks outside a move (tests, backtests).
+type Status string
+
+// The three verdicts: the rule's condition does not fire, it fires, or the target is
+// outside the rule's applies_when.
+const (
+	StatusPass          Status = "pass"
+	StatusViolation     Status = "violation"
+	StatusNotApplicable Status = "not_applicable"
+)
+
+// Judge is one rule compiled for checks outside an engine: a backtest, a rule file's
+// tests, a CLI's "does this draft pass". It uses the engine's own compiled form, so its
+// verdicts are the engine's. Safe for concurrent use.
+type Judge struct {
+	rule  *compiledRule
+	match textMatcher
+}
+
+// NewJudge validates r (with the builtin environments plus known) and compiles it.
+func NewJudge(r Rule, known ...string) (*Judge, error) {
+	r.When = slices.Clone(r.When)
+	r.Normalize()
+	if err := Validate(&r, append(slices.Clone(BuiltinEnvironments), known...)); err != nil {
+		return nil, err
+	}
+	e := &Engine{log: discardLogger()}
+	c := &compiledRule{Rule: r}
+	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c})}, nil
+}
+
+// Check returns the rule's verdict on target: for a tool rule, target is the call's
+// arguments (compact JSON, or the field's values when the rule has a field).
+func (j *Judge) Check(target string) Status {
+	var buf [16]int
+	t := targetOf(target, j.match, buf[:0])
+	c := j.rule
+	if c.own == nil && c.applies != nil && !c.applies.eval(&t) {
+		return StatusNotApplicable
+	}
+	if c.firesOnArgs(&t, target) {
+		return StatusViolation
+	}
+	return StatusPass
+}
+
+// Fix applies the rule's fix to target with the move variables vars and returns the
+// repaired text and its diff. ok is false when the rule has no fix, a template variable
+// is missing, or the fix changes nothing. The repaired text is not checked again:
+// Check it.
+func (j *Judge) Fix(target string, vars map[string]string) (fixed string, diff []Change, ok bool) {
+	if j.rule.fix == nil {
+		return target, nil, false
+	}
+	out, missing := j.rule.fix.apply(target, vars)
+	if missing != "" || out == target {
+		return target, nil, false
+	}
+	return out, Diff(target, out), true
+}
+
+func targetOf(text string, m textMatcher, buf []int) target {
+	return target{text: text, matched: m.Match(text, buf)}
+}
+
+// ---- fixes in a move ----
+
+// missedLocked returns the armed text rules that fire on text, in name order. Caller holds m.mu.
+func (m *Move) missedLocked(text string) []*compiledRule {
+	var buf [32]int
+	t := targetOf(text, m.set.match, buf[:0])
+	return m.missedOn(&t, false)
+}
+
+// missedOn returns the armed text rules that fire on a judged target: the live ones, or
+// with shadow the shadowed ones (which only record a would-fire). Caller holds m.mu.
+func (m *Move) missedOn(t *target, shadow bool) []*compiledRule {
+	var missed []*compiledRule
+	for _, r := range m.set.text {
+		if r.shadow == shadow && m.armed(r) && r.fires(t) {
+			missed = append(missed, r)
+		}
+	}
+	return missed
+}
+
+// fixLocked applies, in rule-name order, the fixes of the missed rules that have one and
+// checks the repaired text again against every armed text rule. It returns the repaired
+// text, the rules it no longer misses (nil when nothing was repaired) and the rules it
+// still misses. A blank repair is no repair. Caller holds m.mu.
+// unset lists "rule var" pairs whose fix lacked a variable, for warnUnset (without m.mu).
+func (m *Move) fixLocked(text string, missed []*compiledRule) (repaired string, fixed, still []*compiledRule, unset [][2]string) {
+	repaired = text
+	for _, r := range missed {
+		if r.fix == nil {
+			continue
+		}
+		out, missing := r.fix.apply(repaired, m.vars)
+		if missing != "" {
+			unset = append(unset, [2]string{r.Name, missing})
+			continue
+		}
+		repaired = out
+	}
+	if repaired == text || strings.TrimSpace(repaired) == "" {
+		return text, nil, missed, unset
+	}
+	still = m.missedLocked(repaired)
+	for _, r := range missed {
+		if !slices.Contains(still, r) {
+			fixed = append(fixed, r)
+		}
+	}
+	if len(fixed) == 0 {
+		return text, nil, missed, unset
+	}
+	return repaired, fixed, still, unset
+}
+
+// warnUnset logs the fixes not applied for want of a move variable: a host that forgot
+// SetVar pays a replay for a miss a fix could have repaired.
+func (m *Move) warnUnset(ctx context.Context, unset [][2]string) {
+	for _, u := range unset {
+		m.eng.log.WarnContext(ctx, "stream rule fix not applied: the move has no such variable (Move.SetVar)",
+			"rule", u[0], "var", u[1], "chat", m.chatID, "move", m.number)
+	}
+}
+
+// anyFixArmedLocked reports whether an armed text rule has a fix: such a rule may repair
+// an answer even when no retry is left, so speech must be held. Caller holds m.mu.
+func (m *Move) anyFixArmedLocked() bool {
+	for _, r := range m.set.text {
+		if r.fix != nil && !r.shadow && m.armed(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetVar sets a move variable, for the templates of fixes ({{name}}): the host sets what
+// it knows about the move, e.g. SetVar("message_id", "4711") for a Telegram reply's tail.
+// Safe for concurrent use; set variables before the answer is judged.
+func (m *Move) SetVar(name, value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vars == nil {
+		m.vars = map[string]string{}
+	}
+	m.vars[name] = value
+}
+
+// ruleByName returns the set's rule named name, or nil.
+func (s *ruleSet) ruleByName(name string) *compiledRule {
+	i, ok := slices.BinarySearchFunc(s.all, name, func(c *compiledRule, n string) int { return strings.Compare(c.Name, n) })
+	if !ok {
+		return nil
+	}
+	return s.all[i]
+}
+
+// recordFixedLocked marks the repaired rules fired and records their firings with outcome
+// fixed and the diff from the draft to the repaired text. Caller holds m.mu.
+func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule) []Firing {
+	diff := Diff(draft, repaired)
+	if m.fired == nil {
+		m.fired = map[string]bool{}
+	}
+	out := make([]Firing, 0, len(fixed))
+	for _, r := range fixed {
+		m.fired[r.Name] = true
+		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeFixed, Diff: diff}))
+	}
+	return out
+}
+
+func ruleNames(rules []*compiledRule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// fixAttrs adds to a firing's log line what wave 2 knows about it: the rule's severity
+// and explanation, the outcome, and a fix's diff.
+func (m *Move) fixAttrs(f Firing, attrs []any) []any {
+	if r := m.set.ruleByName(f.Rule); r != nil {
+		if r.Severity != "" {
+			attrs = append(attrs, "severity", r.Severity)
+		}
+		if r.Explanation != "" {
+			attrs = append(attrs, "explanation", r.Explanation)
+		}
+	}
+	if f.Outcome != "" {
+		attrs = append(attrs, "outcome", string(f.Outcome))
+	}
+	if f.Diff != nil {
+		lines := make([]string, len(f.Diff))
+		for i, c := range f.Diff {
+			lines[i] = c.String()
+		}
+		attrs = append(attrs, "diff", strings.Join(lines, "; "))
+	}
+	return attrs
+}

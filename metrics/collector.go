@@ -1,0 +1,293 @@
+package metrics
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamrules/streamrules"
+)
+
+// Config tunes a Collector. A nil *Config means all defaults.
+type Config struct {
+	// Store, if set, is read at scrape time for the store's metrics: round trips
+	// (RoundTrips() int64, as *rulesdb.Store has), the write queue (QueueLen() int,
+	// Dropped() int64, WriteFailures() int64), and the disabled rules
+	// (streamrules.RuleEditor: one ListRules per scrape). Whatever it lacks is not
+	// exported. Default nil: no store metrics but SaveMove's time and errors.
+	Store any
+	// NoRuleLabel drops the rule label from the firing counter, for hosts with thousands
+	// of rules. Default false: one series per rule, mode and outcome.
+	NoRuleLabel bool
+	// ScrapeTimeout bounds the store reads of one scrape. Default 0 means 5s.
+	ScrapeTimeout time.Duration
+}
+
+// Queue is what a store with a write queue tells about it. The collector exports it when
+// Config.Store implements it.
+type Queue interface {
+	QueueLen() int        // records waiting to be written now
+	Dropped() int64       // records dropped since Open (the queue was full or closed)
+	WriteFailures() int64 // writes that failed since Open
+}
+
+// roundTripper is a store that counts its statements (*rulesdb.Store).
+type roundTripper interface{ RoundTrips() int64 }
+
+// Collector is a prometheus.Collector over one engine: register it with the host's
+// registry, and give the engine its hooks with Instrument. It is safe for concurrent use.
+type Collector struct {
+	cfg Config
+
+	firings   *prometheus.CounterVec
+	discarded prometheus.Counter
+	checks    *prometheus.HistogramVec
+	reloads   *prometheus.CounterVec
+	reloadDur prometheus.Histogram
+	saves     *prometheus.HistogramVec
+	saveFails prometheus.Counter // SaveMove errors the engine saw: write failures without a queue
+
+	mu     sync.Mutex
+	counts streamrules.RuleCounts
+	names  []string // rules in force, by name: a rule gone from it loses its series
+
+	rulesLoaded, rulesDisabled, rulesSkipped *prometheus.Desc
+	roundTrips, queued, dropped, failures    *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+const ns = "streamrules"
+
+// Bucket bounds. A check is a prefilter pass and a few regexps: microseconds. A reload
+// compiles the rule set: milliseconds to seconds. SaveMove is one round trip.
+var (
+	checkBuckets  = prometheus.ExponentialBuckets(1e-6, 4, 10)   // 1µs … 262ms
+	reloadBuckets = prometheus.ExponentialBuckets(1e-4, 4, 10)   // 100µs … 26s
+	saveBuckets   = prometheus.ExponentialBuckets(1e-4, 2.5, 12) // 100µs … 2.4s
+)
+
+// NewCollector returns a collector; cfg may be nil.
+func NewCollector(cfg *Config) *Collector {
+	c := &Collector{}
+	if cfg != nil {
+		c.cfg = *cfg
+	}
+	if c.cfg.ScrapeTimeout <= 0 {
+		c.cfg.ScrapeTimeout = 5 * time.Second
+	}
+	firingLabels := []string{"rule", "mode", "outcome"}
+	if c.cfg.NoRuleLabel {
+		firingLabels = firingLabels[1:]
+	}
+	c.firings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "engine", Name: "firings_total",
+		Help: "Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.",
+	}, firingLabels)
+	c.discarded = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "engine", Name: "answers_discarded_total",
+		Help: "Answers a text rule discarded and whose tour was replayed.",
+	})
+	c.checks = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: ns, Subsystem: "engine", Name: "check_duration_seconds",
+		Help:    "Time to check a tool call (mode remind) or an answer (mode interrupt) against the rules.",
+		Buckets: checkBuckets,
+	}, []string{"mode"})
+	c.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "engine", Name: "reloads_total",
+		Help: "Rule set reloads by result (ok, error).",
+	}, []string{"result"})
+	c.reloadDur = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: ns, Subsystem: "engine", Name: "reload_duration_seconds",
+		Help:    "Time to reload the rule set: read the store, and compile when the rows changed.",
+		Buckets: reloadBuckets,
+	})
+	c.saves = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: ns, Subsystem: "store", Name: "save_move_seconds",
+		Help:    "Time to write a finished move to the store, by result (ok, error).",
+		Buckets: saveBuckets,
+	}, []string{"result"})
+	c.saveFails = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "store", Name: "write_failures_total",
+		Help: "Writes of finished moves that failed.",
+	})
+	for _, mode := range []streamrules.Mode{streamrules.ModeRemind, streamrules.ModeInterrupt} {
+		c.checks.WithLabelValues(string(mode)) // zero series: a dashboard sees the metric before the first check
+	}
+	for _, result := range []string{"ok", "error"} {
+		c.reloads.WithLabelValues(result)
+		c.saves.WithLabelValues(result)
+	}
+	d := func(sub, name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(ns, sub, name), help, nil, nil)
+	}
+	c.rulesLoaded = d("engine", "rules_loaded", "Rules in force: enabled and valid.")
+	c.rulesDisabled = d("engine", "rules_disabled", "Rules kept in the store but disabled.")
+	c.rulesSkipped = d("engine", "rules_skipped", "Rows in the store skipped as bad or duplicate (see the log).")
+	c.roundTrips = d("store", "round_trips_total", "Statements the store sent to the database since it opened.")
+	c.queued = d("store", "queued_records", "Finished moves waiting in the write queue.")
+	c.dropped = d("store", "dropped_records_total", "Finished moves the write queue dropped.")
+	c.failures = d("store", "write_failures_total", "Writes of finished moves that failed.")
+	return c
+}
+
+// Instrument sets cfg's telemetry hooks (OnFire is left alone; OnOutcome, OnCheck, OnReload
+// and OnSave), calling any hook cfg already had after the collector's, and returns cfg.
+// A nil cfg gets a new Config. Give the result to streamrules.New.
+func (c *Collector) Instrument(cfg *streamrules.Config) *streamrules.Config {
+	if cfg == nil {
+		cfg = &streamrules.Config{}
+	}
+	onOutcome, onCheck, onReload, onSave := cfg.OnOutcome, cfg.OnCheck, cfg.OnReload, cfg.OnSave
+	cfg.OnOutcome = func(ctx context.Context, f streamrules.Firing) {
+		c.outcome(f)
+		if onOutcome != nil {
+			onOutcome(ctx, f)
+		}
+	}
+	cfg.OnCheck = func(ci streamrules.CheckInfo) {
+		c.check(ci)
+		if onCheck != nil {
+			onCheck(ci)
+		}
+	}
+	cfg.OnReload = func(info streamrules.ReloadInfo) {
+		c.reload(info)
+		if onReload != nil {
+			onReload(info)
+		}
+	}
+	cfg.OnSave = func(d time.Duration, err error) {
+		c.save(d, err)
+		if onSave != nil {
+			onSave(d, err)
+		}
+	}
+	return cfg
+}
+
+func (c *Collector) outcome(f streamrules.Firing) {
+	outcome := string(f.Outcome)
+	if outcome == "" {
+		outcome = "none"
+	}
+	if c.cfg.NoRuleLabel {
+		c.firings.WithLabelValues(string(f.Mode), outcome).Inc()
+		return
+	}
+	c.firings.WithLabelValues(f.Rule, string(f.Mode), outcome).Inc()
+}
+
+func (c *Collector) check(ci streamrules.CheckInfo) {
+	c.checks.WithLabelValues(string(ci.Mode)).Observe(ci.Duration.Seconds())
+	if ci.Discard {
+		c.discarded.Inc()
+	}
+}
+
+func (c *Collector) reload(info streamrules.ReloadInfo) {
+	result := "ok"
+	if info.Err != nil {
+		result = "error"
+	}
+	c.reloads.WithLabelValues(result).Inc()
+	c.reloadDur.Observe(info.Duration.Seconds())
+	if info.Err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts = info.Rules
+	if !c.cfg.NoRuleLabel && info.Changed {
+		// A deleted rule's series go now, so the label set stays bounded by the rule set.
+		for _, name := range c.names {
+			if _, found := slices.BinarySearch(info.Names, name); !found {
+				c.firings.DeletePartialMatch(prometheus.Labels{"rule": name})
+			}
+		}
+	}
+	c.names = slices.Clone(info.Names)
+}
+
+func (c *Collector) save(d time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+		if _, queued := c.cfg.Store.(Queue); !queued {
+			c.saveFails.Inc()
+		}
+	}
+	c.saves.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	c.firings.Describe(ch)
+	c.discarded.Describe(ch)
+	c.checks.Describe(ch)
+	c.reloads.Describe(ch)
+	c.reloadDur.Describe(ch)
+	c.saves.Describe(ch)
+	for _, d := range []*prometheus.Desc{c.rulesLoaded, c.rulesDisabled, c.rulesSkipped} {
+		ch <- d
+	}
+	if _, ok := c.cfg.Store.(roundTripper); ok {
+		ch <- c.roundTrips
+	}
+	if _, ok := c.cfg.Store.(Queue); ok {
+		ch <- c.queued
+		ch <- c.dropped
+		ch <- c.failures
+	} else {
+		c.saveFails.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector. What the store already counts is mirrored as
+// const metrics, read now (as client_golang's DBStatsCollector reads sql.DB.Stats).
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.firings.Collect(ch)
+	c.discarded.Collect(ch)
+	c.checks.Collect(ch)
+	c.reloads.Collect(ch)
+	c.reloadDur.Collect(ch)
+	c.saves.Collect(ch)
+	c.mu.Lock()
+	counts := c.counts
+	c.mu.Unlock()
+	disabled := counts.Disabled
+	if ed, ok := c.cfg.Store.(streamrules.RuleEditor); ok {
+		// The engine never sees disabled rows (stores filter them): ask the store.
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ScrapeTimeout)
+		rules, err := ed.ListRules(ctx)
+		cancel()
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(c.rulesDisabled, err)
+		} else {
+			disabled = 0
+			for _, r := range rules {
+				if r.Disabled {
+					disabled++
+				}
+			}
+			ch <- prometheus.MustNewConstMetric(c.rulesDisabled, prometheus.GaugeValue, float64(disabled))
+		}
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.rulesDisabled, prometheus.GaugeValue, float64(disabled))
+	}
+	ch <- prometheus.MustNewConstMetric(c.rulesLoaded, prometheus.GaugeValue, float64(counts.Loaded))
+	ch <- prometheus.MustNewConstMetric(c.rulesSkipped, prometheus.GaugeValue, float64(counts.Skipped))
+	if rt, ok := c.cfg.Store.(roundTripper); ok {
+		ch <- prometheus.MustNewConstMetric(c.roundTrips, prometheus.CounterValue, float64(rt.RoundTrips()))
+	}
+	if q, ok := c.cfg.Store.(Queue); ok {
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.QueueLen()))
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(q.Dropped()))
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(q.WriteFailures()))
+	} else {
+		c.saveFails.Collect(ch)
+	}
+}

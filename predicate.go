@@ -1,0 +1,399 @@
+package streamrules
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Predicate is one node of a condition tree (the constitutional rules engine's grammar).
+// Exactly one field is set. The atomic nodes test the target:
+//
+//   - contains_regex: the RE2 regex matches somewhere; not_contains_regex: it matches nowhere;
+//   - starts_with_regex / ends_with_regex: a match begins at the start / ends at the end of the
+//     target (the regex is anchored with \A / \z, so `$` inside keeps its usual meaning);
+//   - max_words / min_words: at most / at least N words (runs of non-space, strings.Fields);
+//   - max_chars: at most N characters (runes).
+//
+// all_of holds when every child holds, any_of when one does (both stop at the first child
+// that decides), not_ inverts its child. On the wire (JSON, rule files, the predicate
+// column) a node is an object with its one key, e.g.
+//
+//	{"all_of": [{"contains_regex": "```"}, {"not_": {"ends_with_regex": "```\\s*"}}]}
+//
+// A tree is immutable once it is in a Rule: the engine and Rule copies share it.
+type Predicate struct {
+	ContainsRegex    string      `json:"contains_regex,omitempty"`
+	NotContainsRegex string      `json:"not_contains_regex,omitempty"`
+	StartsWithRegex  string      `json:"starts_with_regex,omitempty"`
+	EndsWithRegex    string      `json:"ends_with_regex,omitempty"`
+	MaxWords         *int        `json:"max_words,omitempty"`
+	MinWords         *int        `json:"min_words,omitempty"`
+	MaxChars         *int        `json:"max_chars,omitempty"`
+	AllOf            []Predicate `json:"all_of,omitempty"`
+	AnyOf            []Predicate `json:"any_of,omitempty"`
+	Not              *Predicate  `json:"not_,omitempty"`
+}
+
+// Limits on a predicate tree, enforced by Validate. A tree is data a master types or a
+// file carries; the bounds keep one rule from costing the hot path more than a few dozen
+// plain conditions would.
+const (
+	MaxPredicateNodes = 64
+	MaxPredicateDepth = 8
+)
+
+// Contains, NotContains, StartsWith, EndsWith, MaxWords, MinWords, MaxChars, AllOf, AnyOf
+// and Not build nodes, for trees written in Go.
+func Contains(re string) Predicate    { return Predicate{ContainsRegex: re} }
+func NotContains(re string) Predicate { return Predicate{NotContainsRegex: re} }
+func StartsWith(re string) Predicate  { return Predicate{StartsWithRegex: re} }
+func EndsWith(re string) Predicate    { return Predicate{EndsWithRegex: re} }
+func MaxWords(n int) Predicate        { return Predicate{MaxWords: &n} }
+func MinWords(n int) Predicate        { return Predicate{MinWords: &n} }
+func MaxChars(n int) Predicate        { return Predicate{MaxChars: &n} }
+func AllOf(ps ...Predicate) Predicate { return Predicate{AllOf: ps} }
+func AnyOf(ps ...Predicate) Predicate { return Predicate{AnyOf: ps} }
+func Not(p Predicate) Predicate       { return Predicate{Not: &p} }
+
+// keys returns the wire names of the fields set in p, in declaration order.
+func (p *Predicate) keys() []string {
+	var k []string
+	add := func(set bool, name string) {
+		if set {
+			k = append(k, name)
+		}
+	}
+	add(p.ContainsRegex != "", "contains_regex")
+	add(p.NotContainsRegex != "", "not_contains_regex")
+	add(p.StartsWithRegex != "", "starts_with_regex")
+	add(p.EndsWithRegex != "", "ends_with_regex")
+	add(p.MaxWords != nil, "max_words")
+	add(p.MinWords != nil, "min_words")
+	add(p.MaxChars != nil, "max_chars")
+	add(p.AllOf != nil, "all_of")
+	add(p.AnyOf != nil, "any_of")
+	add(p.Not != nil, "not_")
+	return k
+}
+
+// String renders the tree compactly, for log lines and errors.
+func (p *Predicate) String() string {
+	var b strings.Builder
+	p.write(&b)
+	return b.String()
+}
+
+func (p *Predicate) write(b *strings.Builder) {
+	list := func(name string, kids []Predicate) {
+		b.WriteString(name + "(")
+		for i := range kids {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			kids[i].write(b)
+		}
+		b.WriteString(")")
+	}
+	switch {
+	case p.ContainsRegex != "":
+		fmt.Fprintf(b, "contains_regex(%q)", p.ContainsRegex)
+	case p.NotContainsRegex != "":
+		fmt.Fprintf(b, "not_contains_regex(%q)", p.NotContainsRegex)
+	case p.StartsWithRegex != "":
+		fmt.Fprintf(b, "starts_with_regex(%q)", p.StartsWithRegex)
+	case p.EndsWithRegex != "":
+		fmt.Fprintf(b, "ends_with_regex(%q)", p.EndsWithRegex)
+	case p.MaxWords != nil:
+		fmt.Fprintf(b, "max_words(%d)", *p.MaxWords)
+	case p.MinWords != nil:
+		fmt.Fprintf(b, "min_words(%d)", *p.MinWords)
+	case p.MaxChars != nil:
+		fmt.Fprintf(b, "max_chars(%d)", *p.MaxChars)
+	case p.AllOf != nil:
+		list("all_of", p.AllOf)
+	case p.AnyOf != nil:
+		list("any_of", p.AnyOf)
+	case p.Not != nil:
+		b.WriteString("not_(")
+		p.Not.write(b)
+		b.WriteString(")")
+	default:
+		b.WriteString("empty")
+	}
+}
+
+// validatePredicate checks a tree. path is the field as the user writes it ("predicate",
+// "applies_when"); an error names the bad node, e.g. predicate.all_of[1].ends_with_regex.
+func validatePredicate(p *Predicate, path string) error {
+	nodes := 0
+	return p.validate(path, 1, &nodes)
+}
+
+func (p *Predicate) validate(path string, depth int, nodes *int) error {
+	*nodes++
+	if *nodes > MaxPredicateNodes {
+		return invalid(path, "the tree has more than %d nodes", MaxPredicateNodes)
+	}
+	if depth > MaxPredicateDepth {
+		return invalid(path, "nested deeper than %d levels", MaxPredicateDepth)
+	}
+	keys := p.keys()
+	switch len(keys) {
+	case 0:
+		return invalid(path, "empty node: it needs one of contains_regex, not_contains_regex, starts_with_regex, ends_with_regex, max_words, min_words, max_chars, all_of, any_of, not_")
+	case 1:
+	default:
+		return invalid(path, "a node has one key, this one has %s (combine them with all_of)", strings.Join(keys, " and "))
+	}
+	at := path + "." + keys[0]
+	regex := func(re string) error { return checkPattern(at, re) }
+	count := func(n int) error {
+		if n < 0 {
+			return invalid(at, "%d is negative", n)
+		}
+		return nil
+	}
+	kids := func(list []Predicate) error {
+		if len(list) == 0 {
+			return invalid(at, "empty list: it needs at least one predicate")
+		}
+		for i := range list {
+			if err := list[i].validate(fmt.Sprintf("%s[%d]", at, i), depth+1, nodes); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch {
+	case p.ContainsRegex != "":
+		return regex(p.ContainsRegex)
+	case p.NotContainsRegex != "":
+		return regex(p.NotContainsRegex)
+	case p.StartsWithRegex != "":
+		return regex(p.StartsWithRegex)
+	case p.EndsWithRegex != "":
+		return regex(p.EndsWithRegex)
+	case p.MaxWords != nil:
+		return count(*p.MaxWords)
+	case p.MinWords != nil:
+		return count(*p.MinWords)
+	case p.MaxChars != nil:
+		return count(*p.MaxChars)
+	case p.AllOf != nil:
+		return kids(p.AllOf)
+	case p.AnyOf != nil:
+		return kids(p.AnyOf)
+	}
+	return p.Not.validate(at, depth+1, nodes)
+}
+
+// checkPattern runs the plain condition's check (length and cost bound, RE2 syntax) on a
+// regex held elsewhere, and names field in the error instead of "condition".
+func checkPattern(field, re string) error {
+	err := checkCondition(re)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return &ValidationError{Field: field, Reason: ve.Reason, err: ve.err}
+	}
+	return err
+}
+
+// ---- compiled trees: evaluated from the one matcher's verdicts ----
+
+type predOp uint8
+
+const (
+	opMatch predOp = iota // a pattern of the group's matcher matches (contains, starts, ends)
+	opNoMatch
+	opMaxWords
+	opMinWords
+	opMaxChars
+	opAll
+	opAny
+	opNot
+)
+
+// predNode is a compiled Predicate. Its regexes live in the matcher of the rule group the
+// tree belongs to, so one prefilter pass over the target serves every tree and every plain
+// condition of the group; a node only looks its pattern up among the matched indices.
+type predNode struct {
+	op   predOp
+	pat  int // opMatch, opNoMatch: index in the group's patterns
+	n    int // opMaxWords, opMinWords, opMaxChars
+	kids []predNode
+}
+
+// patterns collects a rule group's regexes for one matcher, each distinct one once.
+type patterns struct {
+	list  []string
+	index map[string]int
+}
+
+func (ps *patterns) add(re string) int {
+	if i, ok := ps.index[re]; ok {
+		return i
+	}
+	if ps.index == nil {
+		ps.index = map[string]int{}
+	}
+	ps.list = append(ps.list, re)
+	ps.index[re] = len(ps.list) - 1
+	return len(ps.list) - 1
+}
+
+// compilePredicate registers p's regexes in ps and returns the node tree. p is valid.
+// Anchoring is done in the pattern, so a starts/ends node costs the same prefilter pass as
+// a contains node: \A(?:re) and (?:re)\z mean "a match at the start" and "a match at the end".
+func compilePredicate(p *Predicate, ps *patterns) predNode {
+	switch {
+	case p.ContainsRegex != "":
+		return predNode{op: opMatch, pat: ps.add(p.ContainsRegex)}
+	case p.NotContainsRegex != "":
+		return predNode{op: opNoMatch, pat: ps.add(p.NotContainsRegex)}
+	case p.StartsWithRegex != "":
+		return predNode{op: opMatch, pat: ps.add(`\A(?:` + p.StartsWithRegex + `)`)}
+	case p.EndsWithRegex != "":
+		return predNode{op: opMatch, pat: ps.add(`(?:` + p.EndsWithRegex + `)\z`)}
+	case p.MaxWords != nil:
+		return predNode{op: opMaxWords, n: *p.MaxWords}
+	case p.MinWords != nil:
+		return predNode{op: opMinWords, n: *p.MinWords}
+	case p.MaxChars != nil:
+		return predNode{op: opMaxChars, n: *p.MaxChars}
+	}
+	op, list := opAll, p.AllOf
+	switch {
+	case p.AnyOf != nil:
+		op, list = opAny, p.AnyOf
+	case p.Not != nil:
+		op, list = opNot, []Predicate{*p.Not}
+	}
+	n := predNode{op: op, kids: make([]predNode, len(list))}
+	for i := range list {
+		n.kids[i] = compilePredicate(&list[i], ps)
+	}
+	return n
+}
+
+// target is one text under judgement: the matcher's verdicts on it, and its word and
+// character counts, computed on first need (most trees never count).
+type target struct {
+	text    string
+	matched []int // ascending pattern indices
+	words   int
+	chars   int
+	counted bool
+}
+
+func (t *target) has(pat int) bool {
+	_, ok := slices.BinarySearch(t.matched, pat)
+	return ok
+}
+
+func (t *target) count() {
+	if !t.counted {
+		t.words, t.chars = countWords(t.text)
+		t.counted = true
+	}
+}
+
+// countWords counts what strings.Fields would return (runs of non-space, unicode.IsSpace)
+// and the runes, in one pass and without building the list of words.
+func countWords(s string) (words, chars int) {
+	in := false
+	for _, r := range s {
+		chars++
+		var space bool
+		if r < utf8.RuneSelf {
+			space = asciiSpace[r]
+		} else {
+			space = unicode.IsSpace(r)
+		}
+		if !space && !in {
+			words++
+		}
+		in = !space
+	}
+	return words, chars
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+func (n *predNode) eval(t *target) bool {
+	switch n.op {
+	case opMatch:
+		return t.has(n.pat)
+	case opNoMatch:
+		return !t.has(n.pat)
+	case opMaxWords:
+		t.count()
+		return t.words <= n.n
+	case opMinWords:
+		t.count()
+		return t.words >= n.n
+	case opMaxChars:
+		t.count()
+		return t.chars <= n.n
+	case opAll:
+		for i := range n.kids {
+			if !n.kids[i].eval(t) {
+				return false
+			}
+		}
+		return true
+	case opAny:
+		for i := range n.kids {
+			if n.kids[i].eval(t) {
+				return true
+			}
+		}
+		return false
+	}
+	return !n.kids[0].eval(t)
+}
+
+// validateTree checks the wave-2 fields of a rule: its predicate and applies_when trees,
+// field, fix, severity and explanation. Validate calls it after the plain condition.
+func validateTree(r *Rule) error {
+	if r.Predicate != nil {
+		if r.Condition != "" {
+			return invalid("predicate", "a rule has a condition or a predicate, not both (put the regex in the tree as contains_regex)")
+		}
+		if err := validatePredicate(r.Predicate, "predicate"); err != nil {
+			return err
+		}
+	}
+	if r.AppliesWhen != nil {
+		if err := validatePredicate(r.AppliesWhen, "applies_when"); err != nil {
+			return err
+		}
+	}
+	if r.Field != "" && r.Tool() == "" {
+		return invalid("field", "only a tool rule has arguments to walk into; a text rule sees the answer")
+	}
+	if err := checkField(r.Field); err != nil {
+		return err
+	}
+	if r.Fix != nil {
+		if r.Scope != ScopeText {
+			return invalid("fix", "only a text rule can be fixed: a tool call that ran cannot be repaired")
+		}
+		if err := validateFix(r.Fix); err != nil {
+			return err
+		}
+	}
+	if r.Severity != "" && !slices.Contains(Severities, r.Severity) {
+		return invalid("severity", "%q is not one of %s", r.Severity, strings.Join(Severities, ", "))
+	}
+	switch n := utf8.RuneCountInString(r.Explanation); {
+	case !utf8.ValidString(r.Explanation):
+		return invalid("explanation", "not valid UTF-8")
+	case n > MaxExplanationChars:
+		return invalid("explanation", "%d characters, at most %d", n, MaxExplanationChars)
+	}
+	return nil
+}
