@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/streamrules/streamrules"
@@ -331,8 +332,7 @@ func (c *statsCmd) flags(fs *flag.FlagSet) { addStoreFlags(fs, &c.o, true) }
 func (c *statsCmd) validate(args []string) error { return noArgs("stats", args) }
 
 func (c *statsCmd) run(ctx context.Context, e *proc) error {
-	o := c.o
-	store, _, err := e.open(ctx, o)
+	store, _, err := e.open(ctx, c.o)
 	if err != nil {
 		return err
 	}
@@ -341,41 +341,71 @@ func (c *statsCmd) run(ctx context.Context, e *proc) error {
 	if err != nil {
 		return err
 	}
-	counts, err := store.CountFirings(ctx)
+	counters, err := store.RuleCounters(ctx)
 	if err != nil {
 		return err
 	}
-	// Every rule, zero included; then firings of rules deleted since (stats outlive
-	// their rule).
+	// Every rule, zero included, as /v1/stats lists them; then the counters of rules
+	// deleted since (stats outlive their rule).
 	stats := streamrules.Stats{Rules: []streamrules.RuleStat{}}
 	seen := map[string]bool{}
 	for _, r := range rules {
-		stats.Rules = append(stats.Rules, streamrules.RuleStat{Rule: r.Name, Fired: counts[r.Name]})
+		stats.Rules = append(stats.Rules, counters[r.Name].Stat(r.Name, r.Mode))
 		seen[r.Name] = true
 	}
 	var gone []string
-	for name := range counts {
+	for name := range counters {
 		if !seen[name] {
 			gone = append(gone, name)
 		}
 	}
 	sort.Strings(gone)
 	for _, name := range gone {
-		stats.Rules = append(stats.Rules, streamrules.RuleStat{Rule: name, Fired: counts[name]})
+		st := counters[name].Stat(name, "")
+		st.Outcomes = nonZero(st.Outcomes) // the mode of a deleted rule is unknown
+		stats.Rules = append(stats.Rules, st)
 	}
-	if o.json {
+	if c.o.json {
 		return writeJSON(e.stdout, stats)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULE\tFIRED")
-	for _, s := range stats.Rules {
-		note := ""
-		if !seen[s.Rule] {
-			note = "\t(deleted)"
+	fmt.Fprintln(tw, "RULE\tFIRED\tOUTCOMES\tWOULD-FIRE\tLAST FIRED")
+	for _, st := range stats.Rules {
+		name, last := st.Rule, "-"
+		if !seen[name] {
+			name += " (deleted)"
 		}
-		fmt.Fprintf(tw, "%s\t%d%s\n", s.Rule, s.Fired, note)
+		if !st.LastFiredAt.IsZero() {
+			last = st.LastFiredAt.Format("2006-01-02 15:04:05Z07:00")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", name, st.Fired, outcomes(st.Outcomes), st.Shadow, last)
 	}
 	return tw.Flush()
+}
+
+func nonZero(m map[streamrules.Outcome]int64) map[streamrules.Outcome]int64 {
+	out := map[streamrules.Outcome]int64{}
+	for o, n := range m {
+		if n != 0 {
+			out[o] = n
+		}
+	}
+	return out
+}
+
+// outcomes writes a stats line's outcomes, the non-zero ones, by name: "corrected 3, kept 1".
+func outcomes(m map[streamrules.Outcome]int64) string {
+	var parts []string
+	for o, n := range m {
+		if n != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // seedCmd is seed [FILE].

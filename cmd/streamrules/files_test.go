@@ -1,18 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/seeds"
 )
-
-var quiet = slog.New(slog.DiscardHandler)
 
 // TestExportImport: export then import changes nothing; an edited file's dry run lists
 // the changes field by field and writes nothing; the real import writes them as edits.
@@ -130,18 +132,53 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestStats: after firings (written as a move's end writes them), stats lists every rule
+// with its firings, outcomes and would-fires, then a deleted rule's history; rules list
+// counts the same live firings.
 func TestStats(t *testing.T) {
 	t.Parallel()
 	env := sqliteEnv(t)
 	must(t, cli(t, env, "", "seed"))
-	r := must(t, cli(t, env, "", "stats", "--json"))
-	var stats struct {
-		Rules []struct {
-			Rule  string `json:"rule"`
-			Fired int64  `json:"fired"`
-		} `json:"rules"`
+	ctx := context.Background()
+	store, err := rulesdb.Open(ctx, env[rulesdb.EnvDSN], &rulesdb.Config{ReloadInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil || len(stats.Rules) != 6 || r.stderr != "" {
-		t.Errorf("stats --json: %v %+v %q", err, stats, r.stderr)
+	now := time.Now().UTC()
+	err = store.SaveMove(ctx, streamrules.MoveRecord{ChatID: "c", Move: 1, Answered: true, Firings: []streamrules.Firing{
+		{Rule: "telegram_reply_tail", ChatID: "c", Move: 1, Mode: streamrules.ModeInterrupt, Retry: true, Outcome: streamrules.OutcomeCorrected, At: now},
+		{Rule: "telegram_markdown_image", ChatID: "c", Move: 1, Mode: streamrules.ModeInterrupt, Outcome: streamrules.OutcomeShadow, At: now},
+		{Rule: "gone_rule", ChatID: "c", Move: 1, Mode: streamrules.ModeRemind, Outcome: streamrules.OutcomeComplied, At: now},
+	}})
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := must(t, cli(t, env, "", "stats", "--json"))
+	var stats streamrules.Stats
+	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil || len(stats.Rules) != 7 || r.stderr != "" {
+		t.Fatalf("stats --json: %v %+v %q", err, stats, r.stderr)
+	}
+	by := map[string]streamrules.RuleStat{}
+	for _, st := range stats.Rules {
+		by[st.Rule] = st
+	}
+	if st := by["telegram_reply_tail"]; st.Fired != 1 || st.Outcomes[streamrules.OutcomeCorrected] != 1 || st.LastFiredAt.IsZero() {
+		t.Errorf("telegram_reply_tail: %+v", st)
+	}
+	if st := by["telegram_markdown_image"]; st.Fired != 0 || st.Shadow != 1 {
+		t.Errorf("telegram_markdown_image: %+v", st)
+	}
+	if st := by["gone_rule"]; stats.Rules[6].Rule != "gone_rule" || st.Fired != 1 || st.Outcomes[streamrules.OutcomeComplied] != 1 {
+		t.Errorf("deleted rule: %+v", stats.Rules[6])
+	}
+	table := must(t, cli(t, env, "", "stats")).stdout
+	for _, want := range []string{"telegram_reply_tail  1  corrected 1", "gone_rule (deleted)"} {
+		if !strings.Contains(strings.Join(strings.Fields(table), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if v := listJSON(t, env)["telegram_reply_tail"]; *v.Fired != 1 {
+		t.Errorf("rules list: fired %d", *v.Fired)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
@@ -204,43 +203,24 @@ func TestRulesCommands(t *testing.T) {
 	}
 }
 
-// shadowStored reports whether the rulesdb schema stores Rule.Shadow (issue 11's migration).
-func shadowStored(t *testing.T, dsn string) bool {
-	t.Helper()
-	ctx := context.Background()
-	s, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{ReloadInterval: -1, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "probe_shadow", Scope: "text", Text: "t", Shadow: true}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.GetRule(ctx, "probe_shadow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteRule(ctx, "probe_shadow"); err != nil {
-		t.Fatal(err)
-	}
-	return r.Shadow
-}
-
-// TestShadowEnforce: shadow and enforce set Rule.Shadow. Until the database stores it
-// (issue 11 adds the column), the command says so and exits 1 rather than claim a change.
+// TestShadowEnforce: shadow and enforce set Rule.Shadow in the database; a shadowed rule
+// stays loaded (it is watched) and list shows it.
 func TestShadowEnforce(t *testing.T) {
 	t.Parallel()
 	env := sqliteEnv(t)
 	must(t, cli(t, env, "", "seed"))
-	r := cli(t, env, "", "rules", "shadow", "telegram_reply_tail")
-	if !shadowStored(t, env[rulesdb.EnvDSN]) {
-		if r.code != 1 || !strings.Contains(r.stderr, "does not store this field yet") {
-			t.Errorf("shadow without the column: %+v", r)
-		}
-		return
+	if r := must(t, cli(t, env, "", "rules", "shadow", "telegram_reply_tail")); r.stdout != "rule \"telegram_reply_tail\" is now enabled,shadow\n" {
+		t.Errorf("shadow: %q", r.stdout)
 	}
-	if r.code != 0 || !listJSON(t, env)["telegram_reply_tail"].Shadow {
-		t.Fatalf("shadow: %+v", r)
+	if v := listJSON(t, env)["telegram_reply_tail"]; !v.Shadow || !v.Loaded {
+		t.Fatalf("after shadow: %+v", v)
+	}
+	table := must(t, cli(t, env, "", "rules", "list")).stdout
+	if !strings.Contains(table, "enabled,shadow") {
+		t.Errorf("table:\n%s", table)
+	}
+	if r := must(t, cli(t, env, "", "rules", "shadow", "telegram_reply_tail")); !strings.Contains(r.stdout, "already") {
+		t.Errorf("shadow twice: %q", r.stdout)
 	}
 	must(t, cli(t, env, "", "rules", "enforce", "telegram_reply_tail"))
 	if listJSON(t, env)["telegram_reply_tail"].Shadow {

@@ -40,7 +40,7 @@ type listed = ruletools.RuleView
 // views returns every rule with whether the engine would load it (enabled and valid for
 // the store's environments) and its firings.
 func views(ctx context.Context, store *rulesdb.Store, known []string, rules []streamrules.Rule) ([]listed, error) {
-	counts, err := store.CountFirings(ctx)
+	counters, err := store.RuleCounters(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func views(ctx context.Context, store *rulesdb.Store, known []string, rules []st
 		if !r.Disabled && err != nil {
 			v.Problem = err.Error()
 		}
-		n := counts[r.Name]
+		n := counters[r.Name].Stat(r.Name, r.Mode).Fired // live firings, as the stats count them
 		v.Fired = &n
 		out[i] = v
 	}
