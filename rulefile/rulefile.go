@@ -410,7 +410,7 @@ func DecodeFields(data []byte, extra ...string) (map[string]json.RawMessage, err
 }
 
 // Apply returns r with the given fields (keys as DecodeFields returns them) set and
-// every other field kept: a partial edit. A new scope without a mode clears the mode,
+// every other field kept: a partial edit. The values are checked as strictly as a file's. A new scope without a mode clears the mode,
 // so Normalize derives it again. The result is neither normalized nor validated; its
 // id and timestamps are r's.
 func Apply(r streamrules.Rule, fields map[string]json.RawMessage) (streamrules.Rule, error) {
@@ -434,7 +434,12 @@ func Apply(r streamrules.Rule, fields map[string]json.RawMessage) (streamrules.R
 	}
 	merged, err := json.Marshal(m)
 	if err != nil {
-		return r, err
+		return r, &Error{Name: excerpt(r.Name), Err: fmt.Errorf("not JSON: %v", err)}
+	}
+	// The values may come from anywhere (a command's flags): as strict as a file, at
+	// every depth.
+	if perr := check(merged, ruleShape, nil); perr != nil {
+		return r, &Error{Field: perr.field, Name: excerpt(r.Name), Err: perr.err}
 	}
 	var out streamrules.Rule
 	if err := json.Unmarshal(merged, &out); err != nil {

@@ -208,6 +208,15 @@ func TestApply(t *testing.T) {
 	if _, err := rulefile.Apply(cur, map[string]json.RawMessage{"negate": json.RawMessage(`"yes"`)}); err == nil {
 		t.Error("a string negate applied")
 	}
+	var fe *rulefile.Error
+	_, err = rulefile.Apply(cur, map[string]json.RawMessage{"predicate": json.RawMessage(`{"Contains_Regex": "x"}`)})
+	if !errors.As(err, &fe) || fe.Field != "Contains_Regex" {
+		t.Errorf("a nested key in another case: %v", err)
+	}
+	_, err = rulefile.Apply(cur, map[string]json.RawMessage{"fix": json.RawMessage(`{"append_if_missing": "a", "append_if_missing": "b"}`)})
+	if !errors.As(err, &fe) || fe.Field != "append_if_missing" {
+		t.Errorf("a nested duplicate key: %v", err)
+	}
 }
 
 // TestEveryRuleFieldIsAFileField: a rule with every field set (by reflection, so a field

@@ -165,6 +165,16 @@ func TestRulesCommands(t *testing.T) {
 	if r := cli(t, env, "", "rules", "create", "--name", "no_lorem", "--scope", "text", "--text", "t"); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("taken name: %+v", r)
 	}
+	// The wave-2 fields from flags: a predicate tree and a fix, strict at every depth.
+	r = must(t, cli(t, env, "", "rules", "create", "--name", "tail_fix", "--scope", "text", "--text", "End with the tail.",
+		"--predicate", `{"ends_with_regex": "↩ #\\d+"}`, "--negate", "--fix", `{"append_if_missing": "\n↩ #1"}`, "--severity", "high", "--json"))
+	var tf ruletools.RuleView
+	if err := json.Unmarshal([]byte(r.stdout), &tf); err != nil || tf.Predicate == nil || tf.Fix == nil || tf.Severity != "high" || !tf.Loaded {
+		t.Errorf("create with a predicate and a fix: %v %s", err, r.stdout)
+	}
+	if r := cli(t, env, "", "rules", "edit", "tail_fix", "--predicate", `{"Ends_With_Regex": "x"}`); r.code != 2 || !strings.Contains(r.stderr, `unknown field "Ends_With_Regex"`) {
+		t.Errorf("a nested key in another case: %+v", r)
+	}
 	// From a file, and from a file with a key in another case (line and field named).
 	good := writeTemp(t, "r.yaml", "name: from_file\nscope: tool:shell\nrepeat: once\ntext: Ours.\n")
 	must(t, cli(t, env, "", "rules", "create", "-f", good))

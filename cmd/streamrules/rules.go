@@ -241,6 +241,22 @@ func (rf *ruleFlags) add(fs *flag.FlagSet, withName bool) {
 	str("mode", "mode", "`MODE`: remind or interrupt; leave it out, it follows from the scope")
 	str("repeat", "repeat", "`REPEAT`: \"\" every time, once (once per chat), after:N (at most once per N moves)")
 	boolean("shadow", "shadow", "only count would-fires")
+	boolean("early", "early", "a text rule may cut the streamed answer at its first certain miss")
+	str("field", "field", "a tool rule's dotted `PATH` into the call's arguments (edits.new_string)")
+	str("severity", "severity", "`SEVERITY`: low, medium or high (shown in logs and stats, not to the model)")
+	str("explanation", "explanation", "why the rule exists (`TEXT`; shown in logs, not to the model)")
+	raw := func(flagName, field, usage string) {
+		fs.Func(flagName, usage, func(s string) error {
+			if !json.Valid([]byte(s)) {
+				return fmt.Errorf("not JSON")
+			}
+			rf.fields[field] = json.RawMessage(s)
+			return nil
+		})
+	}
+	raw("predicate", "predicate", "a condition tree in `JSON`, instead of --condition: {\"any_of\": [{\"contains_regex\": \"…\"}, …]}")
+	raw("applies-when", "applies_when", "a tree in `JSON`: outside it the rule does not fire")
+	raw("fix", "fix", "a text rule's repair in `JSON`: {\"append_if_missing\": \"…\"} or {\"replace_regex\": {\"pattern\": \"…\", \"with\": \"…\"}}")
 	boolean("disabled", "enabled", "keep the rule but do not load it")
 }
 
