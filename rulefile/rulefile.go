@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,14 +142,24 @@ func read(data []byte, f Format) (*doc, *Error) {
 		return 0
 	}}
 	d.mark = func(path []any, off int64) {
-		if len(path) <= 3 {
+		if len(path) <= maxMarkedDepth {
 			lines[pathKey(path)] = off
 		}
 	}
 	return d, nil
 }
 
-func pathKey(path []any) string { return fmt.Sprint(path...) + fmt.Sprint(len(path)) }
+// maxMarkedDepth is how deep a JSON file's lines are remembered: a rule's fields in a set
+// are at depth 3, a predicate's nodes below them (8 levels at most).
+const maxMarkedDepth = 16
+
+func pathKey(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		fmt.Fprintf(&b, "%T:%v\x00", p, p) // a key and an index never spell alike
+	}
+	return b.String()
+}
 
 // lineAt returns the 1-based line of a byte offset, past any whitespace, comma or colon
 // before the token there.
@@ -329,9 +340,31 @@ func validate(r *streamrules.Rule, known []string, d *doc, at []any) *Error {
 	var ve *streamrules.ValidationError
 	if errors.As(err, &ve) {
 		e.Field = ve.Field
-		e.Line = d.line(append(slices.Clone(at), ve.Field))
+		e.Line = d.line(append(slices.Clone(at), fieldPath(ve.Field)...))
 	}
 	return e
+}
+
+// fieldPath splits a validation error's field, "predicate.any_of[0].ends_with_regex",
+// into the path of keys and indexes that finds its line.
+func fieldPath(field string) []any {
+	var out []any
+	for _, part := range strings.Split(field, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			out = append(out, name)
+		}
+		for rest != "" {
+			idx, after, ok := strings.Cut(rest, "]")
+			n, err := strconv.Atoi(idx)
+			if !ok || err != nil {
+				return out
+			}
+			out = append(out, n)
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return out
 }
 
 // ParseRule parses a single rule, an object with a rule's fields, in JSON or YAML, as

@@ -86,6 +86,9 @@ func TestParseErrors(t *testing.T) {
 		{"json trailing data", "{\"version\": 1, \"rules\": []}\n{}", 2, 0, "", "data after"},
 		{"json syntax", "{\"version\": 1,\n \"rules\": [,]}", 2, 1, "rules", "not JSON"},
 		{"json not an object", `[1]`, 1, 0, "", "not an object"},
+		{"yaml bad predicate node", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    predicate:\n      any_of:\n        - contains_regex: a\n        - ends_with_regex: \"(\"\n", 9, 1, "predicate.any_of[1].ends_with_regex", "invalid predicate.any_of[1].ends_with_regex"},
+		{"json bad predicate node", "{\"version\": 1, \"rules\": [{\"name\": \"p\", \"scope\": \"text\", \"text\": \"t\",\n \"predicate\": {\"any_of\": [{\"contains_regex\": \"a\"},\n  {\"ends_with_regex\": \"(\"}]}}]}", 3, 1, "predicate.any_of[1].ends_with_regex", "invalid predicate"},
+		{"yaml nested key in another case", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    fix:\n      Append_If_Missing: x\n", 7, 1, "Append_If_Missing", `did you mean "append_if_missing"`},
 		{"yaml not an object", "- version: 1\n", 1, 0, "", "not an object"},
 	}
 	for _, tt := range tests {
