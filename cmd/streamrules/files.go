@@ -27,7 +27,7 @@ func init() {
 			about: "Each rule of the file is created, or updated when its fields differ; rules the file does not name\nare left alone. An update is an edit like the master's: it moves updated_at, so a later seed\ncalibration leaves it alone. --dry-run prints what would change, field by field, and writes nothing."},
 		&command{path: "validate", args: "FILE…", summary: "check rule files as the engine would (exit 2 naming file, rule and field)", opts: func() opts { return &validateCmd{} },
 			about: "For the CI of a rules repository: no database needed. Rules may use the environments\nSTREAMRULES_ENVIRONMENTS names beside the builtin ones."},
-		&command{path: "stats", args: "[--json]", summary: "how often each rule fired", opts: func() opts { return &statsCmd{} }},
+		&command{path: "stats", args: "[--json]", summary: "how often each rule fired: outcomes, would-fires, last fired", opts: func() opts { return &statsCmd{} }},
 		&command{path: "seed", args: "[FILE]", summary: "seed the database (default: the embedded set), once per database life", opts: func() opts { return &seedCmd{} },
 			about: "A database is seeded once per life: a set whose version the database has (or a newer one) changes\nnothing. A higher version is a calibration wave: it rewrites only the seeded rules nobody edited."},
 	)

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 
 	"golang.org/x/term"
@@ -177,9 +178,18 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
+// helpOrder is the order --help lists the commands in, by their first word: the files
+// that define them register in file-name order.
+var helpOrder = []string{"rules", "export", "import", "validate", "replay", "stats", "seed"}
+
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s COMMAND [flags] [arguments]\n\nStream rules from a shell: the rules in the database, rules as files, seeding and stats.\n\nCommands:\n", progName)
-	for _, c := range commands {
+	sorted := slices.Clone(commands)
+	slices.SortStableFunc(sorted, func(a, b *command) int {
+		first := func(c *command) int { return slices.Index(helpOrder, strings.Fields(c.path)[0]) }
+		return first(a) - first(b)
+	})
+	for _, c := range sorted {
 		fmt.Fprintf(w, "  %-16s %s\n", c.path, c.summary)
 	}
 	fmt.Fprintf(w, `
