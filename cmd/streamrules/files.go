@@ -13,6 +13,9 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulefile"
@@ -224,7 +227,16 @@ func (c *importCmd) run(ctx context.Context, e *proc) error {
 	defer store.Close()
 	var changes []change
 	counts := map[string]int{}
+	var bar *progressbar.ProgressBar
+	if isTerminal(e.stderr) && !dry {
+		bar = progressbar.NewOptions(len(set.Rules), progressbar.OptionSetWriter(e.stderr),
+			progressbar.OptionSetDescription("importing"), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
 	for _, r := range set.Rules {
+		if bar != nil {
+			_ = bar.Add(1)
+		}
 		c := change{Rule: r.Name}
 		cur, err := store.GetRule(ctx, r.Name)
 		switch {
@@ -253,6 +265,9 @@ func (c *importCmd) run(ctx context.Context, e *proc) error {
 		}
 		counts[c.Action]++
 		changes = append(changes, c)
+	}
+	if bar != nil {
+		_ = bar.Finish() // cleared before the result and the summary
 	}
 	if o.json {
 		if err := writeJSON(e.stdout, struct {
