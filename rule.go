@@ -1,6 +1,7 @@
 package streamrules
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,11 +95,19 @@ type Rule struct {
 type ruleFields Rule
 
 // MarshalJSON writes the rule with its wire names; Disabled goes out as "enabled".
+// It leaves <, > and & unescaped: the caller's encoder escapes them or not
+// (json.Marshal does, an Encoder with SetEscapeHTML(false) does not).
 func (r Rule) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
 		ruleFields
 		Enabled bool `json:"enabled"`
-	}{ruleFields(r), !r.Disabled})
+	}{ruleFields(r), !r.Disabled}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads the wire form; an absent "enabled" means enabled.

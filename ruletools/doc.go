@@ -1,7 +1,7 @@
 // Package ruletools gives the master of an agent four LangChainGo tools to read and edit
 // the stream rules from the chat itself:
 //
-//	stream_rule_list    {}                                            every rule, with "loaded" and "fired"
+//	stream_rule_list    {} or {"scope": "tool", "limit": 50, …}       a page of rules, with "loaded" and "fired"
 //	stream_rule_create  {"name": …, "scope": …, "condition": …, …}    a new rule (enabled unless "enabled": false)
 //	stream_rule_edit    {"name": "rule", "text": "…"}                 a partial patch; "new_name" renames
 //	stream_rule_delete  {"name": "rule"}                              gone for good; its stats stay
@@ -26,6 +26,21 @@
 // `when` checked against eng.Environments()), a taken or missing name and store failures
 // are all output, never a Go error, which would abort the agent run. Nothing is written
 // when the answer is an error.
+//
+// # Bounded, and strict
+//
+// A rule is shown in its own JSON (streamrules.Rule's names, "enabled" for Disabled) plus
+// "loaded", "problem" and "fired": the shape of package rulefile, which the streamrules
+// command prints too. stream_rule_list filters by "name" (a part of it), "scope" ("text",
+// "tool" or "tool:<name>"), "enabled" and "loaded", and pages: "limit" rules at most (20
+// by default, 100 at most) and about 8 KB at most, in name order, with "next_cursor" to
+// pass as "cursor" for the next page. With 10,000 rules a page stays under 8 KB where the
+// whole list was megabytes.
+//
+// Inputs are decoded by rulefile as strictly as a rule file: an unknown key, a key in
+// another case ("NAME"), a duplicate key, invalid UTF-8 or data after the object is an
+// error naming the field. No output quotes more than an excerpt (64 characters) of its
+// input, however large the input.
 //
 // # In force at once
 //

@@ -29,7 +29,7 @@ func ExampleNew() {
 	out, _ = create.Call(masterCtx, `{"name": "no_lorem", "scope": "text", "condition": "(?i)lorem ipsum", "text": "Never send placeholder text."}`)
 	var res ruletools.Result
 	json.Unmarshal([]byte(out), &res)
-	fmt.Println(res.OK, res.Message, res.Rule.Mode, res.Rule.Enabled, res.Rule.Loaded)
+	fmt.Println(res.OK, res.Message, res.Rule.Mode, !res.Rule.Disabled, res.Rule.Loaded)
 	// Output:
 	// {"ok":false,"error":"refused: stream rules can be listed and changed only by the master, and this conversation is not with the master (the move's environment lacks \"master\"). Tell the user that rules cannot be changed from here."}
 	// {"ok":false,"error":"invalid condition: not an RE2 regular expression: error parsing regexp: missing closing ): `(?i)lorem(`","field":"condition"}

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulefile"
 )
 
 // Tool names.
@@ -42,34 +45,58 @@ type base struct {
 	eng    *streamrules.Engine
 }
 
-// RuleView is a rule as the tools show it.
+// RuleView is a rule as the tools show it: the rule in its own JSON (streamrules.Rule's
+// names, "enabled" for Disabled; no id) and what the engine makes of it.
 type RuleView struct {
-	Name      string    `json:"name"`
-	Scope     string    `json:"scope"`
-	Condition string    `json:"condition"`
-	Negate    bool      `json:"negate"`
-	When      []string  `json:"when"`
-	Text      string    `json:"text"`
-	Mode      string    `json:"mode"`
-	Repeat    string    `json:"repeat"`
-	Enabled   bool      `json:"enabled"`
-	Shadow    bool      `json:"shadow"` // watched: would-fires are counted, nothing is done
-	Early     bool      `json:"early"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
-	// The wave-2 fields, when the rule has them.
-	Predicate   *streamrules.Predicate `json:"predicate,omitempty"`
-	AppliesWhen *streamrules.Predicate `json:"applies_when,omitempty"`
-	Field       string                 `json:"field,omitempty"`
-	Fix         *streamrules.Fix       `json:"fix,omitempty"`
-	Severity    string                 `json:"severity,omitempty"`
-	Explanation string                 `json:"explanation,omitempty"`
+	streamrules.Rule
 	// Loaded: the engine runs this rule now. An enabled rule that is not loaded is broken
 	// (see Problem).
-	Loaded bool `json:"loaded"`
+	Loaded bool
 	// Problem says why an enabled rule is not loaded (a row broken by hand).
-	Problem string `json:"problem,omitempty"`
+	Problem string
 	// Fired is how many times the rule fired, when the store counts firings.
-	Fired *int64 `json:"fired,omitempty"`
+	Fired *int64
+	// Truncated: the rule's condition and text were too long to list whole (a row edited
+	// by hand past the limits) and are cut to excerpts.
+	Truncated bool
+}
+
+// viewExtra is what a view adds to the rule's own JSON.
+type viewExtra struct {
+	Loaded    bool   `json:"loaded"`
+	Problem   string `json:"problem,omitempty"`
+	Fired     *int64 `json:"fired,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// MarshalJSON writes the rule's own fields, then loaded, problem, fired and truncated.
+func (v RuleView) MarshalJSON() ([]byte, error) {
+	rule, err := v.Rule.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(viewExtra{v.Loaded, v.Problem, v.Fired, v.Truncated}); err != nil {
+		return nil, err
+	}
+	extra := bytes.TrimSpace(buf.Bytes())
+	out := append(rule[:len(rule)-1:len(rule)-1], ',')
+	return append(out, extra[1:]...), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (v *RuleView) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &v.Rule); err != nil {
+		return err
+	}
+	var x viewExtra
+	if err := json.Unmarshal(data, &x); err != nil {
+		return err
+	}
+	v.Loaded, v.Problem, v.Fired, v.Truncated = x.Loaded, x.Problem, x.Fired, x.Truncated
+	return nil
 }
 
 // Result is every tool's output, as JSON.
@@ -81,6 +108,8 @@ type Result struct {
 	Rule         *RuleView  `json:"rule,omitempty"`
 	Rules        []RuleView `json:"rules,omitempty"`
 	Environments []string   `json:"environments,omitempty"`
+	// NextCursor, on a list page that is not the last, is the cursor for the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 func (r Result) String() string {
@@ -91,8 +120,25 @@ func (r Result) String() string {
 	return strings.TrimSpace(buf.String())
 }
 
+// maxErrorChars bounds an error's text: whatever part of the input it quotes, the
+// output stays short.
+const maxErrorChars = 600
+
+// maxProblemChars bounds a listed rule's problem: it quotes a row edited by hand, which
+// no validation bounded.
+const maxProblemChars = 300
+
+// clip cuts s to n characters, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
 func fail(field, format string, args ...any) (string, error) {
-	return Result{Field: field, Error: fmt.Sprintf(format, args...)}.String(), nil
+	msg := clip(fmt.Sprintf(format, args...), maxErrorChars)
+	return Result{Field: rulefile.Excerpt(field), Error: msg}.String(), nil
 }
 
 // refusal is the output of a call outside a master's move.
@@ -105,6 +151,7 @@ func (b *base) allowed(ctx context.Context) bool {
 
 // storeError turns an editor error into tool output naming the field.
 func storeError(name string, err error) (string, error) {
+	name = rulefile.Excerpt(name) // the name may be the model's input: quote a little of it
 	var ve *streamrules.ValidationError
 	switch {
 	case errors.As(err, &ve):
@@ -127,13 +174,8 @@ func (b *base) loaded() map[string]int64 {
 }
 
 func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[string]int64) RuleView {
-	v := RuleView{
-		Name: r.Name, Scope: r.Scope, Condition: r.Condition, Negate: r.Negate, When: r.When,
-		Text: r.Text, Mode: string(r.Mode), Repeat: r.Repeat, Enabled: !r.Disabled, UpdatedAt: r.UpdatedAt,
-		Predicate: r.Predicate, AppliesWhen: r.AppliesWhen, Field: r.Field, Fix: r.Fix,
-		Severity: r.Severity, Explanation: r.Explanation,
-		Shadow: r.Shadow, Early: r.Early,
-	}
+	v := RuleView{Rule: r}
+	v.ID, v.CreatedAt = 0, time.Time{} // the store's; the model acts by name
 	if v.When == nil {
 		v.When = []string{}
 	}
@@ -143,7 +185,7 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 	if !r.Disabled && !v.Loaded {
 		probe := r // Validate normalizes a copy: Normalize builds a new When
 		if err := b.eng.Validate(&probe); err != nil {
-			v.Problem = err.Error()
+			v.Problem = clip(err.Error(), maxProblemChars)
 		}
 	}
 	if counts != nil {
@@ -184,9 +226,18 @@ func (b *base) inForce(stored *streamrules.Rule, gone string) bool {
 	return cur != nil && cur.ID == stored.ID && cur.UpdatedAt.Equal(stored.UpdatedAt)
 }
 
-// decode reads a JSON object from a model's input: surrounding whitespace and a markdown
-// code fence are tolerated, unknown fields are not.
-func decode(input string, v any) (string, bool) {
+// maxInputBytes caps a tool's input: the largest valid rule is a few KB (MaxConditionBytes
+// plus MaxTextChars), so a bigger input is a mistake, refused before any decoding.
+const maxInputBytes = 64 << 10
+
+func tooLarge(input string) bool { return len(input) > maxInputBytes }
+
+func failTooLarge(input, tool string) (string, error) {
+	return fail("", "the input is %d bytes, more than %s takes (%d): a rule fits in a few KB", len(input), tool, maxInputBytes)
+}
+
+// unfence returns a model's input without surrounding whitespace and markdown code fence.
+func unfence(input string) []byte {
 	s := strings.TrimSpace(input)
 	if strings.HasPrefix(s, "```") {
 		s = strings.TrimPrefix(s, "```json")
@@ -194,36 +245,27 @@ func decode(input string, v any) (string, bool) {
 		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
 		s = strings.TrimSpace(s)
 	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			return te.Field, false
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), false
-		}
-		return "", false
-	}
-	if dec.More() {
-		return "", false
-	}
-	return "", true
+	return []byte(s)
 }
 
-func badJSON(field, tool, want string) (string, error) {
-	if field != "" {
-		return fail(field, "field %q is unknown or has the wrong type; %s takes %s", field, tool, want)
+// badInput turns a strict-decoding error (rulefile's, naming the field) into output. It
+// quotes at most an excerpt of the input.
+func badInput(err error, tool, want string) (string, error) {
+	var fe *rulefile.Error
+	if errors.As(err, &fe) {
+		if fe.Field != "" {
+			return fail(fe.Field, "%v; %s takes %s", fe.Err, tool, want)
+		}
+		return fail("", "the input is not a JSON object (%v); %s takes %s", fe.Err, tool, want)
 	}
 	return fail("", "the input is not a JSON object; %s takes %s", tool, want)
 }
 
-const ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most 400 characters", "repeat": "" or "once" or "after:N", "enabled": true, "shadow": false}`
+var ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool name>", "condition": "RE2 regex, empty matches every target", "negate": false, "when": ["environment", ...], "text": "what the model is told, at most ` + strconv.Itoa(streamrules.MaxTextChars) + ` characters", "repeat": "" or "once" or "after:N", "enabled": true, "shadow": false}`
 
 func (b *base) scheme() string {
-	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most 400 characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true); shadow (default false: the rule acts; true: it is only watched, its would-fires counted in the stats, nothing reminded or discarded: the safe way to try a new rule before it acts). mode follows from scope: leave it out. Optional: predicate (a tree instead of condition: {"all_of"|"any_of": [...]}, {"not_": {...}}, {"contains_regex"|"not_contains_regex"|"starts_with_regex"|"ends_with_regex": "re"}, {"max_words"|"min_words"|"max_chars": N}); applies_when (a tree: outside it the rule does not fire); field (tool rules: a dotted path into the arguments, e.g. edits.new_string); fix (text rules: {"append_if_missing": "…"}, {"prepend_if_missing": "…"} or {"replace_regex": {"pattern": "re", "with": "$1"}}, {{message_id}} for move variables: repairs the answer with no replay); severity (low, medium, high); explanation.`,
-		strings.Join(b.eng.Environments(), ", "))
+	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most %d characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true); shadow (default false: the rule acts; true: it is only watched, its would-fires counted in the stats, nothing reminded or discarded: the safe way to try a new rule before it acts). mode follows from scope: leave it out. Optional: predicate (a tree instead of condition: {"all_of"|"any_of": [...]}, {"not_": {...}}, {"contains_regex"|"not_contains_regex"|"starts_with_regex"|"ends_with_regex": "re"}, {"max_words"|"min_words"|"max_chars": N}); applies_when (a tree: outside it the rule does not fire); field (tool rules: a dotted path into the arguments, e.g. edits.new_string); fix (text rules: {"append_if_missing": "…"}, {"prepend_if_missing": "…"} or {"replace_regex": {"pattern": "re", "with": "$1"}}, {{message_id}} for move variables: repairs the answer with no replay); severity (low, medium, high); explanation.`,
+		strings.Join(b.eng.Environments(), ", "), streamrules.MaxTextChars)
 }
 
 // ---- stream_rule_list ----
@@ -232,12 +274,26 @@ type listTool struct{ *base }
 
 func (t *listTool) Name() string { return ListName }
 func (t *listTool) Description() string {
-	return `List every stream rule (disabled ones too) with its fields, whether the engine runs it now, and how often it fired. Input: nothing, or {}. Master only.`
+	return `List stream rules (disabled ones too) by name, with their fields, whether the engine runs each now, and how often it fired. ` +
+		`Input: nothing or {} for the first page, or filters: {"name": "part of the name", "scope": "text" or "tool" or "tool:<name>", "enabled": true/false, "loaded": true/false, "limit": 1-100 (default 20), "cursor": "next_cursor of the previous page"}. ` +
+		`A page holds at most about 8 KB; when more rules match, the output has "next_cursor". Master only.`
 }
 
-func (t *listTool) Call(ctx context.Context, _ string) (string, error) {
+func (t *listTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
+	}
+	if tooLarge(input) {
+		return failTooLarge(input, ListName)
+	}
+	var in listInput
+	if s := unfence(input); len(s) > 0 && string(s) != "null" {
+		if err := rulefile.DecodeJSON(s, &in); err != nil {
+			return badInput(err, ListName, listWant)
+		}
+	}
+	if field, msg := in.check(); field != "" {
+		return fail(field, "%s; %s takes %s", msg, ListName, listWant)
 	}
 	rules, err := t.editor.ListRules(ctx)
 	if err != nil {
@@ -247,13 +303,7 @@ func (t *listTool) Call(ctx context.Context, _ string) (string, error) {
 	if fc, ok := t.editor.(streamrules.FiringCounter); ok {
 		counts, _ = fc.CountFirings(ctx)
 	}
-	out := Result{OK: true, Rules: make([]RuleView, 0, len(rules)), Environments: t.eng.Environments()}
-	loaded := t.loaded()
-	for _, r := range rules {
-		out.Rules = append(out.Rules, t.view(r, loaded, counts))
-	}
-	out.Message = fmt.Sprintf("%d rules.", len(rules))
-	return out.String(), nil
+	return t.page(rules, in, counts).String(), nil
 }
 
 // ---- stream_rule_create ----
@@ -266,109 +316,17 @@ func (t *createTool) Description() string {
 		ruleFields + ". " + t.scheme() + " Master only."
 }
 
-type ruleInput struct {
-	Name      *string   `json:"name"`
-	Scope     *string   `json:"scope"`
-	Condition *string   `json:"condition"`
-	Negate    *bool     `json:"negate"`
-	When      *[]string `json:"when"`
-	Text      *string   `json:"text"`
-	Mode      *string   `json:"mode"`
-	Repeat    *string   `json:"repeat"`
-	Enabled   *bool     `json:"enabled"`
-	Shadow    *bool     `json:"shadow"`
-	Early     *bool     `json:"early"`
-	NewName   *string   `json:"new_name"` // edit only
-
-	// The wave-2 fields: absent leaves them, null clears them (edit).
-	Predicate   optional[streamrules.Predicate] `json:"predicate"`
-	AppliesWhen optional[streamrules.Predicate] `json:"applies_when"`
-	Fix         optional[streamrules.Fix]       `json:"fix"`
-	Field       *string                         `json:"field"`
-	Severity    *string                         `json:"severity"`
-	Explanation *string                         `json:"explanation"`
-}
-
-// optional is a JSON field that tells absent (leave it) from null (clear it); its value
-// is decoded strictly, as the rest of the input.
-type optional[T any] struct {
-	set bool
-	v   *T
-}
-
-func (o *optional[T]) UnmarshalJSON(b []byte) error {
-	o.set = true
-	if string(b) == "null" {
-		o.v = nil
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	o.v = new(T)
-	return dec.Decode(o.v)
-}
-
-func (o optional[T]) apply(dst **T) {
-	if o.set {
-		*dst = o.v
-	}
-}
-
-func (in ruleInput) apply(r *streamrules.Rule) {
-	set := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	set(&r.Name, in.Name)
-	if in.Scope != nil {
-		r.Scope = *in.Scope
-		if in.Mode == nil {
-			r.Mode = "" // derived from the new scope
-		}
-	}
-	set(&r.Condition, in.Condition)
-	if in.Negate != nil {
-		r.Negate = *in.Negate
-	}
-	if in.When != nil {
-		r.When = append([]string(nil), (*in.When)...)
-	}
-	set(&r.Text, in.Text)
-	if in.Mode != nil {
-		r.Mode = streamrules.Mode(*in.Mode)
-	}
-	set(&r.Repeat, in.Repeat)
-	if in.Enabled != nil {
-		r.Disabled = !*in.Enabled
-	}
-	in.Predicate.apply(&r.Predicate)
-	in.AppliesWhen.apply(&r.AppliesWhen)
-	in.Fix.apply(&r.Fix)
-	set(&r.Field, in.Field)
-	set(&r.Severity, in.Severity)
-	set(&r.Explanation, in.Explanation)
-	if in.Shadow != nil {
-		r.Shadow = *in.Shadow
-	}
-	if in.Early != nil {
-		r.Early = *in.Early
-	}
-}
-
 func (t *createTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
 	}
-	var in ruleInput
-	if field, ok := decode(input, &in); !ok || in.NewName != nil {
-		if in.NewName != nil {
-			field = "new_name"
-		}
-		return badJSON(field, CreateName, ruleFields)
+	if tooLarge(input) {
+		return failTooLarge(input, CreateName)
 	}
-	r := streamrules.Rule{}
-	in.apply(&r)
+	r, err := rulefile.DecodeRule(unfence(input))
+	if err != nil {
+		return badInput(err, CreateName, ruleFields)
+	}
 	if err := t.eng.Validate(&r); err != nil {
 		return storeError(r.Name, err)
 	}
@@ -395,21 +353,32 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
 	}
-	var in ruleInput
-	if field, ok := decode(input, &in); !ok {
-		return badJSON(field, EditName, `{"name": "rule_to_change", ...only the fields to change...}`)
+	if tooLarge(input) {
+		return failTooLarge(input, EditName)
 	}
-	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+	const want = `{"name": "rule_to_change", ...only the fields to change...}`
+	fields, err := rulefile.DecodeFields(unfence(input), "new_name")
+	if err != nil {
+		return badInput(err, EditName, want)
+	}
+	var name string
+	if err := json.Unmarshal(fields["name"], &name); err != nil || strings.TrimSpace(name) == "" {
 		return fail("name", `"name" must say which rule to change; %s shows the rules`, ListName)
 	}
-	name := strings.TrimSpace(*in.Name)
+	name = strings.TrimSpace(name)
+	delete(fields, "name")
+	if nn, ok := fields["new_name"]; ok {
+		fields["name"] = nn // Apply knows the rule's own fields only
+		delete(fields, "new_name")
+	}
 	cur, err := t.editor.GetRule(ctx, name)
 	if err != nil {
 		return storeError(name, err)
 	}
-	r := cur
-	in.Name = in.NewName
-	in.apply(&r)
+	r, err := rulefile.Apply(cur, fields)
+	if err != nil {
+		return badInput(err, EditName, want)
+	}
 	if err := t.eng.Validate(&r); err != nil {
 		return storeError(r.Name, err)
 	}
@@ -439,13 +408,16 @@ func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	if !t.allowed(ctx) {
 		return fail("", refusal)
 	}
+	if tooLarge(input) {
+		return failTooLarge(input, DeleteName)
+	}
 	var in struct {
 		Name string `json:"name"`
 	}
 	if s := strings.TrimSpace(input); s != "" && !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "```") {
 		in.Name = strings.Trim(s, `"`) // a model may pass the bare name; the store judges it
-	} else if field, ok := decode(input, &in); !ok {
-		return badJSON(field, DeleteName, `{"name": "rule_name"}`)
+	} else if err := rulefile.DecodeJSON(unfence(input), &in); err != nil {
+		return badInput(err, DeleteName, `{"name": "rule_name"}`)
 	}
 	name := strings.TrimSpace(in.Name)
 	if name == "" {

@@ -245,7 +245,7 @@ func TestCRUDAsMaster(t *testing.T) {
 
 			// Create: enabled by default, mode derived, the engine has it at once.
 			res = call(t, ctx, tl["stream_rule_create"], "```json\n"+`{"name":"no_lorem","scope":"text","condition":"(?i)lorem ipsum","when":["telegram"],"text":"Never send placeholder text."}`+"\n```")
-			if !res.OK || res.Rule == nil || !res.Rule.Enabled || res.Rule.Mode != "interrupt" || !res.Rule.Loaded {
+			if !res.OK || res.Rule == nil || res.Rule.Disabled || res.Rule.Mode != "interrupt" || !res.Rule.Loaded {
 				t.Fatalf("create: %+v", res)
 			}
 			mctx, move := eng.BeginMove(context.Background(), "tg", streamrules.EnvTelegram)
@@ -265,7 +265,7 @@ func TestCRUDAsMaster(t *testing.T) {
 			}
 			// Disable: the engine drops it.
 			res = call(t, ctx, tl["stream_rule_edit"], `{"name":"no_lorem_files","enabled":false}`)
-			if !res.OK || res.Rule.Enabled || res.Rule.Loaded {
+			if !res.OK || !res.Rule.Disabled || res.Rule.Loaded {
 				t.Fatalf("disable: %+v", res)
 			}
 			for _, r := range eng.Rules() {

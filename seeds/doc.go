@@ -1,6 +1,6 @@
 // Package seeds holds the rule set a fresh streamrules database starts with, as data.
 //
-// The set is a JSON file with a version and a list of rules:
+// The set is a rule file (package rulefile): JSON or YAML with a version and a list of rules:
 //
 //	{
 //	  "version": 2,
@@ -24,7 +24,7 @@
 // Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
 // typo fails loudly with the rule and the field named:
 //
-//	seeds: rule #3 "telegram_markdown_image": stream rule: invalid condition: …
+//	rulefile: line 14: rule #3 "telegram_markdown_image": stream rule: invalid condition: …
 //
 // # The default set
 //

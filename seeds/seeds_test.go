@@ -207,7 +207,7 @@ func TestParseErrors(t *testing.T) {
 		field string // the ValidationError field, "" when the error is not a validation error
 		in    string // the error text must contain this
 	}{
-		{"not json", `{`, "", "seeds:"},
+		{"not json", `{`, "", "rulefile:"},
 		{"unknown top field", `{"version":1,"rules":[],"extra":1}`, "", "extra"},
 		{"unknown rule field", `{"version":1,"rules":[{"name":"a_rule","scope":"text","text":"t","colour":"red"}]}`, "", `rule #1 "a_rule"`},
 		{"id not allowed", `{"version":1,"rules":[{"id":3,"name":"a_rule","scope":"text","text":"t"}]}`, "", `"id"`},

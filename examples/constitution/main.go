@@ -7,19 +7,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulefile"
 )
 
 //go:embed rules.yaml
@@ -33,29 +30,14 @@ var drafts = []string{
 	"Sorting is done with sorted(): it returns a new list.",
 }
 
-// parseRules reads the YAML constitution through JSON, the wire form of streamrules.Rule,
-// and validates every rule.
+// parseRules reads the YAML constitution with rulefile, the rule files' one strict
+// decoder, which validates every rule and names the line, rule and field of an error.
 func parseRules(data []byte) ([]streamrules.Rule, error) {
-	js, err := yaml.YAMLToJSON(data)
+	set, err := rulefile.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("rules.yaml: %w", err)
 	}
-	var file struct {
-		Rules []streamrules.Rule `json:"rules"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&file); err != nil {
-		return nil, fmt.Errorf("rules.yaml: %w", err)
-	}
-	for i := range file.Rules {
-		r := &file.Rules[i]
-		r.Normalize()
-		if err := streamrules.Validate(r, nil); err != nil {
-			return nil, fmt.Errorf("rules.yaml: rule #%d %q: %w", i+1, r.Name, err)
-		}
-	}
-	return file.Rules, nil
+	return set.Rules, nil
 }
 
 // report is what the engine says about one draft.

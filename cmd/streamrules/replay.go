@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/rulefile"
+)
+
+func init() {
+	commands = append(commands, &command{
+		path:    "replay",
+		args:    "--rules FILE | --from-db [--json] TRANSCRIPT.jsonl…",
+		summary: "backtest rules on past chats: how often each would have fired, and on what",
+		about: `Each transcript is JSON Lines, one move per line (see package replay):
+
+  {"chat":"tg-7","move":12,"env":["telegram"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"…"}
+
+The moves run through the real engine, in order per chat, so the repeat policies apply as
+they would have. Every rule is replayed as if enabled and enforced. "-" reads stdin.
+On a terminal a progress bar shows on stderr; a one-line summary always does.`,
+		opts: func() opts { return &replayCmd{} },
+	})
+}
+
+// replayCmd is replay --rules FILE|--from-db [--json] TRANSCRIPT.jsonl….
+type replayCmd struct {
+	o         storeFlags
+	rulesFile string
+	fromDB    bool
+	args      []string
+}
+
+func (c *replayCmd) flags(fs *flag.FlagSet) {
+	addStoreFlags(fs, &c.o, true)
+	fs.StringVar(&c.rulesFile, "rules", "", "the rule `FILE` to test (a set, YAML or JSON)")
+	fs.BoolVar(&c.fromDB, "from-db", false, "test the database's rules")
+}
+
+func (c *replayCmd) validate(args []string) error {
+	switch {
+	case (c.rulesFile == "") == !c.fromDB:
+		return usagef("replay takes --rules FILE or --from-db (one of them)")
+	case len(args) == 0:
+		return usagef("replay takes one or more TRANSCRIPT.jsonl files")
+	}
+	c.args = args
+	return nil
+}
+
+func (c *replayCmd) run(ctx context.Context, e *proc) error {
+	o, rulesFile, args := c.o, c.rulesFile, c.args
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	var rules []streamrules.Rule
+	if rulesFile != "" {
+		set, err := rulefile.Load(rulesFile, cfg.Environments...)
+		if err != nil {
+			return err
+		}
+		rules = set.Rules
+	} else {
+		store, _, err := e.open(ctx, o)
+		if err != nil {
+			return err
+		}
+		rules, err = store.ListRules(ctx)
+		store.Close()
+		if err != nil {
+			return err
+		}
+	}
+	// Open every transcript first: a missing file is a usage error before any work.
+	sources := make([]replay.Source, len(args))
+	var total int64
+	for i, path := range args {
+		if path == "-" {
+			sources[i] = replay.Source{Name: "stdin", R: e.stdin}
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			total += st.Size()
+		}
+		sources[i] = replay.Source{Name: path, R: f}
+	}
+	opts := &replay.Options{Environments: cfg.Environments}
+	var bar *progressbar.ProgressBar
+	if isTerminal(e.stderr) && total > 0 {
+		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(e.stderr),
+			progressbar.OptionSetDescription("replaying"), progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		var done int64 // bytes of the sources finished before this one
+		file := ""
+		var last int64
+		opts.OnMove = func(p replay.Progress) {
+			if p.File != file {
+				done += last
+				file = p.File
+			}
+			last = p.Bytes
+			_ = bar.Set64(done + p.Bytes)
+		}
+	}
+	start := time.Now()
+	rep, err := replay.Run(ctx, rules, sources, opts)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	fired := 0
+	for _, r := range rep.Rules {
+		fired += r.Fired
+	}
+	if o.json {
+		err = writeJSON(e.stdout, rep)
+	} else {
+		err = rep.WriteText(e.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "replayed %d moves from %s against %s in %s: %d would-fires\n",
+		rep.Moves, plural(len(sources), "transcript"), plural(len(rep.Rules), "rule"),
+		time.Since(start).Round(time.Millisecond), fired)
+	return nil
+}

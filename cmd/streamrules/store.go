@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulesdb"
+)
+
+// storeFlags are the flags of every command that opens the database.
+type storeFlags struct {
+	dsn  string
+	json bool
+}
+
+// addStoreFlags adds --dsn (and --json when the command has a JSON form).
+func addStoreFlags(fs *flag.FlagSet, o *storeFlags, withJSON bool) {
+	fs.StringVar(&o.dsn, "dsn", "", "the database `DSN` (default $"+rulesdb.EnvDSN+", else the SQLite file streamrules.db)")
+	if withJSON {
+		addJSONFlag(fs, &o.json)
+	}
+}
+
+func addJSONFlag(fs *flag.FlagSet, v *bool) {
+	fs.BoolVar(v, "json", false, "print one JSON document with the rule's field names")
+}
+
+// config reads rulesdb.Config from the environment (STREAMRULES_SQLITE_PATH,
+// STREAMRULES_ENVIRONMENTS, …): the variables are the ones its env tags name.
+func (e *proc) config() (rulesdb.Config, error) {
+	environ := map[string]string{}
+	t := reflect.TypeFor[rulesdb.Config]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("env"), ",")
+		if name != "" && name != "-" {
+			if v := e.getenv(name); v != "" {
+				environ[name] = v
+			}
+		}
+	}
+	var cfg rulesdb.Config
+	if err := env.ParseWithOptions(&cfg, env.Options{Environment: environ}); err != nil {
+		var pe env.ParseError
+		if errors.As(err, &pe) {
+			f, _ := t.FieldByName(pe.Name)
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return cfg, usagef("%s: %q is not valid", name, environ[name])
+		}
+		return cfg, usagef("%v", err)
+	}
+	for _, name := range cfg.Environments {
+		if !streamrules.ValidName(name) {
+			return cfg, usagef("STREAMRULES_ENVIRONMENTS: %q must match [a-z][a-z0-9_]*", name)
+		}
+	}
+	if cfg.DefaultSQLitePath == "" {
+		cfg.DefaultSQLitePath = "streamrules.db"
+	}
+	cfg.ReloadInterval = -1 // one command, one look: no reload backstop goroutine
+	return cfg, nil
+}
+
+// environments returns the names a rule's `when` may use: the builtins and the host's.
+func (e *proc) environments() ([]string, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Environments, nil
+}
+
+func known(cfg rulesdb.Config) []string {
+	return append(slices.Clone(streamrules.BuiltinEnvironments), cfg.Environments...)
+}
+
+// open opens the database the flags and the environment name. The DSN is checked with
+// rulesdb.Describe first, so a bad one is a usage error naming where it came from; the
+// description (never the password) is all that is ever printed of it.
+func (e *proc) open(ctx context.Context, o storeFlags) (*rulesdb.Store, rulesdb.Config, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return nil, cfg, err
+	}
+	dsn, from := o.dsn, "--dsn"
+	if dsn == "" {
+		dsn, from = e.getenv(rulesdb.EnvDSN), rulesdb.EnvDSN
+	}
+	if _, err := rulesdb.Describe(dsn, cfg.DefaultSQLitePath); err != nil {
+		return nil, cfg, fmt.Errorf("%s: %w", from, err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	store, err := rulesdb.Open(ctx, dsn, &cfg)
+	if err != nil {
+		return nil, cfg, err
+	}
+	return store, cfg, nil
+}
+
+// about names the database for messages, as rulesdb.Describe does: host and database, or
+// the file; never the password.
+func (e *proc) about(o storeFlags) string {
+	cfg, _ := e.config()
+	dsn := o.dsn
+	if dsn == "" {
+		dsn = e.getenv(rulesdb.EnvDSN)
+	}
+	about, _ := rulesdb.Describe(dsn, cfg.DefaultSQLitePath)
+	return about
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + one + "s"
+}
