@@ -70,6 +70,9 @@ func (c *CleanHandler) HandleLLMGenerateContentEnd(ctx context.Context, res *llm
 
 // HandleLLMError implements callbacks.Handler.
 func (c *CleanHandler) HandleLLMError(ctx context.Context, err error) {
+	if h := holdFrom(ctx); h != nil && h.add(func() { c.Next.HandleLLMError(ctx, err) }) {
+		return
+	}
 	c.Next.HandleLLMError(ctx, err)
 }
 

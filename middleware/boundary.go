@@ -124,7 +124,7 @@ func (b *boundaries) call(ctx context.Context, attempt attemptFunc) (*llms.Conte
 			}
 		}
 		resp, shown, err := attempt(actx)
-		if timedOut != nil && timedOut() {
+		if timedOut != nil && timedOut() && (resp != nil || err != nil) { // (nil, nil): cut early, final
 			// A stream cut by our timer may come back as a partial answer and no error.
 			resp, err = nil, &timeoutError{after: b.timeout}
 		}

@@ -139,7 +139,15 @@ func quietAfterCancel(ctx context.Context, options []llms.CallOption) []llms.Cal
 			cancelled.Store(true)
 			return nil
 		}
-		return next(cctx, chunk)
+		if err := next(cctx, chunk); err != nil {
+			if ctx.Err() != nil {
+				// Cancelled by this chunk (an early cut): keep draining, as above.
+				cancelled.Store(true)
+				return nil
+			}
+			return err
+		}
+		return nil
 	}))
 }
 

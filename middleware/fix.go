@@ -44,6 +44,10 @@ func repair(format AnswerFormat, resp *llms.ContentResponse, held *heldSpeech, f
 func (h *heldSpeech) replace(old, new string, from int) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if i := strings.Index(string(h.rtext), old); i >= 0 && old != "" {
+		// The openai client also streams the content through the reasoning func.
+		h.rtext = append(append(append([]byte(nil), h.rtext[:i]...), new...), h.rtext[i+len(old):]...)
+	}
 	if len(h.ends) == 0 {
 		return 0 // nothing was streamed: nothing to release
 	}

@@ -88,7 +88,9 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			// Cut early: the provider was stopped at the first certain miss; the firings are
 			// recorded. Replay exactly as below, with the part generated so far.
 			hold.Drop()
+			n := len(messages)
 			messages = withInterrupt(messages, t.speech.cutAnswer(), t.speech.cut.Interrupt)
+			ctx = noteRetry(ctx, messages[n:])
 			continue
 		}
 		verdict := move.CheckAnswer(ctx, AnswerTarget(format, resp))
@@ -171,13 +173,15 @@ func (m *guardedModel) heldCall(ctx context.Context, move *streamrules.Move, for
 			return nil, false, nil
 		}
 		if err != nil {
-			t.events.Drop()
+			t.events.Release() // a real failure: its error event goes on; a cut's is dropped above
 		}
 		return resp, false, err
 	})
 	if err != nil {
-		if t != nil {
+		if t != nil && t.speech.cutDone() {
 			t.events.Drop()
+		} else if t != nil {
+			t.events.Release()
 		}
 		return nil, nil, err
 	}

@@ -1,0 +1,78 @@
+package middleware_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/openaitest"
+	"github.com/streamrules/streamrules/internal/scripted"
+)
+
+// Early cut + provider callbacks: the replay's HandleLLMGenerateContentStart must not show
+// the interrupt nor the cut answer.
+func TestInterplayEarlyCutCleanView(t *testing.T) {
+	bad, _ := doomed(0)
+	bad.ToolCalls = nil
+	const good = "Here it is: https://x/c.png"
+	r := newRig(t, nil, earlyImageRule())
+	srv := openaitest.New(t, bad, scripted.Reply{Text: good, Chunk: 5})
+	exec, _ := r.executorOf(kindFunctions, srv.LLM(t, openai.WithCallback(r.clean)), &echoTool{name: "shell"})
+	out, _, err := r.run(context.Background(), exec, "chat-early-view", "show the cat", "telegram")
+	if err != nil || out != good {
+		t.Fatalf("%q %v", out, err)
+	}
+	if f := r.store.AllFirings(); len(f) != 1 || !f[0].Early {
+		t.Fatalf("not cut early: %+v", f)
+	}
+	assertClean(t, r.rec.all(), "![cat]")
+}
+
+// Same with the end-of-answer path: control.
+func TestInterplayLateCutCleanView(t *testing.T) {
+	bad, _ := doomed(0)
+	bad.ToolCalls = nil
+	const good = "Here it is: https://x/c.png"
+	r := newRig(t, nil, imageRule())
+	srv := openaitest.New(t, bad, scripted.Reply{Text: good, Chunk: 5})
+	exec, _ := r.executorOf(kindFunctions, srv.LLM(t, openai.WithCallback(r.clean)), &echoTool{name: "shell"})
+	out, _, err := r.run(context.Background(), exec, "chat-late-view", "show the cat", "telegram")
+	if err != nil || out != good {
+		t.Fatalf("%q %v", out, err)
+	}
+	assertClean(t, r.rec.all(), "![cat]")
+}
+
+// Fixed answer via the real openai client: the provider's held End event carries the repair.
+func TestInterplayFixedHeldEvent(t *testing.T) {
+	tail := tailRule()
+	tail.Fix = &streamrules.Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}
+	r := newRig(t, nil, tail)
+	srv := openaitest.New(t, scripted.Reply{Text: "Up 3 days.", Chunk: 3})
+	exec, mem := r.executorOf(kindFunctions, srv.LLM(t, openai.WithCallback(r.clean)), &echoTool{name: "shell"})
+	ctx, move := r.eng.BeginMove(context.Background(), "chat-fix-ev", "telegram")
+	move.SetVar("message_id", "41")
+	res, err := chains.Call(ctx, exec, map[string]any{"input": "uptime?"}, chains.WithStreamingFunc(func(ctx context.Context, b []byte) error {
+		r.rec.HandleStreamingFunc(ctx, b)
+		return nil
+	}))
+	out, _ := res["output"].(string)
+	t.Logf("memory: %q", memoryText(t, mem))
+	if err = move.End(ctx, err); err != nil {
+		t.Fatal(err)
+	}
+	want := "Up 3 days.\n\n↩ #41"
+	if out != want {
+		t.Fatalf("out %q", out)
+	}
+	if !strings.Contains(r.rec.all(), "llm end: "+want) {
+		t.Errorf("held End event not repaired:\n%s", r.rec.all())
+	}
+	if got := strings.Join(r.rec.streamed(), ""); got != want {
+		t.Errorf("stream %q", got)
+	}
+}
