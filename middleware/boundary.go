@@ -260,6 +260,7 @@ type heartbeat struct {
 	n     *int
 	stopF func() bool
 	done  bool
+	beats sync.WaitGroup // callbacks under way: stop waits for them, so none comes after the call
 }
 
 // heartbeat starts calling OnHeartbeat every Config.Heartbeat until stop.
@@ -280,7 +281,9 @@ func (h *heartbeat) arm() {
 		}
 		beat := Heartbeat{Elapsed: h.b.clock.Now().Sub(h.start), Attempt: *h.n}
 		h.arm()
+		h.beats.Add(1)
 		h.mu.Unlock()
+		defer h.beats.Done()
 		h.b.onHeartbeat(h.ctx, beat)
 	})
 }
@@ -297,6 +300,8 @@ func (h *heartbeat) attempts() int {
 	return *h.n
 }
 
+// stop ends the heartbeat and waits for a beat under way: no beat arrives after the
+// model call has returned.
 func (h *heartbeat) stop() {
 	h.mu.Lock()
 	h.done = true
@@ -304,6 +309,7 @@ func (h *heartbeat) stop() {
 		h.stopF()
 	}
 	h.mu.Unlock()
+	h.beats.Wait()
 }
 
 // ---- the transport ----

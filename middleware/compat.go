@@ -123,7 +123,9 @@ func toolsFromFunctions(options []llms.CallOption) []llms.CallOption {
 
 // quietAfterCancel stops the streaming func from passing chunks on once ctx has ended: a
 // client that does not watch ctx would otherwise keep streaming a call whose caller gave
-// up. The chunks are still consumed, so the client's own reader drains and exits.
+// up. The chunks are still consumed, and an error from the chunk that ended ctx (an early
+// cut) is swallowed, so the client's own reader drains and exits: the mistral SDK's reader
+// goroutine blocks forever on its channel if the stream is abandoned.
 func quietAfterCancel(ctx context.Context, options []llms.CallOption) []llms.CallOption {
 	var opts llms.CallOptions
 	for _, o := range options {

@@ -29,7 +29,9 @@
 //     in a text scratchpad. The splice is deterministic, so the prompt-cache prefix holds.
 //   - The model wrapper checks what each finished answer says (see AnswerFormat) against
 //     the text rules. While a text rule is armed, streamed chunks are held and released in
-//     one piece for the accepted answer; otherwise they pass through one by one. A
+//     one piece for the accepted (or repaired) answer; otherwise they pass through one by
+//     one. A miss a rule's fix repairs is repaired in place, with no replay and no model
+//     call, and holds speech even after the retry ceiling. A
 //     violating answer is discarded unseen (its tool calls never run) and the tour is
 //     replayed with the discarded answer and a human-role <system-interrupt>; at most
 //     once per move by default. With early interrupt (Rule.Early, or the engine's
@@ -54,5 +56,7 @@
 // context's error: LangChainGo's openai client answers a stream cancelled half-way with
 // the part it had and no error, and a cut answer must never pass for a whole one.
 //
-// Outside a move (no streamrules.Move in the context) every wrapper passes straight through.
+// Outside a move (no streamrules.Move in the context) every wrapper passes straight
+// through, but for the provider shims of Guard.Model (compat.go): they close gaps of
+// some LangChainGo clients that break stock agents with or without rules.
 package middleware

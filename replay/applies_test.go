@@ -18,3 +18,17 @@ func TestRunAppliesWhen(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// A templated fix needs the move's variables: with them the miss is repaired in place (no
+// discard), without them it would be replayed live, so it counts as a discard.
+func TestRunFixWithVars(t *testing.T) {
+	t.Parallel()
+	fix := streamrules.Fix{AppendIfMissing: "\n↩ #{{message_id}}"}
+	rules := []streamrules.Rule{{Name: "reply_tail", Scope: "text", Condition: `↩ #\d+\s*$`, Negate: true, Fix: &fix, Text: "End with the tail."}}
+	rep := run(t, rules, `{"chat":"c","answer":"hello","vars":{"message_id":"7"}}
+{"chat":"c","answer":"hi again"}`, nil)
+	r := rep.Rules[0]
+	if r.Fired != 2 || r.Discards != 1 {
+		t.Errorf("fired %d, discards %d: want 2 and 1 (the first repaired in place)", r.Fired, r.Discards)
+	}
+}

@@ -51,7 +51,8 @@
 // recorded answer is checked once, a would-fire is counted, and the replay goes on with
 // the next move as recorded. With one answer checked per move the retry ceiling is never
 // spent; RuleReport.Discards counts the would-fires that would have discarded (all of
-// them, unless Options.MaxRetriesPerMove turns replays off).
+// them, unless Options.MaxRetriesPerMove turns replays off, but the misses a fix repairs
+// in place; a templated fix needs the move's Vars, as it needs Move.SetVar live).
 //
 // If rules were live when a transcript was recorded, the answer the client got is already
 // corrected, and a backtest of it sees only what got past them. Record instead the

@@ -342,6 +342,9 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		}
 	}
 	mctx, mv := rp.eng.BeginMove(withNumber(ctx, m.Move), m.Chat, m.Env...)
+	for name, value := range m.Vars {
+		mv.SetVar(name, value)
+	}
 	for _, c := range m.Tools {
 		mv.ToolReminders(mctx, c.Name, c.Args)
 	}

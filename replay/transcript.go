@@ -25,6 +25,10 @@ type Move struct {
 	Tools []ToolCall `json:"tools,omitempty"`
 	// Answer is the final answer the client got.
 	Answer string `json:"answer"`
+	// Vars are the move's variables the host set for fixes ({{message_id}}, see
+	// streamrules.Move.SetVar). Without them a templated fix cannot repair, and its miss
+	// counts as a discard, as it would live.
+	Vars map[string]string `json:"vars,omitempty"`
 }
 
 // ToolCall is one tool call of a move.
@@ -74,11 +78,12 @@ func strictDecode(data []byte, v any) error {
 // wireMove is Move as ParseMove decodes it: plain structs all the way down, so the
 // decoder's DisallowUnknownFields reaches the tool calls too without a decoder per call.
 type wireMove struct {
-	Chat   string     `json:"chat"`
-	Move   int64      `json:"move"`
-	Env    []string   `json:"env"`
-	Tools  []wireTool `json:"tools"`
-	Answer string     `json:"answer"`
+	Chat   string            `json:"chat"`
+	Move   int64             `json:"move"`
+	Env    []string          `json:"env"`
+	Tools  []wireTool        `json:"tools"`
+	Answer string            `json:"answer"`
+	Vars   map[string]string `json:"vars"`
 }
 
 type wireTool struct {
@@ -93,7 +98,7 @@ func ParseMove(line []byte) (Move, error) {
 	if err := strictDecode(line, &w); err != nil {
 		return Move{}, cleanJSONError(err)
 	}
-	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer}
+	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer, Vars: w.Vars}
 	if len(w.Tools) > 0 {
 		m.Tools = make([]ToolCall, len(w.Tools))
 	}

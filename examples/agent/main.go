@@ -322,7 +322,8 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	state, lerr := r.store.LoadChat(ctx, r.chat)
 	err = errors.Join(err, lerr)
 	told := toldInMove(r.model.since(before))
-	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(r.model, before, answer))
+	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(r.model, before, answer),
+		map[string]string{"message_id": strconv.FormatInt(id, 10)})
 	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired)
 	err = errors.Join(err, serr)
 	if err == nil {

@@ -67,8 +67,8 @@ func judgedAnswer(model *tap, before int, output string) string {
 }
 
 // moveRecord is one played move as a transcript line.
-func moveRecord(chat string, number int64, env []string, calls []toolCall, answer string) replay.Move {
-	m := replay.Move{Chat: chat, Move: number, Env: env, Answer: answer}
+func moveRecord(chat string, number int64, env []string, calls []toolCall, answer string, vars map[string]string) replay.Move {
+	m := replay.Move{Chat: chat, Move: number, Env: env, Answer: answer, Vars: vars}
 	for _, c := range calls {
 		m.Tools = append(m.Tools, replay.ToolCall{Name: c.Tool, Args: c.Input})
 	}
