@@ -296,3 +296,19 @@ func TestFixManyChatsAtOnce(t *testing.T) {
 		t.Errorf("counts %v %v", counts, err)
 	}
 }
+
+// TestStatsCarrySeverity: a rule's severity and explanation are metadata the stats show.
+func TestStatsCarrySeverity(t *testing.T) {
+	t.Parallel()
+	r := textRule("no_lorem", `(?i)lorem`)
+	r.Severity, r.Explanation = "high", "Placeholder text reads as a broken product."
+	f := newFixture(t, []Rule{r, textRule("plain", `x`)}, nil)
+	st, err := f.eng.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Rules) != 2 || st.Rules[0].Severity != "high" || st.Rules[0].Explanation != r.Explanation ||
+		st.Rules[1].Severity != "" || st.Rules[1].Explanation != "" {
+		t.Errorf("stats %+v", st.Rules)
+	}
+}

@@ -24,6 +24,9 @@ type RuleStat struct {
 	Shadow int64 `json:"shadow"`
 	// LastFiredAt is the time of the rule's latest firing or would-fire; absent when none.
 	LastFiredAt time.Time `json:"last_fired_at,omitzero"`
+	// Severity and Explanation are the rule's metadata, when it has them (Rule.Severity).
+	Severity    string `json:"severity,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
 }
 
 // Stats is the summary served at GET /v1/stats.
@@ -98,7 +101,9 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	set := e.rules.Load()
 	out := Stats{Rules: make([]RuleStat, 0, len(set.all))}
 	for _, r := range set.all {
-		out.Rules = append(out.Rules, counters[r.Name].Stat(r.Name, r.Mode))
+		st := counters[r.Name].Stat(r.Name, r.Mode)
+		st.Severity, st.Explanation = r.Severity, r.Explanation
+		out.Rules = append(out.Rules, st)
 	}
 	return out, nil
 }
