@@ -1,0 +1,488 @@
+package multimatch
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Analysis is what New learns about one pattern: its compiled regexp, the
+// literals a match requires, and where around a literal a match can lie. It
+// depends on the pattern's text alone, so a caller that rebuilds sets often
+// (a rule engine on every edit) can keep analyses by pattern and pass them to
+// Build: one edited pattern then costs one analysis plus the automaton.
+// An Analysis is immutable and may be shared by any number of sets.
+type Analysis struct {
+	pattern string
+	// run is the regexp that is run. It is the pattern with its unbounded
+	// edges cut (see trim): the two match the same texts, and the cut one
+	// has a bounded width more often and keeps fewer threads alive.
+	run *regexp.Regexp
+
+	groups [][]lit // required groups: a text lacking one cannot match
+	anchor []lit   // window anchor: every match holds one of these within [before, after]
+	// A match containing an anchor occurrence [s, e) lies within
+	// [e-before, s+after]; -1: unbounded on that side.
+	before, after int
+	ctx           ctxFlags
+	direct        bool // run on every text without the prefilter (anchored at the start)
+	prefix        bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
+	insts         int  // instructions of the compiled program of run
+	live          int  // threads the program keeps alive on ordinary text (see liveThreads)
+	wide          int  // wide instructions (see wideInsts)
+}
+
+// ctxFlags say which empty-width assertions a pattern uses; a window must
+// start and end where they read the same in the window as in the text.
+type ctxFlags uint8
+
+const (
+	ctxBeginText ctxFlags = 1 << iota
+	ctxEndText
+	ctxBeginLine
+	ctxEndLine
+	ctxWord
+)
+
+// Pattern returns the pattern the analysis is of.
+func (a *Analysis) Pattern() string { return a.pattern }
+
+// Insts returns the size of the program run for the pattern, in instructions.
+func (a *Analysis) Insts() int { return a.insts }
+
+// LiveThreads returns how many threads the pattern's program keeps alive at
+// once while it scans ordinary text: the instructions reachable from the
+// start through wide classes alone (., \w, \s, [^x] …). The time regexp
+// spends per byte grows with it.
+func (a *Analysis) LiveThreads() int { return a.live }
+
+// WideInsts returns how many instructions of the pattern's program match
+// most bytes (., [^x], \S): on text crafted to wake them, that many threads.
+func (a *Analysis) WideInsts() int { return a.wide }
+
+// Run returns the regexp the set runs for the pattern: the pattern with
+// unbounded repetitions at its edges cut, which matches the same texts.
+func (a *Analysis) Run() string { return a.run.String() }
+
+// Analyze parses and compiles one pattern (Go regexp syntax).
+func Analyze(pattern string) (*Analysis, error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{pattern: pattern, before: -1, after: -1}
+	q := trimRight(trimLeft(stripCaptures(re)))
+	a.run, err = regexp.Compile(q.String())
+	if err != nil {
+		// The cut pattern should always print back; if not, run the original.
+		q = re
+		if a.run, err = regexp.Compile(pattern); err != nil {
+			return nil, err
+		}
+	}
+	qs := q.Simplify()
+	prog, err := syntax.Compile(qs)
+	if err != nil {
+		return nil, err
+	}
+	a.insts = len(prog.Inst)
+	a.live = liveThreads(prog)
+	a.wide = wideInsts(prog)
+	a.ctx = contextOf(qs)
+	if startsAnchored(qs) {
+		// regexp tries such a pattern at position 0 only: cheaper than any scan.
+		a.direct = true
+		return a, nil
+	}
+	if p, _ := a.run.LiteralPrefix(); len(p) >= 2 {
+		a.prefix = true
+	}
+	groups, ok := requiredGroups(qs)
+	if ok {
+		a.groups = groups
+	}
+	a.chooseAnchor(qs)
+	if !ok && a.anchor != nil {
+		a.groups = [][]lit{a.anchor}
+	}
+	return a, nil
+}
+
+// chooseAnchor picks the literal set around whose occurrences a match must
+// lie within known distances: the cheapest required set of one element of
+// the top-level concatenation, preferring elements with both sides bounded.
+func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
+	elems := []*syntax.Regexp{qs}
+	if qs.Op == syntax.OpConcat {
+		elems = qs.Sub
+	}
+	widths := make([]int, len(elems))
+	for i, e := range elems {
+		widths[i] = maxWidth(e)
+	}
+	sum := func(ws []int) int {
+		t := 0
+		for _, w := range ws {
+			if w < 0 {
+				return -1
+			}
+			t += w
+		}
+		return t
+	}
+	rank := func(before, after int) int {
+		switch {
+		case before >= 0 && after >= 0:
+			return 0
+		case before >= 0 || after >= 0:
+			return 1
+		}
+		return 2
+	}
+	bestRank, bestCost := 3, 0.0
+	consider := func(g []lit, before, after int) {
+		if len(g) == 0 || hasEmpty(g) {
+			return
+		}
+		c := setCost(g)
+		if c > groupCostLimit {
+			return
+		}
+		r := rank(before, after)
+		if r < bestRank || r == bestRank && c < bestCost {
+			a.anchor, a.before, a.after = g, before, after
+			bestRank, bestCost = r, c
+		}
+	}
+	for i, e := range elems {
+		if len(elems) > 1 || i == 0 {
+			g := bestGroupOf(analyze(e.Simplify()))
+			consider(g, sum(widths[:i+1]), sum(widths[i:]))
+		}
+	}
+	if len(elems) > 1 {
+		// The whole pattern as one element: its own best group.
+		w := sum(widths)
+		consider(bestGroupOf(analyze(qs)), w, w)
+	}
+}
+
+// bestGroupOf returns the cheapest useful required group of x, minimized.
+func bestGroupOf(x *info) []lit {
+	var best []lit
+	bestCost := 0.0
+	for _, g := range x.allGroups() {
+		if len(g) == 0 || hasEmpty(g) || setCost(g) > 4*groupCostLimit {
+			continue
+		}
+		g = minimize(g)
+		if c := setCost(g); best == nil || c < bestCost {
+			best, bestCost = g, c
+		}
+	}
+	return best
+}
+
+// ---- cutting the edges ----
+
+// A text has a match of L·P if and only if it has one of L'·P when every
+// match of L has a suffix that is a match of L' and every match of L' is one
+// of L (and likewise on the right). trimLeft and trimRight apply that to the
+// unbounded or optional repetitions at the edges of a pattern: x* and x? at
+// an edge become empty, x+ becomes x, x{n,m} becomes x{n}. The verdict of
+// MatchString is unchanged; the width often becomes bounded.
+
+func emptyMatch() *syntax.Regexp { return &syntax.Regexp{Op: syntax.OpEmptyMatch} }
+
+func stripCaptures(re *syntax.Regexp) *syntax.Regexp {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	for i, s := range re.Sub {
+		re.Sub[i] = stripCaptures(s)
+	}
+	return re
+}
+
+func trimLeft(re *syntax.Regexp) *syntax.Regexp { return trimEdge(re, true) }
+
+func trimRight(re *syntax.Regexp) *syntax.Regexp { return trimEdge(re, false) }
+
+func trimEdge(re *syntax.Regexp, left bool) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpStar, syntax.OpQuest:
+		return emptyMatch()
+	case syntax.OpPlus:
+		return trimEdge(re.Sub[0], left)
+	case syntax.OpRepeat:
+		switch {
+		case re.Min == 0:
+			return emptyMatch()
+		case re.Min == 1:
+			return trimEdge(re.Sub[0], left)
+		case re.Max != re.Min:
+			c := *re
+			c.Max = c.Min
+			return &c
+		}
+		return re
+	case syntax.OpConcat:
+		subs := slices.Clone(re.Sub)
+		for len(subs) > 0 {
+			i := 0
+			if !left {
+				i = len(subs) - 1
+			}
+			t := trimEdge(subs[i], left)
+			if t.Op != syntax.OpEmptyMatch {
+				subs[i] = t
+				break
+			}
+			subs = slices.Delete(subs, i, i+1)
+		}
+		switch len(subs) {
+		case 0:
+			return emptyMatch()
+		case 1:
+			return subs[0]
+		}
+		c := *re
+		c.Sub = subs
+		return &c
+	case syntax.OpAlternate:
+		subs := make([]*syntax.Regexp, len(re.Sub))
+		for i, s := range re.Sub {
+			subs[i] = trimEdge(s, left)
+			if subs[i].Op == syntax.OpEmptyMatch {
+				// (|B)·P matches where P does, and B·P contains a P.
+				return emptyMatch()
+			}
+		}
+		c := *re
+		c.Sub = subs
+		return &c
+	}
+	return re
+}
+
+// ---- width and context ----
+
+// maxWidth returns the most bytes a match of re can span, or -1 when that is
+// unbounded.
+func maxWidth(re *syntax.Regexp) int {
+	const limit = 1 << 20
+	w := 0
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			n := runeWidth(r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					n = max(n, runeWidth(f))
+				}
+			}
+			w += n
+		}
+	case syntax.OpCharClass:
+		if len(re.Rune) > 0 {
+			w = runeWidth(re.Rune[len(re.Rune)-1])
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		w = utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		w = maxWidth(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		if maxWidth(re.Sub[0]) != 0 {
+			return -1
+		}
+	case syntax.OpRepeat:
+		s := maxWidth(re.Sub[0])
+		switch {
+		case s == 0:
+		case s < 0 || re.Max < 0:
+			return -1
+		default:
+			w = s * re.Max
+		}
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			x := maxWidth(s)
+			if x < 0 {
+				return -1
+			}
+			w += x
+		}
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			x := maxWidth(s)
+			if x < 0 {
+				return -1
+			}
+			w = max(w, x)
+		}
+	}
+	if w > limit {
+		return -1
+	}
+	return w
+}
+
+// runeWidth is the most bytes the regexp engine matches for rune r: its
+// encoding, and 3 for U+FFFD (which also matches a single invalid byte).
+func runeWidth(r rune) int {
+	switch {
+	case r < 0x80:
+		return 1
+	case r < 0x800:
+		return 2
+	case r < 0x10000:
+		return 3
+	}
+	return 4
+}
+
+func contextOf(re *syntax.Regexp) ctxFlags {
+	var f ctxFlags
+	switch re.Op {
+	case syntax.OpBeginText:
+		f = ctxBeginText
+	case syntax.OpEndText:
+		f = ctxEndText
+	case syntax.OpBeginLine:
+		f = ctxBeginLine
+	case syntax.OpEndLine:
+		f = ctxEndLine
+	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		f = ctxWord
+	}
+	for _, s := range re.Sub {
+		f |= contextOf(s)
+	}
+	return f
+}
+
+// startsAnchored reports whether every match of re starts at the beginning of the text.
+func startsAnchored(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpBeginText:
+		return true
+	case syntax.OpConcat:
+		return len(re.Sub) > 0 && startsAnchored(re.Sub[0])
+	case syntax.OpCapture:
+		return startsAnchored(re.Sub[0])
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			if !startsAnchored(s) {
+				return false
+			}
+		}
+		return len(re.Sub) > 0
+	}
+	return false
+}
+
+// ---- cost ----
+
+// A wide instruction matches most bytes of ordinary text (., [^"], \S): a
+// thread waiting on it survives most bytes. Narrow ones (literals, \w, \d,
+// \s, [\p{So}]) let a thread through only where the text has their runes.
+func wide(in *syntax.Inst) bool {
+	switch in.Op {
+	case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		return true
+	case syntax.InstRune:
+		n := 0
+		for _, r := range [...]rune{'e', 'E', ' ', '0', '\n', '"'} {
+			if in.MatchRune(r) {
+				n++
+			}
+		}
+		return n >= 4
+	}
+	return false
+}
+
+// liveThreads counts the rune instructions reachable from the start of the
+// unanchored program through wide instructions (and \B): the threads that stay alive on ordinary text,
+// each costing the regexp engine a step on every byte. [\s\S]{0,1000} at the
+// start of a pattern keeps 1,000; a literal first keeps about none.
+func liveThreads(prog *syntax.Prog) int {
+	seen := make([]bool, len(prog.Inst))
+	count := 0
+	stack := []uint32{uint32(prog.Start)}
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Out, in.Arg)
+		case syntax.InstCapture, syntax.InstNop:
+			stack = append(stack, in.Out)
+		case syntax.InstEmptyWidth:
+			// \A, ^, $ and \b hold at few positions: a chain behind them
+			// gets a thread now and then, not on every byte.
+			if syntax.EmptyOp(in.Arg)&^syntax.EmptyNoWordBoundary == 0 {
+				stack = append(stack, in.Out)
+			}
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			count++
+			if wide(in) {
+				stack = append(stack, in.Out)
+			}
+		}
+	}
+	return count
+}
+
+// wideInsts counts the wide rune instructions of the program: on text made to
+// wake them all (a rule's literal repeated, then filler), the most threads it
+// can keep alive on the repetitions.
+func wideInsts(prog *syntax.Prog) int {
+	n := 0
+	for i := range prog.Inst {
+		if wide(&prog.Inst[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// LargestRepeat returns the counted repetition of the pattern whose
+// expansion is the biggest, as written (x{n,m}), and the instructions it
+// expands to; "" when the pattern has none.
+func LargestRepeat(pattern string) (string, int) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", 0
+	}
+	best, bestN := "", 0
+	var walk func(*syntax.Regexp)
+	walk = func(re *syntax.Regexp) {
+		if re.Op == syntax.OpRepeat {
+			if p, err := syntax.Compile(re.Simplify()); err == nil && len(p.Inst) > bestN {
+				best, bestN = re.String(), len(p.Inst)
+			}
+		}
+		for _, s := range re.Sub {
+			walk(s)
+		}
+	}
+	walk(re)
+	return best, bestN
+}
+
+func (a *Analysis) String() string {
+	return fmt.Sprintf("%q: run %q, groups %d, anchor %d lits [-%d,+%d], direct %v, insts %d, live %d",
+		a.pattern, a.run.String(), len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
+}
+
+var _ = cmp.Compare[int]
