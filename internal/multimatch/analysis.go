@@ -29,12 +29,24 @@ type Analysis struct {
 	// [e-before, s+after]; -1: unbounded on that side.
 	before, after int
 	ctx           ctxFlags
+	// from0 and from1 are run anchored just before each anchor occurrence when
+	// only before is bounded; nil otherwise.
+	from0, from1 *regexp.Regexp
 	direct        bool // run on every text without the prefilter (anchored at the start)
 	prefix        bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
 	insts         int  // instructions of the compiled program of run
 	live          int  // threads the program keeps alive on ordinary text (see liveThreads)
 	wide          int  // wide instructions (see wideInsts)
 }
+
+// maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
+// allow between a match's start and its anchor literal.
+const maxAnchoredBefore = 64
+
+// anchoredSlack widens the start range of an anchored run so that one run
+// also covers the occurrences that follow within that many bytes (the digits
+// of one number, say).
+const anchoredSlack = 12
 
 // ctxFlags say which empty-width assertions a pattern uses; a window must
 // start and end where they read the same in the window as in the text.
@@ -109,12 +121,29 @@ func Analyze(pattern string) (*Analysis, error) {
 	if !ok && a.anchor != nil {
 		a.groups = [][]lit{a.anchor}
 	}
+	if a.anchor != nil && a.before >= 0 && a.after < 0 && a.before <= maxAnchoredBefore {
+		// Bounded before the literal only: verify with a run anchored a
+		// little before each occurrence, which stops as soon as no thread
+		// is left (see verifyFrom). The first form starts at the text's
+		// start; the second reads one character of context first, so that
+		// assertions at the window's start see the text's character.
+		k := a.before + utf8.UTFMax - 1 + anchoredSlack
+		body := fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, k, q.String())
+		a.from0, err = regexp.Compile(`\A` + body)
+		if err == nil {
+			a.from1, err = regexp.Compile(`\A(?s:.)` + body)
+		}
+		if err != nil {
+			a.from0, a.from1 = nil, nil
+		}
+	}
 	return a, nil
 }
 
 // chooseAnchor picks the literal set around whose occurrences a match must
-// lie within known distances: the cheapest required set of one element of
-// the top-level concatenation, preferring elements with both sides bounded.
+// lie within known distances: a required set of an element (or a run of up
+// to four elements) of the top-level concatenation, the one whose
+// occurrences are expected to cost least to verify (see verify).
 func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 	elems := []*syntax.Regexp{qs}
 	if qs.Op == syntax.OpConcat {
@@ -124,8 +153,11 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 	for i, e := range elems {
 		widths[i] = maxWidth(e)
 	}
-	sum := func(ws []int) int {
-		t := 0
+	sum := func(ws []int, extra int) int {
+		if extra < 0 {
+			return -1
+		}
+		t := extra
 		for _, w := range ws {
 			if w < 0 {
 				return -1
@@ -134,16 +166,25 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 		}
 		return t
 	}
-	rank := func(before, after int) int {
+	// Expected cost: how often the literals occur, times what verifying an
+	// occurrence costs: a window when both sides are bounded, an anchored
+	// run when only the side before is, most of the text otherwise.
+	// In bytes run per byte of text: c occurrences per byte, each a window
+	// of before+after bytes or an anchored run of before bytes and a few
+	// more, plus a call's overhead; half the text for a region that is
+	// bounded on one side; the whole text when not bounded.
+	expected := func(c float64, before, after int) float64 {
 		switch {
 		case before >= 0 && after >= 0:
-			return 0
-		case before >= 0 || after >= 0:
-			return 1
+			return min(1, c*float64(before+after+windowCost))
+		case before >= 0:
+			return min(1, c*float64(before+2*windowCost))
+		case after >= 0:
+			return 0.5
 		}
-		return 2
+		return 1
 	}
-	bestRank, bestCost := 3, 0.0
+	best := 0.0
 	consider := func(g []lit, before, after int) {
 		if len(g) == 0 || hasEmpty(g) {
 			return
@@ -152,23 +193,48 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 		if c > groupCostLimit {
 			return
 		}
-		r := rank(before, after)
-		if r < bestRank || r == bestRank && c < bestCost {
+		if c = expected(c, before, after); a.anchor == nil || c < best {
 			a.anchor, a.before, a.after = g, before, after
-			bestRank, bestCost = r, c
+			best = c
 		}
 	}
 	for i, e := range elems {
-		if len(elems) > 1 || i == 0 {
-			g := bestGroupOf(analyze(e.Simplify()))
-			consider(g, sum(widths[:i+1]), sum(widths[i:]))
+		g := bestGroupOf(analyze(e.Simplify()))
+		consider(g, sum(widths[:i], edgeWidth(e, true)), sum(widths[i+1:], edgeWidth(e, false)))
+		// Runs of elements: parsing splits (?:date|dob) into d(?:ate|ob),
+		// whose literals only the run has whole.
+		for j := i + 2; j <= min(len(elems), i+4); j++ {
+			run := &syntax.Regexp{Op: syntax.OpConcat, Flags: qs.Flags, Sub: elems[i:j]}
+			w := sum(widths[i:j], 0)
+			consider(bestGroupOf(analyze(run)), sum(widths[:i], w), sum(widths[j:], w))
 		}
 	}
 	if len(elems) > 1 {
 		// The whole pattern as one element: its own best group.
-		w := sum(widths)
+		w := sum(widths, 0)
 		consider(bestGroupOf(analyze(qs)), w, w)
 	}
+}
+
+// edgeWidth bounds how far into a match of e (from its start when head, else
+// from its end) an occurrence of one of e's required literals must end: the
+// width of e, or for x+ and x{n,} the width of x, whose first (last) copy
+// holds the literal too. -1: unbounded.
+func edgeWidth(e *syntax.Regexp, head bool) int {
+	if w := maxWidth(e); w >= 0 {
+		return w
+	}
+	switch e.Op {
+	case syntax.OpPlus:
+		return edgeWidth(e.Sub[0], head)
+	case syntax.OpRepeat:
+		if e.Min >= 1 {
+			return edgeWidth(e.Sub[0], head)
+		}
+	case syntax.OpCapture:
+		return edgeWidth(e.Sub[0], head)
+	}
+	return -1
 }
 
 // bestGroupOf returns the cheapest useful required group of x, minimized.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -50,6 +51,7 @@ type scratch struct {
 	hits    []hit
 	spill   bool  // hits were dropped (maxHits)
 	tmp     []hit // one pattern's anchor hits, sorted
+	rd      strings.Reader
 	runs    int   // regexp runs in this call (see Explain)
 	whole   int   // of which over the whole text
 }

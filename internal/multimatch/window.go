@@ -20,7 +20,7 @@ import (
 
 // windowCost is what one extra regexp call costs, in bytes of scanning; when
 // the windows together cost more than the whole text, the whole text is run.
-const windowCost = 64
+const windowCost = 16
 
 func (s *Set) verify(i int32, text string, sc *scratch) bool {
 	a := s.pats[i]
@@ -47,6 +47,9 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		return a.run.MatchString(text)
 	}
 	n := len(text)
+	if a.from0 != nil {
+		return s.verifyFrom(a, text, hs, sc)
+	}
 	if a.before < 0 || a.after < 0 {
 		// One side bounded: the matches lie after the first occurrence
 		// (minus before) or before the last one (plus after).
@@ -94,6 +97,47 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 	for _, w := range hs[:m] {
 		lo, hi := widen(text, int(w.start), int(w.end), a.ctx)
 		if a.run.MatchString(text[lo:hi]) {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyFrom runs the anchored forms of a pattern bounded before its anchor
+// from a little before each occurrence: a match containing the occurrence
+// [s, e) starts within [e-before, s], which the anchored form's leading
+// (?s:.){0,before+3} covers, and the run goes on only while some thread lives.
+func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
+	n := len(text)
+	if len(hs)*(a.before+windowCost) >= n {
+		// Dense occurrences: one run over the text costs less.
+		sc.whole++
+		return a.run.MatchString(text)
+	}
+	if len(hs) > 1 {
+		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
+	}
+	last := -1
+	for _, h := range hs {
+		lo := max(0, int(h.end)-a.before)
+		for lo > 0 && !utf8.RuneStart(text[lo]) {
+			lo--
+		}
+		if last >= 0 && lo <= last+anchoredSlack {
+			continue // the previous run covered the starts this one would try
+		}
+		last = lo
+		re, from := a.from0, 0
+		if lo > 0 {
+			// One character of context, read by the form's leading (?s:.).
+			_, size := utf8.DecodeLastRuneInString(text[:lo])
+			re, from = a.from1, lo-size
+		}
+		// A reader keeps regexp on its NFA, which reads no further than
+		// threads live; on a string it may pick the backtracker, whose
+		// set-up costs the length of the rest of the text.
+		sc.rd.Reset(text[from:])
+		if re.MatchReader(&sc.rd) {
 			return true
 		}
 	}
