@@ -87,8 +87,13 @@ func Analyze(pattern string) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{pattern: pattern, before: -1, after: -1}
-	q := trimRight(trimLeft(stripCaptures(re)))
-	a.run, err = regexp.Compile(q.String())
+	re = stripCaptures(re)
+	q := trimRight(trimLeft(re))
+	qstr := pattern // printing a tree is costly (case folding); skip it when nothing was cut
+	if q != re {
+		qstr = q.String()
+	}
+	a.run, err = regexp.Compile(qstr)
 	if err != nil {
 		// The cut pattern should always print back; if not, run the original.
 		q = re
@@ -128,7 +133,7 @@ func Analyze(pattern string) (*Analysis, error) {
 		// start; the second reads one character of context first, so that
 		// assertions at the window's start see the text's character.
 		k := a.before + utf8.UTFMax - 1 + anchoredSlack
-		body := fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, k, q.String())
+		body := fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, k, qstr)
 		a.from0, err = regexp.Compile(`\A` + body)
 		if err == nil {
 			a.from1, err = regexp.Compile(`\A(?s:.)` + body)
@@ -203,7 +208,7 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 		consider(g, sum(widths[:i], edgeWidth(e, true)), sum(widths[i+1:], edgeWidth(e, false)))
 		// Runs of elements: parsing splits (?:date|dob) into d(?:ate|ob),
 		// whose literals only the run has whole.
-		for j := i + 2; j <= min(len(elems), i+4); j++ {
+		for j := i + 2; e.Op == syntax.OpLiteral && j <= min(len(elems), i+4); j++ {
 			run := &syntax.Regexp{Op: syntax.OpConcat, Flags: qs.Flags, Sub: elems[i:j]}
 			w := sum(widths[i:j], 0)
 			consider(bestGroupOf(analyze(run)), sum(widths[:i], w), sum(widths[j:], w))
@@ -242,15 +247,17 @@ func bestGroupOf(x *info) []lit {
 	var best []lit
 	bestCost := 0.0
 	for _, g := range x.allGroups() {
-		if len(g) == 0 || hasEmpty(g) || setCost(g) > 4*groupCostLimit {
+		if len(g) == 0 || hasEmpty(g) {
 			continue
 		}
-		g = minimize(g)
 		if c := setCost(g); best == nil || c < bestCost {
 			best, bestCost = g, c
 		}
 	}
-	return best
+	if best == nil || bestCost > 4*groupCostLimit {
+		return nil
+	}
+	return minimize(best)
 }
 
 // ---- cutting the edges ----
@@ -291,13 +298,14 @@ func trimEdge(re *syntax.Regexp, left bool) *syntax.Regexp {
 		case re.Min == 1:
 			return trimEdge(re.Sub[0], left)
 		case re.Max != re.Min:
-			c := *re
+			c := *re // a copy: the caller's tree stays as parsed
 			c.Max = c.Min
 			return &c
 		}
 		return re
 	case syntax.OpConcat:
 		subs := slices.Clone(re.Sub)
+		changed := false
 		for len(subs) > 0 {
 			i := 0
 			if !left {
@@ -305,10 +313,15 @@ func trimEdge(re *syntax.Regexp, left bool) *syntax.Regexp {
 			}
 			t := trimEdge(subs[i], left)
 			if t.Op != syntax.OpEmptyMatch {
+				changed = changed || t != subs[i]
 				subs[i] = t
 				break
 			}
+			changed = true
 			subs = slices.Delete(subs, i, i+1)
+		}
+		if !changed {
+			return re
 		}
 		switch len(subs) {
 		case 0:
@@ -321,12 +334,17 @@ func trimEdge(re *syntax.Regexp, left bool) *syntax.Regexp {
 		return &c
 	case syntax.OpAlternate:
 		subs := make([]*syntax.Regexp, len(re.Sub))
+		changed := false
 		for i, s := range re.Sub {
 			subs[i] = trimEdge(s, left)
 			if subs[i].Op == syntax.OpEmptyMatch {
 				// (|B)·P matches where P does, and B·P contains a P.
 				return emptyMatch()
 			}
+			changed = changed || subs[i] != s
+		}
+		if !changed {
+			return re
 		}
 		c := *re
 		c.Sub = subs
