@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -29,14 +30,17 @@ type Analysis struct {
 	// [e-before, s+after]; -1: unbounded on that side.
 	before, after int
 	ctx           ctxFlags
-	// from0 and from1 are run anchored just before each anchor occurrence when
-	// only before is bounded; nil otherwise.
+	// fromBody, when set, is the pattern preceded by (?s:.){0,k}; from0 (\A and
+	// it) and from1 (\A, one character, and it) are run anchored just before
+	// each anchor occurrence when only before is bounded (see verifyFrom).
+	fromBody     string
+	fromOnce     sync.Once
 	from0, from1 *regexp.Regexp
-	direct        bool // run on every text without the prefilter (anchored at the start)
-	prefix        bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
-	insts         int  // instructions of the compiled program of run
-	live          int  // threads the program keeps alive on ordinary text (see liveThreads)
-	wide          int  // wide instructions (see wideInsts)
+	direct       bool // run on every text without the prefilter (anchored at the start)
+	prefix       bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
+	insts        int  // instructions of the compiled program of run
+	live         int  // threads the program keeps alive on ordinary text (see liveThreads)
+	wide         int  // wide instructions (see wideInsts)
 }
 
 // maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
@@ -118,11 +122,12 @@ func Analyze(pattern string) (*Analysis, error) {
 	if p, _ := a.run.LiteralPrefix(); len(p) >= 2 {
 		a.prefix = true
 	}
-	groups, ok := requiredGroups(qs)
+	x := analyze(qs)
+	groups, ok := requiredGroupsOf(x)
 	if ok {
 		a.groups = groups
 	}
-	a.chooseAnchor(qs)
+	a.chooseAnchor(qs, x)
 	if !ok && a.anchor != nil {
 		a.groups = [][]lit{a.anchor}
 	}
@@ -132,15 +137,8 @@ func Analyze(pattern string) (*Analysis, error) {
 		// is left (see verifyFrom). The first form starts at the text's
 		// start; the second reads one character of context first, so that
 		// assertions at the window's start see the text's character.
-		k := a.before + utf8.UTFMax - 1 + anchoredSlack
-		body := fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, k, qstr)
-		a.from0, err = regexp.Compile(`\A` + body)
-		if err == nil {
-			a.from1, err = regexp.Compile(`\A(?s:.)` + body)
-		}
-		if err != nil {
-			a.from0, a.from1 = nil, nil
-		}
+		// Compiled when first needed (most patterns never are candidates).
+		a.fromBody = fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, a.before+utf8.UTFMax-1+anchoredSlack, qstr)
 	}
 	return a, nil
 }
@@ -149,7 +147,7 @@ func Analyze(pattern string) (*Analysis, error) {
 // lie within known distances: a required set of an element (or a run of up
 // to four elements) of the top-level concatenation, the one whose
 // occurrences are expected to cost least to verify (see verify).
-func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
+func (a *Analysis) chooseAnchor(qs *syntax.Regexp, whole *info) {
 	elems := []*syntax.Regexp{qs}
 	if qs.Op == syntax.OpConcat {
 		elems = qs.Sub
@@ -204,7 +202,7 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 		}
 	}
 	for i, e := range elems {
-		g := bestGroupOf(analyze(e.Simplify()))
+		g := bestGroupOf(analyze(e)) // qs is simplified, so are its elements
 		consider(g, sum(widths[:i], edgeWidth(e, true)), sum(widths[i+1:], edgeWidth(e, false)))
 		// Runs of elements: parsing splits (?:date|dob) into d(?:ate|ob),
 		// whose literals only the run has whole.
@@ -217,7 +215,7 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp) {
 	if len(elems) > 1 {
 		// The whole pattern as one element: its own best group.
 		w := sum(widths, 0)
-		consider(bestGroupOf(analyze(qs)), w, w)
+		consider(bestGroupOf(whole), w, w)
 	}
 }
 
@@ -258,6 +256,23 @@ func bestGroupOf(x *info) []lit {
 		return nil
 	}
 	return minimize(best)
+}
+
+// anchored returns the anchored forms, compiling them on first use; nil when
+// the pattern has none (or they do not compile, which cannot happen: then the
+// windows are not used).
+func (a *Analysis) anchored() (from0, from1 *regexp.Regexp) {
+	if a.fromBody == "" {
+		return nil, nil
+	}
+	a.fromOnce.Do(func() {
+		f0, err0 := regexp.Compile(`\A` + a.fromBody)
+		f1, err1 := regexp.Compile(`\A(?s:.)` + a.fromBody)
+		if err0 == nil && err1 == nil {
+			a.from0, a.from1 = f0, f1
+		}
+	})
+	return a.from0, a.from1
 }
 
 // ---- cutting the edges ----

@@ -771,7 +771,11 @@ func alternateInfo(parts []*info) *info {
 // sets such that every match contains an element of each set. ok is false
 // when no useful requirement exists: the pattern must then always be run.
 func requiredGroups(re *syntax.Regexp) (groups [][]lit, ok bool) {
-	x := analyze(re)
+	return requiredGroupsOf(analyze(re))
+}
+
+// requiredGroupsOf is requiredGroups given the pattern's analysis.
+func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
 	type cand struct {
 		g    []lit
 		cost float64

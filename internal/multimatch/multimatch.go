@@ -52,8 +52,8 @@ type scratch struct {
 	spill   bool  // hits were dropped (maxHits)
 	tmp     []hit // one pattern's anchor hits, sorted
 	rd      strings.Reader
-	runs    int   // regexp runs in this call (see Explain)
-	whole   int   // of which over the whole text
+	runs    int // regexp runs in this call (see Explain)
+	whole   int // of which over the whole text
 }
 
 // New compiles the patterns (Go regexp syntax). It returns an error naming

@@ -1,6 +1,7 @@
 package multimatch
 
 import (
+	"regexp"
 	"slices"
 	"unicode/utf8"
 )
@@ -47,8 +48,8 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		return a.run.MatchString(text)
 	}
 	n := len(text)
-	if a.from0 != nil {
-		return s.verifyFrom(a, text, hs, sc)
+	if f0, f1 := a.anchored(); f0 != nil {
+		return s.verifyFrom(f0, f1, a, text, hs, sc)
 	}
 	if a.before < 0 || a.after < 0 {
 		// One side bounded: the matches lie after the first occurrence
@@ -107,7 +108,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 // from a little before each occurrence: a match containing the occurrence
 // [s, e) starts within [e-before, s], which the anchored form's leading
 // (?s:.){0,before+3} covers, and the run goes on only while some thread lives.
-func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
+func (s *Set) verifyFrom(from0, from1 *regexp.Regexp, a *Analysis, text string, hs []hit, sc *scratch) bool {
 	n := len(text)
 	if len(hs)*(a.before+windowCost) >= n {
 		// Dense occurrences: one run over the text costs less.
@@ -127,11 +128,11 @@ func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
 			continue // the previous run covered the starts this one would try
 		}
 		last = lo
-		re, from := a.from0, 0
+		re, from := from0, 0
 		if lo > 0 {
 			// One character of context, read by the form's leading (?s:.).
 			_, size := utf8.DecodeLastRuneInString(text[:lo])
-			re, from = a.from1, lo-size
+			re, from = from1, lo-size
 		}
 		// A reader keeps regexp on its NFA, which reads no further than
 		// threads live; on a string it may pick the backtracker, whose
