@@ -80,6 +80,21 @@ func (a *Analysis) LiveThreads() int { return a.live }
 // most bytes (., [^x], \S): on text crafted to wake them, that many threads.
 func (a *Analysis) WideInsts() int { return a.wide }
 
+// Rarest returns how often, per byte of ordinary English text, the rarest
+// literal set a match requires is expected to occur (an estimate from letter
+// frequencies); 1 when the pattern requires no literal.
+func (a *Analysis) Rarest() float64 {
+	r := 1.0
+	for _, g := range a.groups {
+		r = min(r, setCost(g))
+	}
+	return r
+}
+
+// Anchored reports whether every match starts at the start of the text: the
+// regexp then tries one position only, and its cost does not grow with the text.
+func (a *Analysis) Anchored() bool { return a.direct }
+
 // Run returns the regexp the set runs for the pattern: the pattern with
 // unbounded repetitions at its edges cut, which matches the same texts.
 func (a *Analysis) Run() string { return a.run.String() }
@@ -486,21 +501,20 @@ func startsAnchored(re *syntax.Regexp) bool {
 
 // ---- cost ----
 
-// A wide instruction matches most bytes of ordinary text (., [^"], \S): a
-// thread waiting on it survives most bytes. Narrow ones (literals, \w, \d,
-// \s, [\p{So}]) let a thread through only where the text has their runes.
+// A wide instruction is a class of letters, which prose is mostly made of
+// (., [^"], \S, \w, [a-z]): a thread waiting on it, in a loop or a counted
+// repetition, survives most bytes. Narrow ones (literals, \s, \d, [\p{So}],
+// [A-Z]) let a thread through only where the text has their runes.
 func wide(in *syntax.Inst) bool {
 	switch in.Op {
 	case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
 		return true
 	case syntax.InstRune:
 		n := 0
-		for _, r := range [...]rune{'e', 'E', ' ', '0', '\n', '"'} {
-			if in.MatchRune(r) {
-				n++
-			}
+		for i := 0; i+1 < len(in.Rune) && n < 16; i += 2 {
+			n += int(in.Rune[i+1]-in.Rune[i]) + 1
 		}
-		return n >= 4
+		return n >= 16 && in.MatchRune('e')
 	}
 	return false
 }
