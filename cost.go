@@ -29,16 +29,16 @@ const (
 	costBaseNs   = 40.0
 	costThreadNs = 12.0
 
-	// maxWide bounds the wide instructions (., [^x], \S, \w) of the program.
+	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) of the program.
 	// Threads behind a literal are asleep in the estimate above, but a literal that
 	// occurs often wakes them (each "z" of `z.{0,40}y` starts a thread that lives 40
 	// bytes; after an "x", `x(?:\S+\s*){0,126}` fills all 126 copies); this keeps that
 	// case at about costBaseNs+maxWide*costThreadNs per byte. A gap of .{0,60} fits.
 	maxWide = 64
-	// rareLiteral: a rule that requires a literal rarer than this per byte (three
+	// rareLiteral: a rule that requires a literal rarer than this per byte (four
 	// letters or more, such as "github_pat_" or "cannot") wakes its wide threads too
 	// seldom for maxWide to matter, and is exempt from it.
-	rareLiteral = 1e-4
+	rareLiteral = 1e-5
 	// maxInsts bounds the program as a whole (a rule of MaxConditionBytes literal
 	// characters compiles to about as many instructions).
 	maxInsts = 2 * MaxConditionBytes
@@ -77,9 +77,9 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 	}
 	if n := a.WideInsts(); n > maxWide && !a.Anchored() && a.Rarest() > rareLiteral {
 		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
-			return nil, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters", rep, size, maxWide)
+			return nil, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters or spaces", rep, size, maxWide)
 		}
-		return nil, invalid(field, "too costly: %d instructions match letters; the limit is %d", n, maxWide)
+		return nil, invalid(field, "too costly: %d instructions match letters or spaces; the limit is %d", n, maxWide)
 	}
 	if live := a.LiveThreads(); live > maxLiveThreads {
 		return nil, invalid(field, "too costly: %q keeps %d regexp threads alive on every byte (about %.0f ms on %d KB); the limit is %d threads (%v on %d KB, %v on %d MB)",

@@ -501,20 +501,20 @@ func startsAnchored(re *syntax.Regexp) bool {
 
 // ---- cost ----
 
-// A wide instruction is a class of letters, which prose is mostly made of
-// (., [^"], \S, \w, [a-z]): a thread waiting on it, in a loop or a counted
-// repetition, survives most bytes. Narrow ones (literals, \s, \d, [\p{So}],
-// [A-Z]) let a thread through only where the text has their runes.
+// A wide instruction is a class of letters or of spaces, which prose is made
+// of (., [^"], \S, \w, [a-z], \s): a thread waiting on it, in a loop or a
+// counted repetition, survives most bytes. Narrow ones (literals, \d,
+// [\p{So}], [A-Z]) let a thread through only where the text has their runes.
 func wide(in *syntax.Inst) bool {
 	switch in.Op {
 	case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
 		return true
 	case syntax.InstRune:
 		n := 0
-		for i := 0; i+1 < len(in.Rune) && n < 16; i += 2 {
+		for i := 0; i+1 < len(in.Rune) && n < 16 && in.Op == syntax.InstRune; i += 2 {
 			n += int(in.Rune[i+1]-in.Rune[i]) + 1
 		}
-		return n >= 16 && in.MatchRune('e')
+		return n >= 16 && in.MatchRune('e') || n >= 4 && in.MatchRune(' ')
 	}
 	return false
 }

@@ -118,7 +118,7 @@ func (s *Set) verifyFrom(from0, from1 *regexp.Regexp, a *Analysis, text string, 
 	if len(hs) > 1 {
 		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
 	}
-	last := -1
+	last, read := -1, 0
 	for _, h := range hs {
 		lo := max(0, int(h.end)-a.before)
 		for lo > 0 && !utf8.RuneStart(text[lo]) {
@@ -140,6 +140,13 @@ func (s *Set) verifyFrom(from0, from1 *regexp.Regexp, a *Analysis, text string, 
 		sc.rd.Reset(text[from:])
 		if re.MatchReader(&sc.rd) {
 			return true
+		}
+		// A run ends when no thread is left, but a loop such as [\s\S]* keeps one
+		// alive to the end of the text. Count what the runs read; past a quarter of
+		// the text, one run over the whole text is cheaper than going on.
+		if read += n - from - sc.rd.Len(); read > n/4 {
+			sc.whole++
+			return a.run.MatchString(text)
 		}
 	}
 	return false
