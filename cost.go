@@ -29,16 +29,12 @@ const (
 	costBaseNs   = 40.0
 	costThreadNs = 12.0
 
-	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) of the program.
-	// Threads behind a literal are asleep in the estimate above, but a literal that
-	// occurs often wakes them (each "z" of `z.{0,40}y` starts a thread that lives 40
-	// bytes; after an "x", `x(?:\S+\s*){0,126}` fills all 126 copies); this keeps that
-	// case at about costBaseNs+maxWide*costThreadNs per byte. A gap of .{0,60} fits.
-	maxWide = 64
-	// rareLiteral: a rule that requires a literal rarer than this per byte (four
-	// letters or more, such as "github_pat_" or "cannot") wakes its wide threads too
-	// seldom for maxWide to matter, and is exempt from it.
-	rareLiteral = 1e-5
+	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) that a thread reaches
+	// often (at least every thousand bytes; see multimatch.Analysis.WideInsts). Threads
+	// behind a literal are asleep in the estimate above, but a frequent literal wakes
+	// them: after each "x", `x(?:\S+\s*){0,126}` fills its 252 wide instructions. A
+	// gap of .{0,120} after a common word fits; after "github_pat_" any length does.
+	maxWide = 128
 	// maxInsts bounds the program as a whole (a rule of MaxConditionBytes literal
 	// characters compiles to about as many instructions).
 	maxInsts = 2 * MaxConditionBytes
@@ -75,7 +71,7 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 		}
 		return nil, invalid(field, "too costly: the program has %d instructions; the limit is %d", n, maxInsts)
 	}
-	if n := a.WideInsts(); n > maxWide && !a.Anchored() && a.Rarest() > rareLiteral {
+	if n := a.WideInsts(); n > maxWide && !a.Anchored() {
 		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
 			return nil, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters or spaces", rep, size, maxWide)
 		}

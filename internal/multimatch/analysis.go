@@ -76,20 +76,14 @@ func (a *Analysis) Insts() int { return a.insts }
 // spends per byte grows with it.
 func (a *Analysis) LiveThreads() int { return a.live }
 
-// WideInsts returns how many instructions of the pattern's program match
-// most bytes (., [^x], \S): on text crafted to wake them, that many threads.
-func (a *Analysis) WideInsts() int { return a.wide }
+// minWake is how often per byte a thread must reach a wide instruction for it
+// to count in WideInsts: about as often as a given letter of the alphabet.
+const minWake = 1e-3
 
-// Rarest returns how often, per byte of ordinary English text, the rarest
-// literal set a match requires is expected to occur (an estimate from letter
-// frequencies); 1 when the pattern requires no literal.
-func (a *Analysis) Rarest() float64 {
-	r := 1.0
-	for _, g := range a.groups {
-		r = min(r, setCost(g))
-	}
-	return r
-}
+// WideInsts returns how many instructions of the pattern's program match
+// letters or spaces (., [^x], \S, \w, \s) and are reached at least every
+// thousand bytes of ordinary text: the threads a frequent literal can wake.
+func (a *Analysis) WideInsts() int { return a.wide }
 
 // Anchored reports whether every match starts at the start of the text: the
 // regexp then tries one position only, and its cost does not grow with the text.
@@ -127,7 +121,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	}
 	a.insts = len(prog.Inst)
 	a.live = liveThreads(prog)
-	a.wide = wideInsts(prog)
+	a.wide = wokenWide(prog, minWake)
 	a.ctx = contextOf(qs)
 	if startsAnchored(qs) {
 		// regexp tries such a pattern at position 0 only: cheaper than any scan.
@@ -556,17 +550,66 @@ func liveThreads(prog *syntax.Prog) int {
 	return count
 }
 
-// wideInsts counts the wide rune instructions of the program: on text made to
-// wake them all (a rule's literal repeated, then filler), the most threads it
-// can keep alive on the repetitions.
-func wideInsts(prog *syntax.Prog) int {
+// wokenWide counts the wide rune instructions that a thread reaches often on
+// ordinary text: those reachable from the start (which the unanchored search
+// enters at every byte) along a path whose narrow instructions all match with
+// a probability of at least minWake per byte together (English letter
+// frequencies; \A stops a path). `x(?:\S+\s*){0,126}` wakes its 252 wide
+// instructions at every "x"; `github_pat_[A-Za-z0-9_]{82}` practically never.
+func wokenWide(prog *syntax.Prog, minWake float64) int {
+	wake := make([]float64, len(prog.Inst))
+	wake[prog.Start] = 1
+	work := []uint32{uint32(prog.Start)}
+	for steps := 0; len(work) > 0 && steps < 64*len(prog.Inst); steps++ {
+		pc := work[len(work)-1]
+		work = work[:len(work)-1]
+		in := &prog.Inst[pc]
+		w := wake[pc]
+		push := func(to uint32, p float64) {
+			if p >= minWake && p > wake[to] {
+				wake[to] = p
+				work = append(work, to)
+			}
+		}
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			push(in.Out, w)
+			push(in.Arg, w)
+		case syntax.InstCapture, syntax.InstNop:
+			push(in.Out, w)
+		case syntax.InstEmptyWidth:
+			if syntax.EmptyOp(in.Arg)&syntax.EmptyBeginText == 0 {
+				push(in.Out, w)
+			}
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if wide(in) {
+				push(in.Out, w)
+			} else {
+				push(in.Out, w*matchProb(in))
+			}
+		}
+	}
 	n := 0
-	for i := range prog.Inst {
-		if wide(&prog.Inst[i]) {
+	for pc := range prog.Inst {
+		if wake[pc] >= minWake && wide(&prog.Inst[pc]) {
 			n++
 		}
 	}
 	return n
+}
+
+// matchProb estimates how likely a byte of ordinary text matches in.
+func matchProb(in *syntax.Inst) float64 {
+	p := 0.0
+	for c := rune(0); c < 0x80; c++ {
+		if in.MatchRune(c) {
+			p += byteProb(byte(c), false)
+		}
+	}
+	if in.MatchRune(0xe9) || in.MatchRune(0x4e2d) {
+		p += 0.01
+	}
+	return min(p, 1)
 }
 
 // LargestRepeat returns the counted repetition of the pattern whose
