@@ -30,7 +30,7 @@ const (
 	costThreadNs = 12.0
 
 	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) that a thread reaches
-	// often (at least every thousand bytes; see multimatch.Analysis.WideInsts). Threads
+	// often (see multimatch.Analysis.WideInsts). Threads
 	// behind a literal are asleep in the estimate above, but a frequent literal wakes
 	// them: after each "x", `x(?:\S+\s*){0,126}` fills its 252 wide instructions. A
 	// gap of .{0,120} after a common word fits; after "github_pat_" any length does.

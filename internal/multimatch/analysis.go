@@ -77,12 +77,13 @@ func (a *Analysis) Insts() int { return a.insts }
 func (a *Analysis) LiveThreads() int { return a.live }
 
 // minWake is how often per byte a thread must reach a wide instruction for it
-// to count in WideInsts: about as often as a given letter of the alphabet.
-const minWake = 1e-3
+// to count in WideInsts: a common word or two punctuation marks, not a rare word
+// (letters are taken as independent, which makes words look rarer than they are).
+const minWake = 1e-5
 
 // WideInsts returns how many instructions of the pattern's program match
-// letters or spaces (., [^x], \S, \w, \s) and are reached at least every
-// thousand bytes of ordinary text: the threads a frequent literal can wake.
+// letters or spaces (., [^x], \S, \w, \s) and are reached often on ordinary
+// text (see minWake): the threads a frequent literal can wake.
 func (a *Analysis) WideInsts() int { return a.wide }
 
 // Anchored reports whether every match starts at the start of the text: the
