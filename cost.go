@@ -29,11 +29,11 @@ const (
 	costBaseNs   = 40.0
 	costThreadNs = 12.0
 
-	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) that a thread reaches
-	// often (see multimatch.Analysis.WideInsts). Threads
-	// behind a literal are asleep in the estimate above, but a frequent literal wakes
-	// them: after each "x", `x(?:\S+\s*){0,126}` fills its 252 wide instructions. A
-	// gap of .{0,120} after a common word fits; after "github_pat_" any length does.
+	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) of the program, but
+	// for rules anchored at the start or starting with a rare literal ("github_pat_").
+	// Threads behind a literal are asleep in the estimate above, but a frequent
+	// literal wakes them: after each "x", `x(?:\S+\s*){0,126}` fills its 252 wide
+	// instructions. A gap of .{0,120} fits.
 	maxWide = 128
 	// maxInsts bounds the program as a whole (a rule of MaxConditionBytes literal
 	// characters compiles to about as many instructions).
@@ -71,7 +71,7 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 		}
 		return nil, invalid(field, "too costly: the program has %d instructions; the limit is %d", n, maxInsts)
 	}
-	if n := a.WideInsts(); n > maxWide && !a.Anchored() {
+	if n := a.WideInsts(); n > maxWide && !a.Anchored() && !a.RarePrefix() {
 		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
 			return nil, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters or spaces", rep, size, maxWide)
 		}

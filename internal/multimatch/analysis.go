@@ -40,7 +40,8 @@ type Analysis struct {
 	prefix       bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
 	insts        int  // instructions of the compiled program of run
 	live         int  // threads the program keeps alive on ordinary text (see liveThreads)
-	wide         int  // wide instructions (see wideInsts)
+	wide         int  // wide instructions (see WideInsts)
+	rarePrefix   bool // every match starts with a rare literal (see RarePrefix)
 }
 
 // maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
@@ -76,15 +77,36 @@ func (a *Analysis) Insts() int { return a.insts }
 // spends per byte grows with it.
 func (a *Analysis) LiveThreads() int { return a.live }
 
-// minWake is how often per byte a thread must reach a wide instruction for it
-// to count in WideInsts: a common word or two punctuation marks, not a rare word
-// (letters are taken as independent, which makes words look rarer than they are).
-const minWake = 1e-5
-
 // WideInsts returns how many instructions of the pattern's program match
-// letters or spaces (., [^x], \S, \w, \s) and are reached often on ordinary
-// text (see minWake): the threads a frequent literal can wake.
+// letters or spaces (., [^x], \S, \w, \s): on text where the literals before
+// them occur often, up to that many threads.
 func (a *Analysis) WideInsts() int { return a.wide }
+
+// RarePrefix reports whether every match starts with a literal that is rare
+// in ordinary text (such as "github_pat_"): its wide instructions then wake
+// only where the literal occurs.
+func (a *Analysis) RarePrefix() bool { return a.rarePrefix }
+
+// rarePrefixCost is the most often per byte a literal may be expected to
+// occur (letter frequencies taken as independent) to count as rare.
+const rarePrefixCost = 1e-6
+
+func rarePrefix(qs *syntax.Regexp) bool {
+	elems := []*syntax.Regexp{qs}
+	if qs.Op == syntax.OpConcat {
+		elems = qs.Sub
+	}
+	for _, e := range elems {
+		switch e.Op {
+		case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+			syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpEmptyMatch:
+			continue
+		}
+		g := bestGroupOf(analyze(e))
+		return g != nil && setCost(g) <= rarePrefixCost
+	}
+	return false
+}
 
 // Anchored reports whether every match starts at the start of the text: the
 // regexp then tries one position only, and its cost does not grow with the text.
@@ -122,7 +144,8 @@ func Analyze(pattern string) (*Analysis, error) {
 	}
 	a.insts = len(prog.Inst)
 	a.live = liveThreads(prog)
-	a.wide = wokenWide(prog, minWake)
+	a.wide = wokenWide(prog, 0)
+	a.rarePrefix = rarePrefix(qs)
 	a.ctx = contextOf(qs)
 	if startsAnchored(qs) {
 		// regexp tries such a pattern at position 0 only: cheaper than any scan.
@@ -551,12 +574,10 @@ func liveThreads(prog *syntax.Prog) int {
 	return count
 }
 
-// wokenWide counts the wide rune instructions that a thread reaches often on
-// ordinary text: those reachable from the start (which the unanchored search
-// enters at every byte) along a path whose narrow instructions all match with
-// a probability of at least minWake per byte together (English letter
-// frequencies; \A stops a path). `x(?:\S+\s*){0,126}` wakes its 252 wide
-// instructions at every "x"; `github_pat_[A-Za-z0-9_]{82}` practically never.
+// wokenWide counts the wide rune instructions reachable from the start along
+// a path whose narrow instructions all match with a probability of at least
+// minWake per byte together (English letter frequencies; \A stops a path);
+// with minWake 0, every reachable wide instruction.
 func wokenWide(prog *syntax.Prog, minWake float64) int {
 	wake := make([]float64, len(prog.Inst))
 	wake[prog.Start] = 1
@@ -586,7 +607,7 @@ func wokenWide(prog *syntax.Prog, minWake float64) int {
 			if wide(in) {
 				push(in.Out, w)
 			} else {
-				push(in.Out, w*matchProb(in))
+				push(in.Out, w*max(matchProb(in), 1e-12))
 			}
 		}
 	}
