@@ -1,7 +1,6 @@
 package multimatch
 
 import (
-	"cmp"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -663,4 +662,3 @@ func (a *Analysis) String() string {
 		a.pattern, a.run.String(), len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
 }
 
-var _ = cmp.Compare[int]
