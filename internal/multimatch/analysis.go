@@ -661,4 +661,3 @@ func (a *Analysis) String() string {
 	return fmt.Sprintf("%q: run %q, groups %d, anchor %d lits [-%d,+%d], direct %v, insts %d, live %d",
 		a.pattern, a.run.String(), len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
 }
-
