@@ -234,7 +234,11 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp, whole *info) {
 		}
 	}
 	for i, e := range elems {
-		g := bestGroupOf(analyze(e)) // qs is simplified, so are its elements
+		x := whole
+		if len(elems) > 1 {
+			x = analyze(e) // qs is simplified, so are its elements
+		}
+		g := bestGroupOf(x)
 		consider(g, sum(widths[:i], edgeWidth(e, true)), sum(widths[i+1:], edgeWidth(e, false)))
 		// Runs of elements: parsing splits (?:date|dob) into d(?:ate|ob),
 		// whose literals only the run has whole.
