@@ -110,7 +110,7 @@ type earlySet struct {
 }
 
 // compileEarly builds the early set of text rules (nil when none is early).
-func (e *Engine) compileEarly(text []*compiledRule) *earlySet {
+func (e *Engine) compileEarly(text []*compiledRule, next analysisCache) *earlySet {
 	es := &earlySet{}
 	for _, r := range text {
 		switch {
@@ -124,7 +124,7 @@ func (e *Engine) compileEarly(text []*compiledRule) *earlySet {
 	if len(es.lineRules)+len(es.oRules) == 0 {
 		return nil
 	}
-	es.line, es.other = e.newTextMatcher(regexConditions(es.lineRules)), e.newTextMatcher(regexConditions(es.oRules))
+	es.line, es.other = e.newTextMatcher(regexConditions(es.lineRules), next), e.newTextMatcher(regexConditions(es.oRules), next)
 	return es
 }
 

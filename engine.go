@@ -68,6 +68,7 @@ type Engine struct {
 	rules        atomic.Pointer[ruleSet]
 	reloadMu     sync.Mutex
 	loaded       []Rule          // the rows the current set was compiled from; guarded by reloadMu
+	analyses     analysisCache   // each loaded condition's analysis, by text; guarded by reloadMu
 	unknownEnv   sync.Map        // environment names already warned about
 	warned       map[string]bool // bad rows already logged (id, name, updated_at): once each, not every reload
 	cancelWatch  func()
@@ -237,6 +238,9 @@ type ruleSet struct {
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
 	set := &ruleSet{byTool: map[string]*toolRules{}}
+	// Analyses are cached by condition text: an edit re-analyses what changed only.
+	next := analysisCache{}
+	check := e.analyses.check(next)
 	seen := map[string]bool{}
 	// Normalize before sorting: a hand-edited name " zed" sorts as "zed", so the rule set,
 	// the reminders, the verdicts and the stats stay in rule-name order.
@@ -252,7 +256,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, r := range sorted {
-		if err := Validate(&r, e.environments); err != nil {
+		if err := validate(&r, e.environments, check); err != nil {
 			if e.firstWarning("bad", r) {
 				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
 			}
@@ -289,11 +293,12 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 		}
 	}
 	set.counts.Loaded = len(set.all)
-	set.match = e.compileGroup(set.text)
-	set.early = e.compileEarly(set.text)
+	set.match = e.compileGroup(set.text, next)
+	set.early = e.compileEarly(set.text, next)
 	for _, tr := range set.byTool {
-		tr.match = e.compileGroup(tr.rules)
+		tr.match = e.compileGroup(tr.rules, next)
 	}
+	e.analyses = next
 	return set
 }
 

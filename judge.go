@@ -20,7 +20,7 @@ type logic struct {
 }
 
 // compileGroup compiles the logic of a group's rules and returns the group's matcher.
-func (e *Engine) compileGroup(rules []*compiledRule) textMatcher {
+func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache) textMatcher {
 	var group patterns
 	for _, c := range rules {
 		ps := &group
@@ -42,10 +42,10 @@ func (e *Engine) compileGroup(rules []*compiledRule) textMatcher {
 			c.fix = compileFix(c.Fix)
 		}
 		if c.Field != "" {
-			c.own = e.newTextMatcher(ps.list)
+			c.own = e.newTextMatcher(ps.list, next)
 		}
 	}
-	return e.newTextMatcher(group.list)
+	return e.newTextMatcher(group.list, next)
 }
 
 // fires reports whether the rule fires on a target the group's matcher has judged:
@@ -108,7 +108,7 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 	}
 	e := &Engine{log: discardLogger()}
 	c := &compiledRule{Rule: r}
-	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c})}, nil
+	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, analysisCache{})}, nil
 }
 
 // Check returns the rule's verdict on target: for a tool rule, target is the call's

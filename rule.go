@@ -197,6 +197,12 @@ func (r *Rule) Normalize() {
 // (BuiltinEnvironments plus the host's); nil means BuiltinEnvironments.
 // The error is a *ValidationError naming the first bad field.
 func Validate(r *Rule, known []string) error {
+	return validate(r, known, checkRegex)
+}
+
+// validate is Validate with the check of each regular expression given: the engine
+// passes one that reuses the analysis it keeps per pattern (see analysisCache).
+func validate(r *Rule, known []string, checkRegex func(field, pattern string) error) error {
 	if known == nil {
 		known = BuiltinEnvironments
 	}
@@ -218,7 +224,7 @@ func Validate(r *Rule, known []string) error {
 	if r.Mode != want {
 		return invalid("mode", "scope %q needs mode %q, not %q (leave mode empty to derive it)", r.Scope, want, r.Mode)
 	}
-	if err := checkCondition(r.Condition); err != nil {
+	if err := checkRegex("condition", r.Condition); err != nil {
 		return err
 	}
 	if err := validateTree(r); err != nil {
@@ -246,15 +252,7 @@ func Validate(r *Rule, known []string) error {
 	return nil
 }
 
-func checkCondition(cond string) error {
-	if len(cond) > MaxConditionBytes {
-		return invalid("condition", "longer than %d bytes", MaxConditionBytes)
-	}
-	if _, err := regexp.Compile(cond); err != nil {
-		return invalid("condition", "not an RE2 regular expression: %v", err)
-	}
-	return nil
-}
+func checkCondition(cond string) error { return checkRegex("condition", cond) }
 
 // RepeatKind is the repeat policy of a rule.
 type RepeatKind int

@@ -96,3 +96,33 @@ func BenchmarkNew(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBuild: making a set of 10,000 analysed patterns (what a reload does after
+// an edit, the analyses being cached) against analysing them all (a cold start).
+func BenchmarkBuild(b *testing.B) {
+	patterns := RealisticPatterns(10000, 1)
+	as := make([]*Analysis, len(patterns))
+	for i, p := range patterns {
+		a, err := Analyze(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		as[i] = a
+	}
+	b.Run("build", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Build(as)
+		}
+	})
+	b.Run("analyze", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, p := range patterns {
+				if _, err := Analyze(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

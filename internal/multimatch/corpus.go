@@ -100,12 +100,18 @@ func RealisticPatterns(n int, seed int64) []string {
 	return out
 }
 
-type gen struct{ r *rand.Rand }
+type gen struct {
+	r     *rand.Rand
+	vocab []string // words of the rules; nil: made-up words from syllables
+}
 
 func (g gen) pick(list []string) string { return list[g.r.IntN(len(list))] }
 
 // word is a made-up word of two or three syllables.
 func (g gen) word() string {
+	if g.vocab != nil {
+		return g.pick(g.vocab)
+	}
 	n := 2 + g.r.IntN(2)
 	var b strings.Builder
 	for i := 0; i < n; i++ {

@@ -33,10 +33,29 @@
 // each of its groups has occurred; only candidates and the always-run
 // patterns are handed to regexp.MatchString, in ascending order.
 //
+// # Verification
+//
+// Before anything else, Analyze cuts the unbounded and optional repetitions at
+// a pattern's edges, which does not change whether a text matches:
+// (?s)[\s\S]{0,1000}z matches where z does, https?://\S+ where https?://\S
+// does. The cut form is what runs. A candidate is then verified where it can
+// match, not over the whole text: when every match lies within known
+// distances of an occurrence of one of its literals (widths come from the
+// syntax tree), only windows around the occurrences are run, widened until
+// the empty-width assertions (\b, ^, $, \A, \z) read the same at their edges
+// as in the whole text; when only the part before the literal is bounded, a
+// run anchored just before each occurrence stops once no thread is left.
+// Patterns anchored at the start, and small sets of patterns with a fixed
+// prefix, skip the automaton: regexp finds them faster. Analyses depend on
+// the pattern alone; Build makes a set from analyses a caller keeps, so an
+// edit re-analyses only what changed.
+//
 // # Why the result is exact
 //
 // The automaton is only a filter: every reported index has been confirmed by
-// the pattern's own regexp, so there are no false positives. There are no
+// the pattern's own regexp (its cut form, which matches the same texts, run on
+// a window where the assertions read as in the text), so there are no false
+// positives. There are no
 // false negatives because each group is a necessary condition on the bytes of
 // the text:
 //

@@ -201,8 +201,58 @@ func shrink(set []lit, keepPrefix bool) []lit {
 
 // minimize drops elements that contain another element (whose presence is
 // then implied), which shrinks the automaton without changing the condition.
+//
+// Small sets are compared pair by pair. In larger ones the case-insensitive
+// elements are found by looking up, in a set of them, the substrings of each
+// element of the lengths they have: n·L·D lookups (D distinct lengths)
+// instead of n² comparisons; only case-sensitive elements are compared in pairs.
 func minimize(set []lit) []lit {
 	set = dedup(slices.Clone(set))
+	if len(set) <= 16 {
+		return minimizePairs(set)
+	}
+	ins := make(map[string]int, len(set)) // case-insensitive element -> index
+	var lens []int
+	var sens []int
+	for i, l := range set {
+		if l.m != "" {
+			sens = append(sens, i)
+			continue
+		}
+		ins[l.s] = i
+		if !slices.Contains(lens, len(l.s)) {
+			lens = append(lens, len(l.s))
+		}
+	}
+	out := set[:0:0]
+outer:
+	for i, a := range set {
+		low := a.s
+		if a.m != "" {
+			low = asciiLower(a.s)
+		}
+		for _, n := range lens {
+			if n > len(low) {
+				continue
+			}
+			for x := 0; x+n <= len(low); x++ {
+				if j, ok := ins[low[x:x+n]]; ok && j != i && (n < len(a.s) || j < i) {
+					continue outer
+				}
+			}
+		}
+		for _, j := range sens {
+			b := set[j]
+			if j != i && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) && implies(a, b) {
+				continue outer
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func minimizePairs(set []lit) []lit {
 	out := set[:0:0]
 outer:
 	for i, a := range set {
@@ -721,7 +771,11 @@ func alternateInfo(parts []*info) *info {
 // sets such that every match contains an element of each set. ok is false
 // when no useful requirement exists: the pattern must then always be run.
 func requiredGroups(re *syntax.Regexp) (groups [][]lit, ok bool) {
-	x := analyze(re)
+	return requiredGroupsOf(analyze(re))
+}
+
+// requiredGroupsOf is requiredGroups given the pattern's analysis.
+func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
 	type cand struct {
 		g    []lit
 		cost float64

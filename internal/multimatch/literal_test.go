@@ -1,6 +1,7 @@
 package multimatch
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -123,6 +124,36 @@ func TestShrink(t *testing.T) {
 			if !slices.ContainsFunc(got, func(p lit) bool { return tc.part(l.s, p.s) }) {
 				t.Errorf("%s: %q is covered by none of %v", tc.name, l.s, got)
 			}
+		}
+	}
+}
+
+// TestMinimizeLarge: the lookup form of minimize keeps what the pairwise form keeps.
+func TestMinimizeLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for k := 0; k < 200; k++ {
+		var set []lit
+		for n := 17 + r.IntN(100); n > 0; n-- {
+			b := make([]byte, 1+r.IntN(5))
+			var m []byte
+			sensitive := r.IntN(5) == 0
+			for i := range b {
+				b[i] = "abAB"[r.IntN(4)]
+				if !sensitive {
+					b[i] = asciiLowerByte(b[i])
+				}
+				if sensitive {
+					m = append(m, byte(r.IntN(2)))
+					if m[i] == 0 {
+						b[i] = asciiLowerByte(b[i])
+					}
+				}
+			}
+			set = append(set, lit{s: string(b), m: normMask(string(m))})
+		}
+		want := minimizePairs(dedup(slices.Clone(set)))
+		if got := minimize(set); !slices.Equal(got, want) {
+			t.Fatalf("set %q: minimize %q, pairwise %q", set, got, want)
 		}
 	}
 }

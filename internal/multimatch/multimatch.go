@@ -3,20 +3,21 @@ package multimatch
 import (
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"slices"
+	"strings"
 	"sync"
 )
 
 // Set is a compiled set of regular expressions. It is immutable after New
 // and safe for concurrent use.
 type Set struct {
-	res    []*regexp.Regexp
-	ac     *automaton // nil when no pattern has literals
+	pats   []*Analysis
+	ac     *automaton // nil when no pattern goes through the prefilter
 	lits   []litInfo
-	ents   []uint32 // pattern<<2 | group index, per literal
-	full   []uint8  // per pattern: mask of all its groups; 0 = always run
-	always []int32  // patterns run on every text, ascending
+	ents   []uint32  // pattern<<2 | group index, per literal
+	full   []uint8   // per pattern: mask of all its groups; 0 = always run
+	anchor [][]int32 // per pattern: ids of its anchor literals, nil = run on the whole text
+	always []int32   // patterns run on every text, ascending
 	pool   sync.Pool
 }
 
@@ -25,7 +26,17 @@ type litInfo struct {
 	cs     string // the literal when it has case-sensitive letters, else ""
 	mask   string // case-sensitivity mask for cs
 	e0, e1 uint32 // its entries in Set.ents
+	n      int32  // its length in bytes
+	pos    bool   // record where it occurs: it anchors some pattern's windows
 }
+
+// hit is one occurrence of a positional literal, [start, end), chained per
+// literal through next (-1 ends the chain).
+type hit struct{ start, end, next int32 }
+
+// maxHits bounds the occurrences one Match records; past it, patterns that
+// would have used them are run on the whole text.
+const maxHits = 1 << 16
 
 // scratch is the per-call state of Match. Generation stamps make resetting
 // it O(1).
@@ -35,51 +46,94 @@ type scratch struct {
 	patGen  []uint32 // patMask valid in this generation
 	patMask []uint8
 	cands   []int32
+	headGen []uint32 // head valid in this generation
+	head    []int32  // per literal, its last hit, or -1
+	hits    []hit
+	spill   bool  // hits were dropped (maxHits)
+	tmp     []hit // one pattern's anchor hits, sorted
+	rd      strings.Reader
+	runs    int // regexp runs in this call (see Explain)
+	whole   int // of which over the whole text
 }
 
 // New compiles the patterns (Go regexp syntax). It returns an error naming
 // the index of a pattern that does not compile. An empty pattern matches
 // everything.
 func New(patterns []string) (*Set, error) {
-	s := &Set{
-		res:  make([]*regexp.Regexp, len(patterns)),
-		full: make([]uint8, len(patterns)),
+	as := make([]*Analysis, len(patterns))
+	for i, p := range patterns {
+		a, err := Analyze(p)
+		if err != nil {
+			return nil, fmt.Errorf("multimatch: pattern %d: %w", i, err)
+		}
+		as[i] = a
 	}
+	return Build(as), nil
+}
+
+// maxDirectPrefix is how many patterns that regexp itself finds quickly (a
+// case-sensitive literal prefix, found with strings.Index) a set runs
+// directly instead of scanning the text with the automaton: one automaton
+// pass costs about as much as a dozen such runs.
+const maxDirectPrefix = 12
+
+// Build makes a set of analysed patterns; pattern i of the set is as[i].
+func Build(as []*Analysis) *Set {
+	s := &Set{
+		pats:   as,
+		full:   make([]uint8, len(as)),
+		anchor: make([][]int32, len(as)),
+	}
+	// Strategy, per set: when every pattern the automaton would serve is
+	// one regexp runs cheaply by itself, and there are few, skip the
+	// automaton: its pass over the text would cost more than they do.
+	filtered := 0
+	allPrefix := true
+	for _, a := range as {
+		if !a.direct && a.groups != nil {
+			filtered++
+			allPrefix = allPrefix && a.prefix
+		}
+	}
+	useAC := filtered > 0 && !(allPrefix && filtered <= maxDirectPrefix)
+
 	litID := map[lit]int32{}
 	var litList []lit
 	var litEnts [][]uint32
-	for i, p := range patterns {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("multimatch: pattern %d: %w", i, err)
-		}
-		s.res[i] = re
-		// regexp.Compile parses with syntax.Perl and simplifies: the
-		// analysis below sees exactly the expression that is matched.
-		sre, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			return nil, fmt.Errorf("multimatch: pattern %d: %w", i, err)
-		}
-		groups, ok := requiredGroups(sre.Simplify())
+	var litPos []bool
+	id := func(l lit) int32 {
+		i, ok := litID[l]
 		if !ok {
+			i = int32(len(litList))
+			litID[l] = i
+			litList = append(litList, l)
+			litEnts = append(litEnts, nil)
+			litPos = append(litPos, false)
+		}
+		return i
+	}
+	for i, a := range as {
+		if !useAC || a.direct || a.groups == nil {
 			s.always = append(s.always, int32(i))
 			continue
 		}
-		s.full[i] = uint8(1<<len(groups) - 1)
-		for gi, g := range groups {
+		s.full[i] = uint8(1<<len(a.groups) - 1)
+		for gi, g := range a.groups {
 			for _, l := range g {
-				id, ok := litID[l]
-				if !ok {
-					id = int32(len(litList))
-					litID[l] = id
-					litList = append(litList, l)
-					litEnts = append(litEnts, nil)
-				}
+				lid := id(l)
 				e := uint32(i)<<2 | uint32(gi)
-				if n := len(litEnts[id]); n == 0 || litEnts[id][n-1] != e {
-					litEnts[id] = append(litEnts[id], e)
+				if n := len(litEnts[lid]); n == 0 || litEnts[lid][n-1] != e {
+					litEnts[lid] = append(litEnts[lid], e)
 				}
 			}
+		}
+		if a.anchor != nil && (a.before >= 0 || a.after >= 0) {
+			ids := make([]int32, len(a.anchor))
+			for k, l := range a.anchor {
+				ids[k] = id(l)
+				litPos[ids[k]] = true
+			}
+			s.anchor[i] = ids
 		}
 	}
 	if len(litList) > 0 {
@@ -87,13 +141,14 @@ func New(patterns []string) (*Set, error) {
 		keyID := map[string]int{}
 		var keys []string
 		var vals [][]int32
-		for id, l := range litList {
-			li := &s.lits[id]
+		for lid, l := range litList {
+			li := &s.lits[lid]
 			if l.m != "" {
 				li.cs, li.mask = l.s, l.m
 			}
+			li.n, li.pos = int32(len(l.s)), litPos[lid]
 			li.e0 = uint32(len(s.ents))
-			s.ents = append(s.ents, litEnts[id]...)
+			s.ents = append(s.ents, litEnts[lid]...)
 			li.e1 = uint32(len(s.ents))
 			k := l.key()
 			ki, ok := keyID[k]
@@ -103,20 +158,22 @@ func New(patterns []string) (*Set, error) {
 				keys = append(keys, k)
 				vals = append(vals, nil)
 			}
-			vals[ki] = append(vals[ki], int32(id))
+			vals[ki] = append(vals[ki], int32(lid))
 		}
 		s.ac = buildAutomaton(keys, vals)
 	}
-	nlits, npats := len(s.lits), len(patterns)
+	nlits, npats := len(s.lits), len(as)
 	s.pool.New = func() any {
 		return &scratch{
 			litGen:  make([]uint32, nlits),
 			patGen:  make([]uint32, npats),
 			patMask: make([]uint8, npats),
 			cands:   make([]int32, 0, npats),
+			headGen: make([]uint32, nlits),
+			head:    make([]int32, nlits),
 		}
 	}
-	return s, nil
+	return s
 }
 
 // Match appends to dst the indices, in ascending order, of the patterns that
@@ -124,17 +181,27 @@ func New(patterns []string) (*Set, error) {
 // report, and returns dst. It does not allocate when dst has enough
 // capacity.
 func (s *Set) Match(text string, dst []int) []int {
-	if len(s.res) == 0 {
+	if len(s.pats) == 0 {
 		return dst
 	}
 	sc := s.pool.Get().(*scratch)
+	dst = s.match(text, dst, sc)
+	s.pool.Put(sc)
+	return dst
+}
+
+func (s *Set) match(text string, dst []int, sc *scratch) []int {
 	sc.gen++
 	if sc.gen == 0 {
 		clear(sc.litGen)
 		clear(sc.patGen)
+		clear(sc.headGen)
 		sc.gen = 1
 	}
 	sc.cands = sc.cands[:0]
+	sc.hits = sc.hits[:0]
+	sc.spill = false
+	sc.runs, sc.whole = 0, 0
 	if s.ac != nil {
 		s.scan(text, sc)
 		slices.Sort(sc.cands)
@@ -148,11 +215,10 @@ func (s *Set) Match(text string, dst []int) []int {
 		} else {
 			i, a = a[0], a[1:]
 		}
-		if s.res[i].MatchString(text) {
+		if s.verify(i, text, sc) {
 			dst = append(dst, int(i))
 		}
 	}
-	s.pool.Put(sc)
 	return dst
 }
 
@@ -182,11 +248,18 @@ func (s *Set) report(text string, end int, u uint32, sc *scratch) {
 	gen := sc.gen
 	for v := int32(u); v >= 0; v = a.outLink[v] {
 		for _, id := range a.outVal[a.outOff[v]:a.outOff[v+1]] {
-			if sc.litGen[id] == gen {
+			l := &s.lits[id]
+			seen := sc.litGen[id] == gen
+			if seen && !l.pos {
 				continue
 			}
-			l := &s.lits[id]
 			if l.cs != "" && !caseMatch(text[end+1-len(l.cs):end+1], l.cs, l.mask) {
+				continue
+			}
+			if l.pos {
+				s.record(id, end+1, sc)
+			}
+			if seen {
 				continue
 			}
 			sc.litGen[id] = gen
@@ -211,6 +284,21 @@ func (s *Set) report(text string, end int, u uint32, sc *scratch) {
 	}
 }
 
+// record notes an occurrence of literal id ending at end.
+func (s *Set) record(id int32, end int, sc *scratch) {
+	if len(sc.hits) >= maxHits {
+		sc.spill = true
+		return
+	}
+	next := int32(-1)
+	if sc.headGen[id] == sc.gen {
+		next = sc.head[id]
+	}
+	sc.headGen[id] = sc.gen
+	sc.head[id] = int32(len(sc.hits))
+	sc.hits = append(sc.hits, hit{start: int32(end) - s.lits[id].n, end: int32(end), next: next})
+}
+
 // caseMatch checks the case-sensitive letters of a literal against an
 // occurrence whose folded form is already known to match.
 func caseMatch(occ, lit, mask string) bool {
@@ -221,3 +309,22 @@ func caseMatch(occ, lit, mask string) bool {
 	}
 	return true
 }
+
+// Explain matches text like Match and says how much work it took: how many
+// patterns were verified by their regexp (candidates and always-run
+// patterns), and how many of those ran over the whole text rather than
+// windows. For benchmarks and tuning.
+func (s *Set) Explain(text string) (matched []int, verified, whole int) {
+	if len(s.pats) == 0 {
+		return nil, 0, 0
+	}
+	sc := s.pool.New().(*scratch)
+	matched = s.match(text, nil, sc)
+	return matched, sc.runs, sc.whole
+}
+
+// Patterns returns the number of patterns in the set.
+func (s *Set) Patterns() int { return len(s.pats) }
+
+// Regexp returns the compiled regexp of pattern i (as run: see Analysis.Run).
+func (s *Set) Regexp(i int) *regexp.Regexp { return s.pats[i].run }

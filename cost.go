@@ -1,0 +1,119 @@
+package streamrules
+
+import (
+	"time"
+
+	"github.com/streamrules/streamrules/internal/multimatch"
+)
+
+// The cost bound of a rule.
+//
+// A regular expression that validates must cost at most costAnswerLimit on an answer
+// of costAnswerBytes and costArgsLimit on costArgsBytes of tool arguments, on the
+// engine's path: the matcher runs each pattern with its unbounded edges cut
+// ([multimatch.Analysis.Run]: `(?s)[\s\S]{0,1000}z` runs as `z`, and gives the same
+// verdicts), and Go's regexp costs, per byte, a step for every thread the program keeps
+// alive. Validate estimates that from the compiled program ([multimatch.Analysis.LiveThreads]:
+// the instructions reachable from the start through wide classes) and rejects, naming
+// the field, what would exceed the bound. BenchmarkWorstRules measures the worst rules
+// that pass.
+const (
+	costAnswerBytes = 64 << 10
+	costAnswerLimit = 10 * time.Millisecond
+	costArgsBytes   = 1 << 20
+	costArgsLimit   = 100 * time.Millisecond
+
+	// Per byte: what a pattern keeping no thread alive costs, and what each live
+	// thread adds (measured on this project's CI machine, regexp of Go 1.26:
+	// BenchmarkWorstRules; rounded up).
+	costBaseNs   = 40.0
+	costThreadNs = 12.0
+
+	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) of the program, but
+	// for rules anchored at the start or starting with a rare literal ("github_pat_").
+	// Threads behind a literal are asleep in the estimate above, but a frequent
+	// literal wakes them: after each "x", `x(?:\S+\s*){0,126}` fills its 252 wide
+	// instructions. A gap of .{0,120} fits.
+	maxWide = 128
+	// maxInsts bounds the program as a whole (a rule of MaxConditionBytes literal
+	// characters compiles to about as many instructions).
+	maxInsts = 2 * MaxConditionBytes
+)
+
+// maxNsPerByte is the stricter of the two bounds, per byte.
+var maxNsPerByte = min(
+	float64(costAnswerLimit.Nanoseconds())/costAnswerBytes,
+	float64(costArgsLimit.Nanoseconds())/costArgsBytes,
+)
+
+// maxLiveThreads is how many live threads fit in the bound.
+var maxLiveThreads = int((maxNsPerByte - costBaseNs) / costThreadNs)
+
+// checkRegex checks one regular expression of a rule, field naming it in the error:
+// its length, its syntax (RE2, Go's regexp) and its cost bound.
+func checkRegex(field, pattern string) error {
+	_, err := analyzeRegex(field, pattern)
+	return err
+}
+
+// analyzeRegex is checkRegex returning the analysis the matcher is built from.
+func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
+	if len(pattern) > MaxConditionBytes {
+		return nil, invalid(field, "longer than %d bytes", MaxConditionBytes)
+	}
+	a, err := multimatch.Analyze(pattern)
+	if err != nil {
+		return nil, invalid(field, "not an RE2 regular expression: %v", err)
+	}
+	if n := a.Insts(); n > maxInsts {
+		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
+			return nil, invalid(field, "too costly: the repetition %s expands to %d instructions, the whole program to %d; the limit is %d", rep, size, n, maxInsts)
+		}
+		return nil, invalid(field, "too costly: the program has %d instructions; the limit is %d", n, maxInsts)
+	}
+	if n := a.WideInsts(); n > maxWide && !a.Anchored() && !a.RarePrefix() {
+		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
+			return nil, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters or spaces", rep, size, maxWide)
+		}
+		return nil, invalid(field, "too costly: %d instructions match letters or spaces; the limit is %d", n, maxWide)
+	}
+	if live := a.LiveThreads(); live > maxLiveThreads {
+		return nil, invalid(field, "too costly: %q keeps %d regexp threads alive on every byte (about %.0f ms on %d KB); the limit is %d threads (%v on %d KB, %v on %d MB)",
+			a.Run(), live, float64(costArgsBytes)*(costBaseNs+costThreadNs*float64(live))/1e6, costArgsBytes>>10,
+			maxLiveThreads, costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20)
+	}
+	return a, nil
+}
+
+// analysisCache keeps each condition's analysis (compiled regexp, literals, windows)
+// by its text across reloads, so that a one-row edit analyses one pattern and the rest
+// of the reload is the automaton build. Only the reload path uses it, under reloadMu.
+type analysisCache map[string]analysisEntry
+
+type analysisEntry struct {
+	a   *multimatch.Analysis
+	err error
+}
+
+// check is checkRegex through the cache c; next collects what this reload used, so
+// patterns no longer loaded drop out when next replaces c.
+func (c analysisCache) check(next analysisCache) func(field, pattern string) error {
+	return func(field, pattern string) error {
+		_, err := c.analysis(next, field, pattern)
+		return err
+	}
+}
+
+// analysis returns the analysis of pattern in field from next, else from c, else
+// made now; next keeps it.
+func (c analysisCache) analysis(next analysisCache, field, pattern string) (*multimatch.Analysis, error) {
+	key := field + "\x00" + pattern
+	e, ok := next[key]
+	if !ok {
+		if e, ok = c[key]; !ok {
+			e.a, e.err = analyzeRegex(field, pattern)
+		}
+		next[key] = e
+	}
+	return e.a, e.err
+}

@@ -1,0 +1,667 @@
+package multimatch
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Analysis is what New learns about one pattern: its compiled regexp, the
+// literals a match requires, and where around a literal a match can lie. It
+// depends on the pattern's text alone, so a caller that rebuilds sets often
+// (a rule engine on every edit) can keep analyses by pattern and pass them to
+// Build: one edited pattern then costs one analysis plus the automaton.
+// An Analysis is immutable and may be shared by any number of sets.
+type Analysis struct {
+	pattern string
+	// run is the regexp that is run. It is the pattern with its unbounded
+	// edges cut (see trim): the two match the same texts, and the cut one
+	// has a bounded width more often and keeps fewer threads alive.
+	run *regexp.Regexp
+
+	groups [][]lit // required groups: a text lacking one cannot match
+	anchor []lit   // window anchor: every match holds one of these within [before, after]
+	// A match containing an anchor occurrence [s, e) lies within
+	// [e-before, s+after]; -1: unbounded on that side.
+	before, after int
+	ctx           ctxFlags
+	// fromBody, when set, is the pattern preceded by (?s:.){0,k}; from0 (\A and
+	// it) and from1 (\A, one character, and it) are run anchored just before
+	// each anchor occurrence when only before is bounded (see verifyFrom).
+	fromBody     string
+	fromOnce     sync.Once
+	from0, from1 *regexp.Regexp
+	direct       bool // run on every text without the prefilter (anchored at the start)
+	prefix       bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
+	insts        int  // instructions of the compiled program of run
+	live         int  // threads the program keeps alive on ordinary text (see liveThreads)
+	wide         int  // wide instructions (see WideInsts)
+	rarePrefix   bool // every match starts with a rare literal (see RarePrefix)
+}
+
+// maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
+// allow between a match's start and its anchor literal.
+const maxAnchoredBefore = 64
+
+// anchoredSlack widens the start range of an anchored run so that one run
+// also covers the occurrences that follow within that many bytes (the digits
+// of one number, say).
+const anchoredSlack = 12
+
+// ctxFlags say which empty-width assertions a pattern uses; a window must
+// start and end where they read the same in the window as in the text.
+type ctxFlags uint8
+
+const (
+	ctxBeginText ctxFlags = 1 << iota
+	ctxEndText
+	ctxBeginLine
+	ctxEndLine
+	ctxWord
+)
+
+// Pattern returns the pattern the analysis is of.
+func (a *Analysis) Pattern() string { return a.pattern }
+
+// Insts returns the size of the program run for the pattern, in instructions.
+func (a *Analysis) Insts() int { return a.insts }
+
+// LiveThreads returns how many threads the pattern's program keeps alive at
+// once while it scans ordinary text: the instructions reachable from the
+// start through wide classes alone (., \w, \s, [^x] …). The time regexp
+// spends per byte grows with it.
+func (a *Analysis) LiveThreads() int { return a.live }
+
+// WideInsts returns how many instructions of the pattern's program match
+// letters or spaces (., [^x], \S, \w, \s): on text where the literals before
+// them occur often, up to that many threads.
+func (a *Analysis) WideInsts() int { return a.wide }
+
+// RarePrefix reports whether every match starts with a literal that is rare
+// in ordinary text (such as "github_pat_"): its wide instructions then wake
+// only where the literal occurs.
+func (a *Analysis) RarePrefix() bool { return a.rarePrefix }
+
+// rarePrefixCost is the most often per byte a literal may be expected to
+// occur (letter frequencies taken as independent) to count as rare.
+const rarePrefixCost = 1e-6
+
+func rarePrefix(qs *syntax.Regexp) bool {
+	elems := []*syntax.Regexp{qs}
+	if qs.Op == syntax.OpConcat {
+		elems = qs.Sub
+	}
+	for _, e := range elems {
+		switch e.Op {
+		case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+			syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpEmptyMatch:
+			continue
+		}
+		g := bestGroupOf(analyze(e))
+		return g != nil && setCost(g) <= rarePrefixCost
+	}
+	return false
+}
+
+// Anchored reports whether every match starts at the start of the text: the
+// regexp then tries one position only, and its cost does not grow with the text.
+func (a *Analysis) Anchored() bool { return a.direct }
+
+// Run returns the regexp the set runs for the pattern: the pattern with
+// unbounded repetitions at its edges cut, which matches the same texts.
+func (a *Analysis) Run() string { return a.run.String() }
+
+// Analyze parses and compiles one pattern (Go regexp syntax).
+func Analyze(pattern string) (*Analysis, error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{pattern: pattern, before: -1, after: -1}
+	re = stripCaptures(re)
+	q := trimRight(trimLeft(re))
+	qstr := pattern // printing a tree is costly (case folding); skip it when nothing was cut
+	if q != re {
+		qstr = q.String()
+	}
+	a.run, err = regexp.Compile(qstr)
+	if err != nil {
+		// The cut pattern should always print back; if not, run the original.
+		q = re
+		if a.run, err = regexp.Compile(pattern); err != nil {
+			return nil, err
+		}
+	}
+	qs := q.Simplify()
+	prog, err := syntax.Compile(qs)
+	if err != nil {
+		return nil, err
+	}
+	a.insts = len(prog.Inst)
+	a.live = liveThreads(prog)
+	a.wide = wokenWide(prog, 0)
+	a.rarePrefix = rarePrefix(qs)
+	a.ctx = contextOf(qs)
+	if startsAnchored(qs) {
+		// regexp tries such a pattern at position 0 only: cheaper than any scan.
+		a.direct = true
+		return a, nil
+	}
+	if p, _ := a.run.LiteralPrefix(); len(p) >= 2 {
+		a.prefix = true
+	}
+	x := analyze(qs)
+	groups, ok := requiredGroupsOf(x)
+	if ok {
+		a.groups = groups
+	}
+	a.chooseAnchor(qs, x)
+	if !ok && a.anchor != nil {
+		a.groups = [][]lit{a.anchor}
+	}
+	if a.anchor != nil && a.before >= 0 && a.after < 0 && a.before <= maxAnchoredBefore {
+		// Bounded before the literal only: verify with a run anchored a
+		// little before each occurrence, which stops as soon as no thread
+		// is left (see verifyFrom). The first form starts at the text's
+		// start; the second reads one character of context first, so that
+		// assertions at the window's start see the text's character.
+		// Compiled when first needed (most patterns never are candidates).
+		a.fromBody = fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, a.before+utf8.UTFMax-1+anchoredSlack, qstr)
+	}
+	return a, nil
+}
+
+// chooseAnchor picks the literal set around whose occurrences a match must
+// lie within known distances: a required set of an element (or a run of up
+// to four elements) of the top-level concatenation, the one whose
+// occurrences are expected to cost least to verify (see verify).
+func (a *Analysis) chooseAnchor(qs *syntax.Regexp, whole *info) {
+	elems := []*syntax.Regexp{qs}
+	if qs.Op == syntax.OpConcat {
+		elems = qs.Sub
+	}
+	widths := make([]int, len(elems))
+	for i, e := range elems {
+		widths[i] = maxWidth(e)
+	}
+	sum := func(ws []int, extra int) int {
+		if extra < 0 {
+			return -1
+		}
+		t := extra
+		for _, w := range ws {
+			if w < 0 {
+				return -1
+			}
+			t += w
+		}
+		return t
+	}
+	// Expected cost: how often the literals occur, times what verifying an
+	// occurrence costs: a window when both sides are bounded, an anchored
+	// run when only the side before is, most of the text otherwise.
+	// In bytes run per byte of text: c occurrences per byte, each a window
+	// of before+after bytes or an anchored run of before bytes and a few
+	// more, plus a call's overhead; half the text for a region that is
+	// bounded on one side; the whole text when not bounded.
+	expected := func(c float64, before, after int) float64 {
+		switch {
+		case before >= 0 && after >= 0:
+			return min(1, c*float64(before+after+windowCost))
+		case before >= 0:
+			return min(1, c*float64(before+2*windowCost))
+		case after >= 0:
+			return 0.5
+		}
+		return 1
+	}
+	best := 0.0
+	consider := func(g []lit, before, after int) {
+		if len(g) == 0 || hasEmpty(g) {
+			return
+		}
+		c := setCost(g)
+		if c > groupCostLimit {
+			return
+		}
+		if c = expected(c, before, after); a.anchor == nil || c < best {
+			a.anchor, a.before, a.after = g, before, after
+			best = c
+		}
+	}
+	for i, e := range elems {
+		x := whole
+		if len(elems) > 1 {
+			x = analyze(e) // qs is simplified, so are its elements
+		}
+		g := bestGroupOf(x)
+		consider(g, sum(widths[:i], edgeWidth(e, true)), sum(widths[i+1:], edgeWidth(e, false)))
+		// Runs of elements: parsing splits (?:date|dob) into d(?:ate|ob),
+		// whose literals only the run has whole.
+		for j := i + 2; e.Op == syntax.OpLiteral && j <= min(len(elems), i+4); j++ {
+			run := &syntax.Regexp{Op: syntax.OpConcat, Flags: qs.Flags, Sub: elems[i:j]}
+			w := sum(widths[i:j], 0)
+			consider(bestGroupOf(analyze(run)), sum(widths[:i], w), sum(widths[j:], w))
+		}
+	}
+	if len(elems) > 1 {
+		// The whole pattern as one element: its own best group.
+		w := sum(widths, 0)
+		consider(bestGroupOf(whole), w, w)
+	}
+}
+
+// edgeWidth bounds how far into a match of e (from its start when head, else
+// from its end) an occurrence of one of e's required literals must end: the
+// width of e, or for x+ and x{n,} the width of x, whose first (last) copy
+// holds the literal too. -1: unbounded.
+func edgeWidth(e *syntax.Regexp, head bool) int {
+	if w := maxWidth(e); w >= 0 {
+		return w
+	}
+	switch e.Op {
+	case syntax.OpPlus:
+		return edgeWidth(e.Sub[0], head)
+	case syntax.OpRepeat:
+		if e.Min >= 1 {
+			return edgeWidth(e.Sub[0], head)
+		}
+	case syntax.OpCapture:
+		return edgeWidth(e.Sub[0], head)
+	}
+	return -1
+}
+
+// bestGroupOf returns the cheapest useful required group of x, minimized.
+func bestGroupOf(x *info) []lit {
+	var best []lit
+	bestCost := 0.0
+	for _, g := range x.allGroups() {
+		if len(g) == 0 || hasEmpty(g) {
+			continue
+		}
+		if c := setCost(g); best == nil || c < bestCost {
+			best, bestCost = g, c
+		}
+	}
+	if best == nil || bestCost > 4*groupCostLimit {
+		return nil
+	}
+	return minimize(best)
+}
+
+// anchored returns the anchored forms, compiling them on first use; nil when
+// the pattern has none (or they do not compile, which cannot happen: then the
+// windows are not used).
+func (a *Analysis) anchored() (from0, from1 *regexp.Regexp) {
+	if a.fromBody == "" {
+		return nil, nil
+	}
+	a.fromOnce.Do(func() {
+		f0, err0 := regexp.Compile(`\A` + a.fromBody)
+		f1, err1 := regexp.Compile(`\A(?s:.)` + a.fromBody)
+		if err0 == nil && err1 == nil {
+			a.from0, a.from1 = f0, f1
+		}
+	})
+	return a.from0, a.from1
+}
+
+// ---- cutting the edges ----
+
+// A text has a match of L·P if and only if it has one of L'·P when every
+// match of L has a suffix that is a match of L' and every match of L' is one
+// of L (and likewise on the right). trimLeft and trimRight apply that to the
+// unbounded or optional repetitions at the edges of a pattern: x* and x? at
+// an edge become empty, x+ becomes x, x{n,m} becomes x{n}. The verdict of
+// MatchString is unchanged; the width often becomes bounded.
+
+func emptyMatch() *syntax.Regexp { return &syntax.Regexp{Op: syntax.OpEmptyMatch} }
+
+func stripCaptures(re *syntax.Regexp) *syntax.Regexp {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	for i, s := range re.Sub {
+		re.Sub[i] = stripCaptures(s)
+	}
+	return re
+}
+
+func trimLeft(re *syntax.Regexp) *syntax.Regexp { return trimEdge(re, true) }
+
+func trimRight(re *syntax.Regexp) *syntax.Regexp { return trimEdge(re, false) }
+
+func trimEdge(re *syntax.Regexp, left bool) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpStar, syntax.OpQuest:
+		return emptyMatch()
+	case syntax.OpPlus:
+		return trimEdge(re.Sub[0], left)
+	case syntax.OpRepeat:
+		switch {
+		case re.Min == 0:
+			return emptyMatch()
+		case re.Min == 1:
+			return trimEdge(re.Sub[0], left)
+		case re.Max != re.Min:
+			c := *re // a copy: the caller's tree stays as parsed
+			c.Max = c.Min
+			return &c
+		}
+		return re
+	case syntax.OpConcat:
+		subs := slices.Clone(re.Sub)
+		changed := false
+		for len(subs) > 0 {
+			i := 0
+			if !left {
+				i = len(subs) - 1
+			}
+			t := trimEdge(subs[i], left)
+			if t.Op != syntax.OpEmptyMatch {
+				changed = changed || t != subs[i]
+				subs[i] = t
+				break
+			}
+			changed = true
+			subs = slices.Delete(subs, i, i+1)
+		}
+		if !changed {
+			return re
+		}
+		switch len(subs) {
+		case 0:
+			return emptyMatch()
+		case 1:
+			return subs[0]
+		}
+		c := *re
+		c.Sub = subs
+		return &c
+	case syntax.OpAlternate:
+		subs := make([]*syntax.Regexp, len(re.Sub))
+		changed := false
+		for i, s := range re.Sub {
+			subs[i] = trimEdge(s, left)
+			if subs[i].Op == syntax.OpEmptyMatch {
+				// (|B)·P matches where P does, and B·P contains a P.
+				return emptyMatch()
+			}
+			changed = changed || subs[i] != s
+		}
+		if !changed {
+			return re
+		}
+		c := *re
+		c.Sub = subs
+		return &c
+	}
+	return re
+}
+
+// ---- width and context ----
+
+// maxWidth returns the most bytes a match of re can span, or -1 when that is
+// unbounded.
+func maxWidth(re *syntax.Regexp) int {
+	const limit = 1 << 20
+	w := 0
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			n := runeWidth(r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					n = max(n, runeWidth(f))
+				}
+			}
+			w += n
+		}
+	case syntax.OpCharClass:
+		if len(re.Rune) > 0 {
+			w = runeWidth(re.Rune[len(re.Rune)-1])
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		w = utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		w = maxWidth(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		if maxWidth(re.Sub[0]) != 0 {
+			return -1
+		}
+	case syntax.OpRepeat:
+		s := maxWidth(re.Sub[0])
+		switch {
+		case s == 0:
+		case s < 0 || re.Max < 0:
+			return -1
+		default:
+			w = s * re.Max
+		}
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			x := maxWidth(s)
+			if x < 0 {
+				return -1
+			}
+			w += x
+		}
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			x := maxWidth(s)
+			if x < 0 {
+				return -1
+			}
+			w = max(w, x)
+		}
+	}
+	if w > limit {
+		return -1
+	}
+	return w
+}
+
+// runeWidth is the most bytes the regexp engine matches for rune r: its
+// encoding, and 3 for U+FFFD (which also matches a single invalid byte).
+func runeWidth(r rune) int {
+	switch {
+	case r < 0x80:
+		return 1
+	case r < 0x800:
+		return 2
+	case r < 0x10000:
+		return 3
+	}
+	return 4
+}
+
+func contextOf(re *syntax.Regexp) ctxFlags {
+	var f ctxFlags
+	switch re.Op {
+	case syntax.OpBeginText:
+		f = ctxBeginText
+	case syntax.OpEndText:
+		f = ctxEndText
+	case syntax.OpBeginLine:
+		f = ctxBeginLine
+	case syntax.OpEndLine:
+		f = ctxEndLine
+	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		f = ctxWord
+	}
+	for _, s := range re.Sub {
+		f |= contextOf(s)
+	}
+	return f
+}
+
+// startsAnchored reports whether every match of re starts at the beginning of the text.
+func startsAnchored(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpBeginText:
+		return true
+	case syntax.OpConcat:
+		return len(re.Sub) > 0 && startsAnchored(re.Sub[0])
+	case syntax.OpCapture:
+		return startsAnchored(re.Sub[0])
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			if !startsAnchored(s) {
+				return false
+			}
+		}
+		return len(re.Sub) > 0
+	}
+	return false
+}
+
+// ---- cost ----
+
+// A wide instruction is a class of letters or of spaces, which prose is made
+// of (., [^"], \S, \w, [a-z], \s): a thread waiting on it, in a loop or a
+// counted repetition, survives most bytes. Narrow ones (literals, \d,
+// [\p{So}], [A-Z]) let a thread through only where the text has their runes.
+func wide(in *syntax.Inst) bool {
+	switch in.Op {
+	case syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		return true
+	case syntax.InstRune:
+		n := 0
+		for i := 0; i+1 < len(in.Rune) && n < 16 && in.Op == syntax.InstRune; i += 2 {
+			n += int(in.Rune[i+1]-in.Rune[i]) + 1
+		}
+		return n >= 16 && in.MatchRune('e') || n >= 4 && in.MatchRune(' ')
+	}
+	return false
+}
+
+// liveThreads counts the rune instructions reachable from the start of the
+// unanchored program through wide instructions (and \B): the threads that stay alive on ordinary text,
+// each costing the regexp engine a step on every byte. [\s\S]{0,1000} at the
+// start of a pattern keeps 1,000; a literal first keeps about none.
+func liveThreads(prog *syntax.Prog) int {
+	seen := make([]bool, len(prog.Inst))
+	count := 0
+	stack := []uint32{uint32(prog.Start)}
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Out, in.Arg)
+		case syntax.InstCapture, syntax.InstNop:
+			stack = append(stack, in.Out)
+		case syntax.InstEmptyWidth:
+			// \A, ^, $ and \b hold at few positions: a chain behind them
+			// gets a thread now and then, not on every byte.
+			if syntax.EmptyOp(in.Arg)&^syntax.EmptyNoWordBoundary == 0 {
+				stack = append(stack, in.Out)
+			}
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			count++
+			if wide(in) {
+				stack = append(stack, in.Out)
+			}
+		}
+	}
+	return count
+}
+
+// wokenWide counts the wide rune instructions reachable from the start along
+// a path whose narrow instructions all match with a probability of at least
+// minWake per byte together (English letter frequencies; \A stops a path);
+// with minWake 0, every reachable wide instruction.
+func wokenWide(prog *syntax.Prog, minWake float64) int {
+	wake := make([]float64, len(prog.Inst))
+	wake[prog.Start] = 1
+	work := []uint32{uint32(prog.Start)}
+	for steps := 0; len(work) > 0 && steps < 64*len(prog.Inst); steps++ {
+		pc := work[len(work)-1]
+		work = work[:len(work)-1]
+		in := &prog.Inst[pc]
+		w := wake[pc]
+		push := func(to uint32, p float64) {
+			if p >= minWake && p > wake[to] {
+				wake[to] = p
+				work = append(work, to)
+			}
+		}
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			push(in.Out, w)
+			push(in.Arg, w)
+		case syntax.InstCapture, syntax.InstNop:
+			push(in.Out, w)
+		case syntax.InstEmptyWidth:
+			if syntax.EmptyOp(in.Arg)&syntax.EmptyBeginText == 0 {
+				push(in.Out, w)
+			}
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if wide(in) {
+				push(in.Out, w)
+			} else {
+				push(in.Out, w*max(matchProb(in), 1e-12))
+			}
+		}
+	}
+	n := 0
+	for pc := range prog.Inst {
+		if wake[pc] >= minWake && wide(&prog.Inst[pc]) {
+			n++
+		}
+	}
+	return n
+}
+
+// matchProb estimates how likely a byte of ordinary text matches in.
+func matchProb(in *syntax.Inst) float64 {
+	p := 0.0
+	for c := rune(0); c < 0x80; c++ {
+		if in.MatchRune(c) {
+			p += byteProb(byte(c), false)
+		}
+	}
+	if in.MatchRune(0xe9) || in.MatchRune(0x4e2d) {
+		p += 0.01
+	}
+	return min(p, 1)
+}
+
+// LargestRepeat returns the counted repetition of the pattern whose
+// expansion is the biggest, as written (x{n,m}), and the instructions it
+// expands to; "" when the pattern has none.
+func LargestRepeat(pattern string) (string, int) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", 0
+	}
+	best, bestN := "", 0
+	var walk func(*syntax.Regexp)
+	walk = func(re *syntax.Regexp) {
+		if re.Op == syntax.OpRepeat {
+			if p, err := syntax.Compile(re.Simplify()); err == nil && len(p.Inst) > bestN {
+				best, bestN = re.String(), len(p.Inst)
+			}
+		}
+		for _, s := range re.Sub {
+			walk(s)
+		}
+	}
+	walk(re)
+	return best, bestN
+}
+
+func (a *Analysis) String() string {
+	return fmt.Sprintf("%q: run %q, groups %d, anchor %d lits [-%d,+%d], direct %v, insts %d, live %d",
+		a.pattern, a.run.String(), len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
+}

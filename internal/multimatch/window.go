@@ -1,0 +1,194 @@
+package multimatch
+
+import (
+	"regexp"
+	"slices"
+	"unicode/utf8"
+)
+
+// Verification of a candidate.
+//
+// A pattern whose matches all lie within known distances of an occurrence of
+// its anchor literals need not be run over the whole text: every match
+// containing the occurrence [s, e) lies within [e-before, s+after], so the
+// regexp runs over these windows only (merged where they overlap). Running a
+// regexp over text[lo:hi] instead of text differs only in the empty-width
+// assertions at lo and hi, so each window is widened until they read the
+// same there as in the whole text (see widen): to a rune boundary, past word
+// characters for \b and \B, to a line start or end for (?m)^ and (?m)$, and
+// to the text's start or end for \A and \z. A match found in the window is
+// then a match in the text, and every match lies in some window.
+
+// windowCost is what one extra regexp call costs, in bytes of scanning; when
+// the windows together cost more than the whole text, the whole text is run.
+const windowCost = 16
+
+func (s *Set) verify(i int32, text string, sc *scratch) bool {
+	a := s.pats[i]
+	ids := s.anchor[i]
+	sc.runs++
+	if ids == nil || sc.spill {
+		sc.whole++
+		return a.run.MatchString(text)
+	}
+	hs := sc.tmp[:0]
+	for _, id := range ids {
+		if sc.headGen[id] != sc.gen {
+			continue
+		}
+		for h := sc.head[id]; h >= 0; h = sc.hits[h].next {
+			hs = append(hs, sc.hits[h])
+		}
+	}
+	sc.tmp = hs
+	if len(hs) == 0 {
+		// The candidate test saw the anchor's group but no occurrence was
+		// kept: cannot happen, but the whole text is always right.
+		sc.whole++
+		return a.run.MatchString(text)
+	}
+	n := len(text)
+	if f0, f1 := a.anchored(); f0 != nil {
+		return s.verifyFrom(f0, f1, a, text, hs, sc)
+	}
+	if a.before < 0 || a.after < 0 {
+		// One side bounded: the matches lie after the first occurrence
+		// (minus before) or before the last one (plus after).
+		lo, hi := 0, n
+		if a.before >= 0 {
+			first := hs[0].end
+			for _, h := range hs {
+				first = min(first, h.end)
+			}
+			lo = max(0, int(first)-a.before)
+		} else {
+			last := hs[0].start
+			for _, h := range hs {
+				last = max(last, h.start)
+			}
+			hi = min(n, int(last)+a.after)
+		}
+		lo, hi = widen(text, lo, hi, a.ctx)
+		if lo == 0 && hi == n {
+			sc.whole++
+		}
+		return a.run.MatchString(text[lo:hi])
+	}
+	if len(hs) > 1 {
+		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
+	}
+	// Merge the windows; give up on windows when they cost more than the text.
+	cost, m := 0, 0
+	for _, h := range hs {
+		lo, hi := max(0, int(h.end)-a.before), min(n, int(h.start)+a.after)
+		if m > 0 && lo <= int(hs[m-1].end) {
+			hs[m-1].end = int32(max(int(hs[m-1].end), hi))
+			continue
+		}
+		hs[m] = hit{start: int32(lo), end: int32(hi)}
+		m++
+	}
+	for _, w := range hs[:m] {
+		cost += int(w.end-w.start) + windowCost
+	}
+	if cost >= n {
+		sc.whole++
+		return a.run.MatchString(text)
+	}
+	for _, w := range hs[:m] {
+		lo, hi := widen(text, int(w.start), int(w.end), a.ctx)
+		if a.run.MatchString(text[lo:hi]) {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyFrom runs the anchored forms of a pattern bounded before its anchor
+// from a little before each occurrence: a match containing the occurrence
+// [s, e) starts within [e-before, s], which the anchored form's leading
+// (?s:.){0,before+3} covers, and the run goes on only while some thread lives.
+func (s *Set) verifyFrom(from0, from1 *regexp.Regexp, a *Analysis, text string, hs []hit, sc *scratch) bool {
+	n := len(text)
+	if len(hs)*(a.before+windowCost) >= n {
+		// Dense occurrences: one run over the text costs less.
+		sc.whole++
+		return a.run.MatchString(text)
+	}
+	if len(hs) > 1 {
+		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
+	}
+	last, read := -1, 0
+	for _, h := range hs {
+		lo := max(0, int(h.end)-a.before)
+		for lo > 0 && !utf8.RuneStart(text[lo]) {
+			lo--
+		}
+		if last >= 0 && lo <= last+anchoredSlack {
+			continue // the previous run covered the starts this one would try
+		}
+		last = lo
+		re, from := from0, 0
+		if lo > 0 {
+			// One character of context, read by the form's leading (?s:.).
+			_, size := utf8.DecodeLastRuneInString(text[:lo])
+			re, from = from1, lo-size
+		}
+		// A reader keeps regexp on its NFA, which reads no further than
+		// threads live; on a string it may pick the backtracker, whose
+		// set-up costs the length of the rest of the text.
+		sc.rd.Reset(text[from:])
+		if re.MatchReader(&sc.rd) {
+			return true
+		}
+		// A run ends when no thread is left, but a loop such as [\s\S]* keeps one
+		// alive to the end of the text. Count what the runs read; past a quarter of
+		// the text, one run over the whole text is cheaper than going on.
+		if read += n - from - sc.rd.Len(); read > n/4 {
+			sc.whole++
+			return a.run.MatchString(text)
+		}
+	}
+	return false
+}
+
+// widen moves lo left and hi right until the assertions a pattern uses read
+// the same at the window's edges as in the whole text.
+func widen(text string, lo, hi int, ctx ctxFlags) (int, int) {
+	for lo > 0 && !utf8.RuneStart(text[lo]) {
+		lo--
+	}
+	for hi < len(text) && !utf8.RuneStart(text[hi]) {
+		hi++
+	}
+	if ctx&ctxBeginText != 0 {
+		lo = 0
+	}
+	if ctx&ctxEndText != 0 {
+		hi = len(text)
+	}
+	if ctx&ctxWord != 0 {
+		// At a window edge \b sees no character beyond; so must the text.
+		for lo > 0 && isWordByte(text[lo-1]) {
+			lo--
+		}
+		for hi < len(text) && isWordByte(text[hi]) {
+			hi++
+		}
+	}
+	if ctx&ctxBeginLine != 0 {
+		for lo > 0 && text[lo-1] != '\n' {
+			lo--
+		}
+	}
+	if ctx&ctxEndLine != 0 {
+		for hi < len(text) && text[hi] != '\n' {
+			hi++
+		}
+	}
+	return lo, hi
+}
+
+func isWordByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+}

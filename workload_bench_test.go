@@ -1,0 +1,165 @@
+package streamrules
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/streamrules/streamrules/internal/multimatch"
+)
+
+// realworld is the corpus of real guardrail rules and real assistant answers.
+const realworld = "internal/multimatch/testdata/realworld"
+
+// workload is one row of the README's performance table: a rule set, a text,
+// and whether the rules are negates (the text then satisfies every one).
+type workload struct {
+	name     string
+	patterns []string
+	text     string
+	negate   bool
+}
+
+var (
+	workloadsOnce sync.Once
+	workloadsList []workload
+	workloadsErr  error
+)
+
+// workloads builds the rule sets and texts of the performance table.
+func workloads(tb testing.TB) []workload {
+	tb.Helper()
+	workloadsOnce.Do(func() {
+		rules, err := multimatch.ReadRules(realworld + "/guardrails.txt")
+		if err != nil {
+			workloadsErr = err
+			return
+		}
+		answers, err := multimatch.ReadAnswers(realworld)
+		if err != nil {
+			workloadsErr = err
+			return
+		}
+		real4k := multimatch.AnswerText(answers, 4096, 0)
+		w := []workload{
+			{"readme_generator/readme_text", multimatch.RealisticPatterns(1000, 1), multimatch.RealisticText(4096, 4096, ""), false},
+			{"readme_generator/real_answer", multimatch.RealisticPatterns(1000, 1), real4k, false},
+			{"topic_words/real_answer", validOnly(multimatch.TopicPatterns(1200, 1), 1000), real4k, false},
+		}
+		for _, size := range []int{512, 4096, 65536} {
+			for v := 0; v < len(answers); v++ {
+				w = append(w, workload{fmt.Sprintf("guardrails/%d/answer%d", size, v+1), rules, multimatch.AnswerText(answers, size, v), false})
+			}
+		}
+		w = append(w,
+			workload{"common_words", multimatch.CommonWordPatterns(1000, 1), real4k, false},
+			workload{"short_keywords", multimatch.ShortKeywordPatterns(1000, 1), real4k, false},
+			workload{"literal_free", validOnly(multimatch.LiteralFreePatterns(1024, 1), 1000), real4k, false},
+			workload{"satisfied_negates", multimatch.SatisfiedPatterns(1000, real4k, 1), real4k, true},
+			workload{"anchored/10", multimatch.AnchoredPatterns(10, 1), real4k, false},
+			workload{"fixed_prefix/10", multimatch.FixedPrefixPatterns(10, 1), real4k, false},
+			workload{"literal_free/10", validOnly(multimatch.LiteralFreePatterns(20, 2), 10), real4k, false},
+		)
+		workloadsList = w
+	})
+	if workloadsErr != nil {
+		tb.Fatal(workloadsErr)
+	}
+	return workloadsList
+}
+
+// validOnly returns the first n patterns that validate (the generators vary counts
+// freely; a rule set is made of rules that validate).
+func validOnly(patterns []string, n int) []string {
+	var out []string
+	for _, p := range patterns {
+		if len(out) < n && checkRegex("condition", p) == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (w workload) rules() []Rule {
+	rules := textRules(w.patterns)
+	for i := range rules {
+		rules[i].Negate = w.negate
+	}
+	return rules
+}
+
+// BenchmarkWorkloads is the README's performance table: each workload judged
+// by the engine (CheckAnswer, the literal prefilter and windows) and by the
+// naive loop (every rule's regexp over the whole text), in the same run. The
+// metric regexps/op counts the regexp runs the engine made, whole/op those
+// over the whole answer.
+func BenchmarkWorkloads(b *testing.B) {
+	for _, w := range workloads(b) {
+		var naive []*regexp.Regexp
+		for _, p := range w.patterns {
+			naive = append(naive, regexp.MustCompile(p))
+		}
+		var want []int
+		for i, re := range naive {
+			if re.MatchString(w.text) {
+				want = append(want, i)
+			}
+		}
+		b.Run("engine/"+w.name, func(b *testing.B) {
+			eng := benchEngine(b, w.rules())
+			set := eng.rules.Load()
+			got, runs, whole := set.match.Explain(w.text)
+			if !slices.Equal(got, want) {
+				b.Fatalf("engine %v, naive %v", got, want)
+			}
+			_, m := eng.BeginMove(context.Background(), "bench")
+			b.SetBytes(int64(len(w.text)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				resetMove(m)
+				m.CheckAnswer(context.Background(), w.text)
+			}
+			b.ReportMetric(float64(runs), "regexps/op")
+			b.ReportMetric(float64(whole), "whole/op")
+		})
+		b.Run("naive/"+w.name, func(b *testing.B) {
+			b.SetBytes(int64(len(w.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var hits []int
+				for i, re := range naive {
+					if re.MatchString(w.text) != w.negate {
+						hits = append(hits, i)
+					}
+				}
+				_ = hits
+			}
+			b.ReportMetric(float64(len(naive)), "regexps/op")
+		})
+	}
+}
+
+// TestWorkloadsAgree: on every workload of the performance table the engine's
+// matcher reports what the naive loop reports, and the guardrail corpus
+// validates.
+func TestWorkloadsAgree(t *testing.T) {
+	for _, w := range workloads(t) {
+		for _, p := range w.patterns {
+			if err := checkRegex("condition", p); err != nil {
+				t.Errorf("%s: %q: %v", w.name, p, err)
+			}
+		}
+		want := newNaiveMatcher(w.patterns).Match(w.text, nil)
+		got := newTextMatcher(w.patterns).Match(w.text, nil)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: matcher %v, naive %v", w.name, got, want)
+		}
+		if w.negate && len(want) != len(w.patterns) {
+			t.Errorf("%s: %d of %d negates satisfied", w.name, len(want), len(w.patterns))
+		}
+	}
+}
