@@ -32,7 +32,16 @@ type Config struct {
 	Logger *slog.Logger
 	// OnFire, if set, is called for every firing, after the log line. Default none.
 	OnFire func(ctx context.Context, f Firing)
+	// StoreTimeout bounds the store calls a move waits on: the chat-state read in BeginMove
+	// (past it, the move goes on and rules with a repeat policy stay silent in it: fail
+	// closed) and the write in End (past it, End returns; a store with a write queue, like
+	// rulesdb, keeps the record and writes it later). Default 0 means 2s.
+	StoreTimeout time.Duration
 }
+
+// defaultStoreTimeout is Config.StoreTimeout's default: long enough for a loaded database
+// far away, short beside a model's answer.
+const defaultStoreTimeout = 2 * time.Second
 
 // Engine holds the compiled rule set and answers, for any agent loop, the two questions:
 // what reminders does this tool call get, and is this answer accepted.
@@ -42,6 +51,7 @@ type Engine struct {
 	log          *slog.Logger
 	onFire       func(context.Context, Firing)
 	maxRetries   int
+	storeTimeout time.Duration // bounds LoadChat in BeginMove and SaveMove in End
 	splice       SpliceOptions
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
@@ -55,17 +65,27 @@ type Engine struct {
 // New builds an engine on store and loads its rules. A store error on this first load is
 // returned; bad rules are skipped with a warning.
 func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
-	if store == nil {
-		return nil, fmt.Errorf("streamrules: nil store")
+	if isNil(store) {
+		// A nil *rulesdb.Store inside the interface is what a host passes when Open failed
+		// and the error went unchecked: say so here rather than panic on the first move.
+		return nil, fmt.Errorf("streamrules: nil store (%T)", store)
 	}
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if cfg.StoreTimeout < 0 {
+		return nil, fmt.Errorf("streamrules: StoreTimeout %s is negative", cfg.StoreTimeout)
 	}
 	e := &Engine{
 		store:  store,
 		log:    cfg.Logger,
 		onFire: cfg.OnFire,
 		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
+
+		storeTimeout: cfg.StoreTimeout,
+	}
+	if e.storeTimeout == 0 {
+		e.storeTimeout = defaultStoreTimeout
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -137,8 +157,10 @@ func (e *Engine) Reload(ctx context.Context) error {
 	if slices.EqualFunc(rules, e.loaded, sameRule) && e.rules.Load() != nil {
 		return nil
 	}
-	e.rules.Store(e.compile(rules))
+	set := e.compile(rules)
+	e.rules.Store(set)
 	e.loaded = cloneRules(rules)
+	e.logSummary(set)
 	return nil
 }
 
@@ -207,6 +229,9 @@ type ruleSet struct {
 	byTool map[string]*toolRules
 	text   []*compiledRule // by name
 	match  textMatcher
+
+	skipped  []SkippedRule // enabled rows not loaded, in the order they were judged
+	disabled int           // disabled rows the store returned
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
@@ -217,6 +242,17 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	sorted := make([]Rule, 0, len(rules))
 	for _, r := range rules {
 		if r.Disabled {
+			set.disabled++
+			continue
+		}
+		// The name is taken exactly as stored: a hand-typed " good_tool" or "Good_tool" is
+		// not good_tool, and must never run in its place (nor be edited or deleted by its
+		// name). Normalizing it first would let a padded row displace the real rule.
+		if err := checkStoredName(r.Name); err != nil {
+			set.skip(r, err)
+			if e.firstWarning("bad", r) {
+				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
+			}
 			continue
 		}
 		r.When = slices.Clone(r.When)
@@ -226,12 +262,14 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, r := range sorted {
 		if err := Validate(&r, e.environments); err != nil {
+			set.skip(r, err)
 			if e.firstWarning("bad", r) {
 				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
 			}
 			continue
 		}
 		if seen[r.Name] {
+			set.skip(r, NameTakenError(r.Name))
 			if e.firstWarning("dup", r) {
 				e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
 			}

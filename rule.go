@@ -168,6 +168,9 @@ func Validate(r *Rule, known []string) error {
 	if known == nil {
 		known = BuiltinEnvironments
 	}
+	if err := checkEncoding(r); err != nil {
+		return err
+	}
 	switch {
 	case r.Name == "":
 		return invalid("name", "empty")
