@@ -60,7 +60,9 @@ func TestRuleLiteralWithoutEnabledLoads(t *testing.T) {
 // validation error naming that field, on create and on update.
 func TestEncodingRejectedInEveryField(t *testing.T) {
 	t.Parallel()
-	good := func() Rule { return Rule{Name: "good", Scope: "tool:shell", Condition: "rm", Text: "Careful.", Repeat: "once"} }
+	good := func() Rule {
+		return Rule{Name: "good", Scope: "tool:shell", Condition: "rm", Text: "Careful.", Repeat: "once"}
+	}
 	tests := []struct {
 		name  string
 		field string
