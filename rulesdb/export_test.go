@@ -1,6 +1,12 @@
 package rulesdb
 
-import "github.com/lib/pq"
+import (
+	"context"
+
+	"github.com/lib/pq"
+
+	"github.com/streamrules/streamrules"
+)
 
 // SetDialer makes the store dial PostgreSQL through d (tests count the wire traffic).
 func SetDialer(cfg *Config, d pq.Dialer) { cfg.dialer = d }
@@ -9,4 +15,17 @@ func SetDialer(cfg *Config, d pq.Dialer) { cfg.dialer = d }
 func ParseDSN(dsn, defaultSQLitePath string) (driver, about string, err error) {
 	t, err := parseDSN(dsn, defaultSQLitePath)
 	return t.driver, t.about, err
+}
+
+// WriteMoveAgain writes rec with seq as the write queue would on a retry: a test of the
+// idempotency guard without cutting a connection at the right microsecond.
+func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, seq int64) error {
+	return s.writeMove(ctx, s.stampMove(rec), seq)
+}
+
+// LastSeq returns the seq of the last record SaveMove took.
+func LastSeq(s *Store) int64 {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.wq.nextSeq
 }

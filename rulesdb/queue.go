@@ -394,18 +394,20 @@ func (s *Store) flush() {
 	timer.Stop()
 	defer timer.Stop()
 	attempt := 0
+	wake := s.wq.wake // nil while backing off: new records do not cut the wait short
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-s.wq.wake:
+		case <-wake:
 		case <-timer.C:
 		}
 		if s.drain(s.life, s.writeTimeout) {
-			attempt = 0
+			attempt, wake = 0, s.wq.wake
 			continue
 		}
 		attempt++
+		wake = nil
 		timer.Reset(backoff(attempt))
 	}
 }
