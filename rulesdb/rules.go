@@ -287,7 +287,11 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts)
 	unlock()
 	if err != nil {
-		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, mapError(err))
+		err = mapError(err)
+		if errors.Is(err, streamrules.ErrExists) {
+			err = streamrules.NameTakenError(r.Name) // the field too, as every store says it
+		}
+		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, err)
 	}
 	s.notify()
 	return r, nil
@@ -324,6 +328,9 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 		err = mapError(err)
 		if errors.Is(err, streamrules.ErrNotFound) {
 			return streamrules.Rule{}, fmt.Errorf("rulesdb: rule %q: %w", name, err)
+		}
+		if errors.Is(err, streamrules.ErrExists) {
+			err = streamrules.NameTakenError(r.Name)
 		}
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: update rule %q: %w", name, err)
 	}

@@ -129,8 +129,15 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 		v.Loaded = true
 	}
 	if !r.Disabled && !v.Loaded {
+		// Why the engine skipped this row, as it judged it (a name is judged as stored);
+		// a row newer than the engine's rule set is judged here.
+		for _, sk := range b.eng.Skipped() {
+			if sk.ID == r.ID && sk.Name == r.Name {
+				v.Problem = sk.Reason
+			}
+		}
 		probe := r // Validate normalizes a copy: Normalize builds a new When
-		if err := b.eng.Validate(&probe); err != nil {
+		if err := b.eng.Validate(&probe); v.Problem == "" && err != nil {
 			v.Problem = err.Error()
 		}
 	}
@@ -343,7 +350,7 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
 		return fail("name", `"name" must say which rule to change; %s shows the rules`, ListName)
 	}
-	name := strings.TrimSpace(*in.Name)
+	name := *in.Name // exactly: " good_tool" is not good_tool
 	cur, err := t.editor.GetRule(ctx, name)
 	if err != nil {
 		return storeError(name, err)
@@ -388,8 +395,8 @@ func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	} else if field, ok := decode(input, &in); !ok {
 		return badJSON(field, DeleteName, `{"name": "rule_name"}`)
 	}
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
+	name := in.Name // exactly: "good_text " is not good_text
+	if strings.TrimSpace(name) == "" {
 		return fail("name", `"name" must say which rule to delete`)
 	}
 	if err := t.editor.DeleteRule(ctx, name); err != nil {
