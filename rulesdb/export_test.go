@@ -29,3 +29,6 @@ func LastSeq(s *Store) int64 {
 	defer s.qmu.Unlock()
 	return s.wq.nextSeq
 }
+
+// SetSeedHook makes Seed call fn inside its transaction, once it has read the seed state.
+func SetSeedHook(s *Store, fn func()) { s.seedHook = fn }

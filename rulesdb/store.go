@@ -97,6 +97,8 @@ type Store struct {
 	life         context.Context    // ends when Close begins: the flusher's writes stop
 	endLife      context.CancelFunc // ends life
 
+	seedHook func() // tests: called inside Seed's transaction once the seed state is read
+
 	subMu   sync.Mutex
 	subs    map[int]func()
 	nextSub int
