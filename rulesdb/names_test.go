@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
 )
 
@@ -97,4 +98,38 @@ func TestHandTypedNamesDisplaceNothing(t *testing.T) {
 			t.Fatal("the hand row is still there")
 		}
 	})
+}
+
+// TestRuleLiteralLoads: a Rule literal that says nothing about being enabled is stored
+// enabled and runs; a typed nil *Store is refused by streamrules.New, not a panic later.
+func TestRuleLiteralLoads(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn, nil)
+		if _, err := s.CreateRule(ctx, streamrules.Rule{Name: "literal", Scope: "tool:shell", Condition: "rm", Text: "Careful."}); err != nil {
+			t.Fatal(err)
+		}
+		log, buf := capture()
+		eng := newEngine(t, s, log)
+		mctx, m := eng.BeginMove(ctx, "c")
+		if got := m.ToolReminders(mctx, "shell", `{"cmd":"rm x"}`); len(got) != 1 || got[0].Rule != "literal" {
+			t.Fatalf("reminders %+v, want the literal rule", got)
+		}
+		if err := m.End(mctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if lines := buf.Lines("level=INFO", "stream rules loaded", "loaded=1", "disabled=0", "skipped=0"); len(lines) != 1 {
+			t.Fatalf("want one load summary, log:\n%s", buf)
+		}
+	})
+}
+
+func TestNewRefusesATypedNilStore(t *testing.T) {
+	t.Parallel()
+	var s *rulesdb.Store // what `s, err := rulesdb.Open(…)` leaves when err is ignored
+	eng, err := streamrules.New(context.Background(), s, nil)
+	if err == nil {
+		eng.Close()
+		t.Fatal("New accepted a nil *rulesdb.Store")
+	}
 }

@@ -120,13 +120,17 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 			return nil // no wait: the database is down, the record keeps its place
 		}
 		// Another move of this chat is being written: this one goes right after it, and the
-		// caller waits for it as it would for its own write, within ctx.
+		// caller waits for it as it would for its own write, within ctx and WriteTimeout
+		// (a caller without a deadline must not wait out an outage that begins now).
+		wait := time.NewTimer(s.writeTimeout)
+		defer wait.Stop()
 		select {
 		case <-p.done:
 			return p.err
 		case <-ctx.Done():
-			return nil
+		case <-wait.C:
 		}
+		return nil
 	}
 	c.busy = true
 	s.qmu.Unlock()
