@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -548,11 +549,15 @@ type holeConn struct {
 	d      *holeDialer
 	once   sync.Once
 	closed chan struct{}
+	lost   atomic.Bool // a write vanished: the conversation is broken for good, as after a reset
 }
 
 func (c *holeConn) Read(b []byte) (int, error) {
 	hole, heal := c.d.state()
 	if !hole {
+		if c.lost.Load() {
+			return 0, errors.New("connection reset after the partition")
+		}
 		return c.Conn.Read(b)
 	}
 	select {
@@ -565,6 +570,7 @@ func (c *holeConn) Read(b []byte) (int, error) {
 
 func (c *holeConn) Write(b []byte) (int, error) {
 	if hole, _ := c.d.state(); hole {
+		c.lost.Store(true)
 		return len(b), nil
 	}
 	return c.Conn.Write(b)
