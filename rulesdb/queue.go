@@ -132,7 +132,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		}
 		return nil
 	}
-	c.busy = true
+	s.markBusyLocked(c)
 	s.qmu.Unlock()
 
 	err := s.writeMove(ctx, rec, p.seq)
@@ -246,6 +246,15 @@ func (s *Store) entryLocked(chatID string) *chatEntry {
 	return c
 }
 
+// markBusyLocked marks a write of c in flight; a busy chat is never forgotten.
+func (s *Store) markBusyLocked(c *chatEntry) {
+	c.busy = true
+	if c.elem != nil {
+		s.wq.lru.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
 // settleLocked puts a chat with nothing queued or in flight back among the forgettable.
 func (s *Store) settleLocked(c *chatEntry) {
 	if len(c.pending) == 0 && !c.busy && c.elem == nil {
@@ -338,7 +347,7 @@ func (s *Store) nextLocked() *pendingMove {
 	for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
 		p := e.Value.(*pendingMove)
 		if !p.chat.busy && p.chat.pending[0] == p {
-			p.chat.busy = true
+			s.markBusyLocked(p.chat)
 			return p
 		}
 	}
