@@ -148,20 +148,23 @@ func TestLoadSummary(t *testing.T) {
 // black-holed database would if the store honoured its context and nothing else.
 type stuckStore struct {
 	*MemoryStore
-	loads, saves chan time.Duration // how long each call waited
+	loads, saves chan time.Time // each call's deadline (zero: none)
+}
+
+func untilDeadline(ctx context.Context) time.Time {
+	dl, _ := ctx.Deadline()
+	return dl
 }
 
 func (s *stuckStore) LoadChat(ctx context.Context, _ string) (ChatState, error) {
-	begin := time.Now()
+	s.loads <- untilDeadline(ctx)
 	<-ctx.Done()
-	s.loads <- time.Since(begin)
 	return ChatState{}, ctx.Err()
 }
 
 func (s *stuckStore) SaveMove(ctx context.Context, _ MoveRecord) error {
-	begin := time.Now()
+	s.saves <- untilDeadline(ctx)
 	<-ctx.Done()
-	s.saves <- time.Since(begin)
 	return ctx.Err()
 }
 
@@ -173,22 +176,28 @@ func TestStoreTimeoutBoundsTheMove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &stuckStore{MemoryStore: mem, loads: make(chan time.Duration, 1), saves: make(chan time.Duration, 1)}
+	st := &stuckStore{MemoryStore: mem, loads: make(chan time.Time, 1), saves: make(chan time.Time, 1)}
 	const bound = 50 * time.Millisecond
 	f := newFixtureOn(t, st, mem, &Config{StoreTimeout: bound})
-	ctx, m := f.eng.BeginMove(context.Background(), "c")
-	if d := <-st.loads; d < bound {
-		t.Fatalf("LoadChat's context ended after %s, before the bound %s", d, bound)
+	// within checks that a deadline was set by a call between before and after: bound
+	// after its start, not later.
+	within := func(what string, dl, before, after time.Time) {
+		t.Helper()
+		if dl.IsZero() || dl.Before(before.Add(bound)) || dl.After(after.Add(bound)) {
+			t.Fatalf("%s's deadline %v, want %s after the call (between %v and %v)", what, dl, bound, before.Add(bound), after.Add(bound))
+		}
 	}
+	before := time.Now()
+	ctx, m := f.eng.BeginMove(context.Background(), "c")
+	within("LoadChat", <-st.loads, before, time.Now())
 	if got := reminderNames(m.ToolReminders(ctx, "shell", "{}")); len(got) != 1 || got[0] != "every" {
 		t.Fatalf("reminders %v, want only the rule without a repeat policy (fail closed)", got)
 	}
+	before = time.Now()
 	if err := m.End(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("End = %v, want the store's deadline error", err)
 	}
-	if d := <-st.saves; d < bound {
-		t.Fatalf("SaveMove's context ended after %s, before the bound %s", d, bound)
-	}
+	within("SaveMove", <-st.saves, before, time.Now())
 	if lines := f.log.Lines("level=WARN", "chat state not loaded", "deadline exceeded"); len(lines) != 1 {
 		t.Fatalf("want one fail-closed warning, log:\n%s", f.log)
 	}
