@@ -144,3 +144,15 @@ func bounded[T any](s *Store, ctx context.Context, fn func() (T, error)) (T, err
 		return zero, ctx.Err()
 	}
 }
+
+// dropIdle closes the pool's idle connections after a failure that may have broken them
+// (a restart, a partition): otherwise each retry would take one more dead connection from
+// the pool and fail on it, and the queue would drain only after as many failed retries
+// as the pool has connections. The next statement dials afresh.
+func (s *Store) dropIdle(err error) {
+	if s.dialect != dialectPostgres || pq.As(err) != nil {
+		return // the server answered: its connections are fine
+	}
+	s.db.SetMaxIdleConns(0)
+	s.db.SetMaxIdleConns(s.maxIdle)
+}

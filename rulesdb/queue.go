@@ -148,6 +148,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		s.settleLocked(c)
 	default:
 		s.wq.failures.Add(1)
+		defer s.dropIdle(err) // after qmu is released: closing connections writes to them
 		s.pushLocked(p, true)
 		wasDown := s.wq.down
 		s.wq.down = true
@@ -182,6 +183,9 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 	}
 	s.qmu.Unlock()
 	st, seq, err := s.loadChat(ctx, chatID)
+	if err != nil && retryable(err) {
+		s.dropIdle(err)
+	}
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if err != nil {
@@ -392,6 +396,7 @@ func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 			s.wq.failures.Add(1)
 			s.wq.down = true
 			s.qmu.Unlock()
+			s.dropIdle(err)
 			return false
 		}
 		s.qmu.Unlock()

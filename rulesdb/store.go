@@ -94,6 +94,7 @@ type Store struct {
 	writeTimeout time.Duration
 	flushTimeout time.Duration
 	conns        *conns             // PostgreSQL: every connection, to cut them (dial.go)
+	maxIdle      int                // PostgreSQL: the pool's idle connections (see dropIdle)
 	life         context.Context    // ends when Close begins: the flusher's writes stop
 	endLife      context.CancelFunc // ends life
 
@@ -175,7 +176,8 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		conn.Dialer(s.conns)
 		db = sql.OpenDB(conn)
 		db.SetMaxOpenConns(or(cfg.MaxOpenConns, 10))
-		db.SetMaxIdleConns(or(cfg.MaxOpenConns, 10))
+		s.maxIdle = or(cfg.MaxOpenConns, 10)
+		db.SetMaxIdleConns(s.maxIdle)
 		s.db = sqlx.NewDb(db, "postgres")
 	case dialectSQLite:
 		db, err = sql.Open("sqlite", t.driver)
