@@ -4,14 +4,8 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"maps"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
-
-	"github.com/lib/pq"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/streamrules/streamrules"
 )
@@ -24,7 +18,7 @@ import (
 // jitter. Each record carries a seq that the database keeps per (chat, writer), so a retry
 // after an unknown outcome is a no-op there (see saveMovePG).
 //
-// The queue also keeps the chat state this process has seen: the state last read for a
+// The queue also keeps the chat state this process has seen (chatstate.go): the state last read for a
 // chat, with its own records applied as they are written. LoadChat adds the records not
 // written yet, and answers from it when the database is down, so a `once` rule stays
 // fired and move numbers keep growing through an outage.
@@ -51,16 +45,6 @@ type writeQueue struct {
 	wake    chan struct{} // capacity 1: the flusher has work
 
 	dropped, rejected, failures, written atomic.Int64
-}
-
-type chatEntry struct {
-	id      string
-	known   bool                  // base holds the chat's state as read, with this writer's records after it
-	base    streamrules.ChatState // the chat in the database, as far as this process knows
-	baseSeq int64                 // the last record of this writer that base holds
-	pending []*pendingMove        // written after base, in order
-	busy    bool                  // a write of this chat is in flight: its next one waits
-	elem    *list.Element         // in lru, when pending is empty and !busy
 }
 
 type pendingMove struct {
@@ -168,113 +152,6 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 			"db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
 	}
 	return err
-}
-
-// LoadChat implements streamrules.Store in one query, plus the records of the chat this
-// process has not written yet. While the database is down (or when it fails now), a chat
-// this process has seen is answered from memory; one it has not is an error, and the
-// engine fails closed. It returns when ctx is done.
-func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
-	s.qmu.Lock()
-	if c := s.wq.chats[chatID]; s.wq.down && c != nil && c.known {
-		st := c.stateLocked()
-		s.qmu.Unlock()
-		return st, nil
-	}
-	s.qmu.Unlock()
-	st, seq, err := s.loadChat(ctx, chatID)
-	if err != nil && retryable(err) {
-		s.dropIdle(err)
-	}
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if err != nil {
-		if retryable(err) {
-			s.wq.down = true
-		}
-		if c := s.wq.chats[chatID]; c != nil && c.known {
-			return c.stateLocked(), nil
-		}
-		return streamrules.ChatState{}, err
-	}
-	c := s.entryLocked(chatID)
-	// A read older than a record this process wrote since (seq below baseSeq) would lose
-	// that record from view: keep what this process knows then.
-	if !c.known || seq >= c.baseSeq {
-		c.base, c.baseSeq, c.known = st, seq, true
-	}
-	return c.stateLocked(), nil
-}
-
-// stateLocked is the chat's state with the records not written yet applied.
-func (c *chatEntry) stateLocked() streamrules.ChatState {
-	st := streamrules.ChatState{Moves: c.base.Moves, LastFired: maps.Clone(c.base.LastFired)}
-	for _, p := range c.pending {
-		if p.seq > c.baseSeq {
-			apply(&st, p.rec)
-		}
-	}
-	return st
-}
-
-func apply(st *streamrules.ChatState, rec streamrules.MoveRecord) {
-	if rec.Answered {
-		st.Moves++
-	}
-	for _, f := range rec.Firings {
-		if st.LastFired == nil {
-			st.LastFired = map[string]int64{}
-		}
-		st.LastFired[f.Rule] = max(st.LastFired[f.Rule], f.Move)
-	}
-}
-
-// entryLocked returns the chat's entry, made if new, and marks it recently used. A chat
-// with nothing queued is forgotten when chatCacheSize others were used since.
-func (s *Store) entryLocked(chatID string) *chatEntry {
-	q := &s.wq
-	if c := q.chats[chatID]; c != nil {
-		if c.elem != nil {
-			q.lru.MoveToBack(c.elem)
-		}
-		return c
-	}
-	c := &chatEntry{id: chatID}
-	q.chats[chatID] = c
-	c.elem = q.lru.PushBack(c)
-	for q.lru.Len() > chatCacheSize {
-		old := q.lru.Remove(q.lru.Front()).(*chatEntry)
-		old.elem = nil
-		delete(q.chats, old.id)
-	}
-	return c
-}
-
-// markBusyLocked marks a write of c in flight; a busy chat is never forgotten.
-func (s *Store) markBusyLocked(c *chatEntry) {
-	c.busy = true
-	if c.elem != nil {
-		s.wq.lru.Remove(c.elem)
-		c.elem = nil
-	}
-}
-
-// settleLocked puts a chat with nothing queued or in flight back among the forgettable.
-func (s *Store) settleLocked(c *chatEntry) {
-	if len(c.pending) == 0 && !c.busy && c.elem == nil {
-		c.elem = s.wq.lru.PushBack(c)
-	}
-}
-
-// appliedLocked records that p is in the database.
-func (s *Store) appliedLocked(p *pendingMove) {
-	s.wq.written.Add(1)
-	c := p.chat
-	if c.known && p.seq > c.baseSeq {
-		apply(&c.base, p.rec)
-		c.baseSeq = p.seq
-	}
-	s.settleLocked(c)
 }
 
 // pushLocked queues p: at the back, or at the front of its chat when a first try of it
@@ -404,7 +281,7 @@ func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 }
 
 // flush is the queue's goroutine: it drains on every kick, and after a failure retries
-// with exponential backoff (retryMin to retryMax) and full jitter, so that many
+// with exponential backoff (retryMin to retryMax) and jitter, so that many
 // replicas coming back at once do not hammer the database in step.
 func (s *Store) flush() {
 	defer s.wg.Done()
@@ -428,14 +305,6 @@ func (s *Store) flush() {
 		wake = nil
 		timer.Reset(backoff(attempt))
 	}
-}
-
-func backoff(attempt int) time.Duration {
-	d := retryMax
-	if attempt < 20 {
-		d = min(retryMax, retryMin<<(attempt-1))
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // closeQueue stops new records, writes what is queued within flushTimeout, and logs
@@ -470,35 +339,4 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 		s.log.Error("stream rules: move records not written at close; they are lost",
 			"db", s.target.about, "records", n, "chats", len(chats), "firings", firings, "waited", flushTimeout)
 	}
-}
-
-// retryable reports whether a failed write may succeed later: the database did not answer
-// (a network error, a timeout, a restart, a connection limit) or had a passing conflict.
-// An error about the record itself (a value PostgreSQL will not store) is not.
-func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	if pe := pq.As(err); pe != nil {
-		switch pe.Code.Class() {
-		case "08", // connection exception
-			"40", // transaction rollback: serialization failure, deadlock
-			"53", // insufficient resources: too many connections, disk full
-			"55", // object not in prerequisite state: lock not available
-			"57", // operator intervention: shutdown, cannot connect now
-			"58", // system error
-			"XX": // internal error
-			return true
-		}
-		return false
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
-			return true
-		}
-		return false
-	}
-	return true
 }
