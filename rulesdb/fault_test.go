@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"go.uber.org/goleak"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
@@ -146,6 +147,7 @@ func createRules(t *testing.T, s *rulesdb.Store) {
 // TestFaultOutage: four chats play moves in a loop; the server is stopped hard, stays
 // down for the outage, and comes back. Nothing is lost and nothing counts twice.
 func TestFaultOutage(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // Close waits for everything it started
 	outage := 2 * time.Second
 	if v := os.Getenv("STREAMRULES_FAULT_OUTAGE"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -307,6 +309,7 @@ func maps(m map[string]int) map[string]int {
 // TestQueueDropsOldest: with the database down and the queue full, the oldest record goes,
 // counted and logged, and SaveMove never waits; the rest are written after the restart.
 func TestQueueDropsOldest(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // Close waits for everything it started
 	cl := pgtest.NewCluster(t)
 	dsn := cl.DSN(t)
 	log, buf := capture()
@@ -352,6 +355,7 @@ func TestQueueDropsOldest(t *testing.T) {
 // TestQueueCloseLogsWhatIsLost: Close waits FlushTimeout at most, and says what it could
 // not write.
 func TestQueueCloseLogsWhatIsLost(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // Close waits for everything it started
 	cl := pgtest.NewCluster(t)
 	dsn := cl.DSN(t)
 	log, buf := capture()
