@@ -92,13 +92,19 @@ func (s *Store) stampMove(rec streamrules.MoveRecord) streamrules.MoveRecord {
 // firings are appended to stream_rule_stat. On PostgreSQL that is a single statement: one
 // round trip. seq makes it idempotent: a record whose seq was written for this chat
 // before changes nothing (see saveMovePG). It returns when ctx is done.
-func (s *Store) writeMove(ctx context.Context, rec streamrules.MoveRecord, seq int64) error {
+//
+// ended, if not nil, is called when the write has really ended, which may be after
+// writeMove returned on ctx (see bounded).
+func (s *Store) writeMove(ctx context.Context, rec streamrules.MoveRecord, seq int64, ended func()) error {
 	inc := int64(0)
 	if rec.Answered {
 		inc = 1
 	}
 	now := s.now()
 	_, err := bounded(s, ctx, func() (struct{}, error) {
+		if ended != nil {
+			defer ended()
+		}
 		if s.dialect == dialectPostgres {
 			return struct{}{}, s.saveMovePG(ctx, rec.ChatID, inc, now, rec.Firings, seq)
 		}

@@ -20,7 +20,7 @@ func ParseDSN(dsn, defaultSQLitePath string) (driver, about string, err error) {
 // WriteMoveAgain writes rec with seq as the write queue would on a retry: a test of the
 // idempotency guard without cutting a connection at the right microsecond.
 func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, seq int64) error {
-	return s.writeMove(ctx, s.stampMove(rec), seq)
+	return s.writeMove(ctx, s.stampMove(rec), seq, nil)
 }
 
 // LastSeq returns the seq of the last record SaveMove took.

@@ -54,6 +54,16 @@ type pendingMove struct {
 	elem *list.Element // in fifo
 	done chan struct{} // closed when the record leaves the queue: written, refused or dropped
 	err  error         // why it left unwritten; set before done is closed
+	// running counts this record's write attempts still running, including one its caller
+	// stopped waiting for (see bounded): such an attempt may still commit, so the record
+	// must not be dropped meanwhile and counted as lost.
+	running atomic.Int32
+}
+
+// attempt writes p once, within ctx.
+func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
+	p.running.Add(1)
+	return s.writeMove(ctx, p.rec, p.seq, func() { p.running.Add(-1) })
 }
 
 // QueuedMoves returns how many move records wait in the write queue now: the database
@@ -119,7 +129,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	s.markBusyLocked(c)
 	s.qmu.Unlock()
 
-	err := s.writeMove(ctx, rec, p.seq)
+	err := s.attempt(ctx, p)
 
 	s.qmu.Lock()
 	c.busy = false
@@ -180,7 +190,7 @@ func (s *Store) dropOldestLocked() {
 	q := &s.wq
 	for e := q.fifo.Front(); e != nil; e = e.Next() {
 		p := e.Value.(*pendingMove)
-		if p.chat.busy && p.chat.pending[0] == p {
+		if p.chat.busy && p.chat.pending[0] == p || p.running.Load() > 0 {
 			continue // being written now
 		}
 		s.removeLocked(p)
@@ -247,7 +257,7 @@ func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 			return true
 		}
 		ctx, cancel := context.WithTimeout(parent, timeout)
-		err := s.writeMove(ctx, p.rec, p.seq)
+		err := s.attempt(ctx, p)
 		cancel()
 
 		s.qmu.Lock()
