@@ -50,7 +50,16 @@ type Config struct {
 	OnCheck   func(c CheckInfo)
 	OnReload  func(info ReloadInfo)
 	OnSave    func(d time.Duration, err error)
+	// StoreTimeout bounds the store calls a move waits on: the chat-state read in BeginMove
+	// (past it, the move goes on and rules with a repeat policy stay silent in it: fail
+	// closed) and the write in End (past it, End returns; a store with a write queue, like
+	// rulesdb, keeps the record and writes it later). Default 0 means 2s.
+	StoreTimeout time.Duration
 }
+
+// defaultStoreTimeout is Config.StoreTimeout's default: long enough for a loaded database
+// far away, short beside a model's answer.
+const defaultStoreTimeout = 2 * time.Second
 
 // Engine holds the compiled rule set and answers, for any agent loop, the two questions:
 // what reminders does this tool call get, and is this answer accepted.
@@ -62,7 +71,8 @@ type Engine struct {
 	hooks        hooks // OnOutcome, OnCheck, OnReload, OnSave
 	shadow       bool  // Config.Shadow: every rule in shadow
 	maxRetries   int
-	earlyAll     bool // Config.EarlyInterrupt
+	earlyAll     bool          // Config.EarlyInterrupt
+	storeTimeout time.Duration // bounds LoadChat in BeginMove and SaveMove in End
 	splice       SpliceOptions
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
@@ -77,11 +87,16 @@ type Engine struct {
 // New builds an engine on store and loads its rules. A store error on this first load is
 // returned; bad rules are skipped with a warning.
 func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
-	if store == nil {
-		return nil, fmt.Errorf("streamrules: nil store")
+	if isNil(store) {
+		// A nil *rulesdb.Store inside the interface is what a host passes when Open failed
+		// and the error went unchecked: say so here rather than panic on the first move.
+		return nil, fmt.Errorf("streamrules: nil store (%T)", store)
 	}
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if cfg.StoreTimeout < 0 {
+		return nil, fmt.Errorf("streamrules: StoreTimeout %s is negative", cfg.StoreTimeout)
 	}
 	e := &Engine{
 		store:  store,
@@ -90,6 +105,11 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		hooks:  hooksOf(cfg),
 		shadow: cfg.Shadow,
 		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
+
+		storeTimeout: cfg.StoreTimeout,
+	}
+	if e.storeTimeout == 0 {
+		e.storeTimeout = defaultStoreTimeout
 	}
 	e.earlyAll = cfg.EarlyInterrupt
 	if e.log == nil {
@@ -166,9 +186,11 @@ func (e *Engine) Reload(ctx context.Context) (err error) {
 	if slices.EqualFunc(rules, e.loaded, sameRule) && e.rules.Load() != nil {
 		return nil
 	}
-	e.rules.Store(e.compile(rules))
+	set := e.compile(rules)
+	e.rules.Store(set)
 	e.loaded = cloneRules(rules)
 	changed = true
+	e.logSummary(set)
 	return nil
 }
 
@@ -228,12 +250,13 @@ type toolRules struct {
 
 // ruleSet is immutable once built; a reload swaps in a new one.
 type ruleSet struct {
-	all    []*compiledRule // by name
-	byTool map[string]*toolRules
-	text   []*compiledRule // by name
-	match  textMatcher
-	early  *earlySet  // the early text rules; nil: none
-	counts RuleCounts // what compile made of the rows, for OnReload
+	all     []*compiledRule // by name
+	byTool  map[string]*toolRules
+	text    []*compiledRule // by name
+	match   textMatcher
+	early   *earlySet     // the early text rules; nil: none
+	counts  RuleCounts    // what compile made of the rows, for OnReload and the summary line
+	skipped []SkippedRule // enabled rows not loaded, in the order they were judged
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
@@ -250,6 +273,16 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 			set.counts.Disabled++
 			continue
 		}
+		// The name is taken exactly as stored: a hand-typed " good_tool" or "Good_tool" is
+		// not good_tool, and must never run in its place (nor be edited or deleted by its
+		// name). Normalizing it first would let a padded row displace the real rule.
+		if err := checkStoredName(r.Name); err != nil {
+			set.skip(r, err)
+			if e.firstWarning("bad", r) {
+				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
+			}
+			continue
+		}
 		r.When = slices.Clone(r.When)
 		r.Normalize()
 		sorted = append(sorted, r)
@@ -257,17 +290,17 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, r := range sorted {
 		if err := validate(&r, e.environments, check); err != nil {
+			set.skip(r, err)
 			if e.firstWarning("bad", r) {
 				e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
 			}
-			set.counts.Skipped++
 			continue
 		}
 		if seen[r.Name] {
+			set.skip(r, NameTakenError(r.Name))
 			if e.firstWarning("dup", r) {
 				e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
 			}
-			set.counts.Skipped++
 			continue
 		}
 		seen[r.Name] = true
@@ -292,7 +325,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 			}
 		}
 	}
-	set.counts.Loaded = len(set.all)
+	set.counts.Loaded, set.counts.Skipped = len(set.all), len(set.skipped)
 	set.match = e.compileGroup(set.text, next)
 	set.early = e.compileEarly(set.text, next)
 	for _, tr := range set.byTool {

@@ -398,8 +398,9 @@ func TestBadRowsSkippedWithOneWarningEach(t *testing.T) {
 			t.Errorf("rule %s: %d warnings, want 1", name, len(lines))
 		}
 	}
-	if lines := f.log.Lines("level=WARN", "duplicate name", "rule=good_soft"); len(lines) != 1 {
-		t.Errorf("duplicate: %d warnings, want 1", len(lines))
+	// The padded row is judged by its name as stored, not as a second good_soft.
+	if lines := f.log.Lines("level=WARN", "stream rule skipped: bad rule in store", `rule=" good_soft"`, "not a valid name as stored"); len(lines) != 1 {
+		t.Errorf("padded name: %d warnings, want 1:\n%s", len(lines), f.log)
 	}
 	if lines := f.log.Lines("bad_but_off"); len(lines) != 0 {
 		t.Errorf("a disabled row was judged: %v", lines)
@@ -463,38 +464,48 @@ func TestDuplicateRowsFirstWins(t *testing.T) {
 	}
 }
 
-// TestHandEditedNamesKeepNameOrder: names are normalized before the set is ordered.
-func TestHandEditedNamesKeepNameOrder(t *testing.T) {
+// TestPaddedNamesNeverDisplaceARule: a hand-typed row whose name is not valid as stored
+// (padding, upper case) is skipped with one warning naming its id, whatever it sorts
+// before, and the real rule of that name runs.
+func TestPaddedNamesNeverDisplaceARule(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore(nil)
+	st, err := NewMemoryStore([]Rule{softRule("good_tool", "shell", "rm"), textRule("good_text", "bad")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.PutRaw(with(textRule(" zulu", "x"), func(r *Rule) { r.Mode = ModeInterrupt }))
-	st.PutRaw(with(textRule("alpha", "x"), func(r *Rule) { r.Mode = ModeInterrupt }))
+	st.PutRaw(with(softRule(" good_tool", "shell", "ls"), func(r *Rule) { r.Mode = ModeRemind; r.Text = "shadow" }))
+	st.PutRaw(with(textRule("good_text ", "x"), func(r *Rule) { r.Mode = ModeInterrupt }))
+	st.PutRaw(with(softRule("Good_tool", "shell", ""), func(r *Rule) { r.Mode = ModeRemind }))
 	st.PutRaw(with(softRule("\tmike", "shell", ""), func(r *Rule) { r.Mode = ModeRemind }))
 	f := newFixtureOn(t, st, st, nil)
 	var names []string
 	for _, r := range f.eng.Rules() {
 		names = append(names, r.Name)
 	}
-	if want := []string{"alpha", "mike", "zulu"}; !slices.Equal(names, want) {
+	if want := []string{"good_text", "good_tool"}; !slices.Equal(names, want) {
 		t.Fatalf("Rules() = %v, want %v", names, want)
 	}
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
-	v := m.CheckAnswer(ctx, "x")
-	if want := []string{"alpha", "zulu"}; !slices.Equal(v.Rules, want) {
-		t.Fatalf("verdict rules %v, want %v", v.Rules, want)
+	if got := m.ToolReminders(ctx, "shell", `{"cmd":"rm -rf /"}`); len(got) != 1 || got[0].Rule != "good_tool" || got[0].Text != "Text of good_tool." {
+		t.Fatalf("reminders on rm = %+v, want the real good_tool", got)
 	}
-	if want := InterruptBlock("alpha", "Text of alpha.") + "\n" + InterruptBlock("zulu", "Text of  zulu."); v.Interrupt != want {
-		t.Fatalf("interrupt %q, want %q", v.Interrupt, want)
+	if got := m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`); len(got) != 0 {
+		t.Fatalf("reminders on ls = %+v, want none: the padded row must not run", got)
 	}
-	stats, err := f.eng.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	skipped := f.eng.Skipped()
+	if len(skipped) != 4 {
+		t.Fatalf("Skipped() = %+v, want the 4 hand-typed rows", skipped)
 	}
-	if got := firedOnly(stats); got != "[{alpha 0} {mike 0} {zulu 0}]" {
-		t.Fatalf("stats %s", got)
+	for _, sk := range skipped {
+		if sk.Field != "name" || !strings.Contains(sk.Reason, "not a valid name as stored") || sk.ID == 0 {
+			t.Errorf("skipped %+v, want a name reason with the row id", sk)
+		}
+		if lines := f.log.Lines("level=WARN", fmt.Sprintf("id=%d", sk.ID)); len(lines) != 1 {
+			t.Errorf("row %d: %d warnings, want 1", sk.ID, len(lines))
+		}
+	}
+	if lines := f.log.Lines("level=INFO", "stream rules loaded", "loaded=2", "disabled=0", "skipped=4"); len(lines) != 1 {
+		t.Errorf("want one summary line, log:\n%s", f.log)
 	}
 }
 

@@ -80,7 +80,7 @@ func TestHooks(t *testing.T) {
 	if len(saves) != 2 || saves[0] != nil || saves[1] == nil {
 		t.Fatalf("saves %v, want ok then the store's error", saves)
 	}
-	want := RuleCounts{Loaded: 2, Disabled: 0, Skipped: 1} // the memory store does not return disabled rows
+	want := RuleCounts{Loaded: 2, Disabled: 1, Skipped: 1} // stores return disabled rows too, marked, for the counts
 	if len(reloads) != 2 || reloads[0].Err != nil || !reloads[0].Changed || reloads[0].Rules != want ||
 		reloads[1].Err == nil || reloads[1].Changed || reloads[1].Rules != want || !slices.Equal(reloads[1].Names, []string{"s", "t"}) {
 		t.Fatalf("reloads %+v, want the first load, then a failed one keeping %+v", reloads, want)

@@ -43,17 +43,12 @@ func NewMemoryStore(rules []Rule, environments ...string) (*MemoryStore, error) 
 	return s, nil
 }
 
-// LoadRules implements Store.
+// LoadRules implements Store: every rule, disabled ones included (the engine counts
+// and skips them), by name.
 func (s *MemoryStore) LoadRules(context.Context) ([]Rule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Rule
-	for _, r := range s.sorted() {
-		if !r.Disabled {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return s.sorted(), nil
 }
 
 // PutRaw stores a rule as is, without validation, as a hand edit of a database row would:
@@ -172,7 +167,7 @@ func (s *MemoryStore) CreateRule(_ context.Context, r Rule) (Rule, error) {
 	s.mu.Lock()
 	if _, ok := s.rules[r.Name]; ok {
 		s.mu.Unlock()
-		return Rule{}, fmt.Errorf("%q: %w", r.Name, ErrExists)
+		return Rule{}, NameTakenError(r.Name)
 	}
 	s.nextID++
 	r.ID = s.nextID
@@ -199,7 +194,7 @@ func (s *MemoryStore) UpdateRule(_ context.Context, name string, r Rule) (Rule, 
 	}
 	if _, taken := s.rules[r.Name]; taken && r.Name != name {
 		s.mu.Unlock()
-		return Rule{}, fmt.Errorf("%q: %w", r.Name, ErrExists)
+		return Rule{}, NameTakenError(r.Name)
 	}
 	delete(s.rules, name)
 	r.ID, r.CreatedAt = old.ID, old.CreatedAt

@@ -41,9 +41,10 @@ func TestMemoryStoreCRUD(t *testing.T) {
 	if len(all) != 2 || all[0].Name != "a_rule" || all[1].Name != "b_rule" {
 		t.Fatalf("ListRules %+v, want both, disabled included, by name", all)
 	}
+	// LoadRules returns the disabled rule too, marked: the engine counts and skips it.
 	loaded, _ := st.LoadRules(ctx)
-	if len(loaded) != 1 || loaded[0].Name != "b_rule" {
-		t.Fatalf("LoadRules %+v, want the enabled rule only", loaded)
+	if len(loaded) != 2 || !loaded[0].Disabled || loaded[1].Disabled {
+		t.Fatalf("LoadRules %+v, want both, a_rule disabled", loaded)
 	}
 
 	// Update bumps UpdatedAt strictly, keeps ID and CreatedAt, may rename.

@@ -61,14 +61,19 @@ type Verdict struct {
 }
 
 // BeginMove starts a move of chat chatID in the given environments and returns a context
-// carrying it. It reads the chat's state from the store once. A store error does not stop
-// the move: it is logged, and rules with a repeat policy stay silent in it (fail closed).
+// carrying it. It reads the chat's state from the store once, waiting at most
+// Config.StoreTimeout. A store error or timeout does not stop the move: it is logged, and
+// rules with a repeat policy stay silent in it (fail closed).
 // Unknown environment names are logged and ignored.
 func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *Move) {
 	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
 	m.env = e.envBits(chatID, env)
 	m.nextEnv = m.env
-	state, err := e.store.LoadChat(ctx, chatID)
+	// Bounded: a sick database must not hold the user's message. Past the bound the move
+	// goes on without the chat's state, as on any other store error.
+	loadCtx, cancel := context.WithTimeout(ctx, e.storeTimeout)
+	state, err := e.store.LoadChat(loadCtx, chatID)
+	cancel()
 	if err != nil {
 		// Fail closed: without the chat's history a `once` or `after:N` rule could repeat,
 		// so such rules stay silent in this move; rules without a repeat policy still work.
@@ -354,7 +359,8 @@ var ErrMoveEnded = errors.New("streamrules: move already ended")
 // runErr is nil: the move ended with a final answer), the rules' last-fired moves and the
 // firings. Pending reminders die with the move. It returns runErr joined with a store error,
 // so `err = move.End(ctx, err)` keeps both. The write is not cancelled with ctx: a move
-// that ran is counted even if its caller gave up.
+// that ran is counted even if its caller gave up. End waits at most Config.StoreTimeout
+// for the store: a store with a write queue (rulesdb) keeps what it could not write.
 func (m *Move) End(ctx context.Context, runErr error) error {
 	m.mu.Lock()
 	if m.ended {
@@ -370,7 +376,7 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 		return runErr
 	}
 	defer m.outcomes(ctx, rec.Firings) // after the write: the hook sees what the store was given
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.eng.storeTimeout)
 	defer cancel()
 	start := time.Now()
 	err := m.eng.store.SaveMove(saveCtx, rec)

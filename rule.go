@@ -206,6 +206,9 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	if known == nil {
 		known = BuiltinEnvironments
 	}
+	if err := checkEncoding(r); err != nil {
+		return err
+	}
 	switch {
 	case r.Name == "":
 		return invalid("name", "empty")

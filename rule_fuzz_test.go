@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzParseRepeat(f *testing.F) {
@@ -65,6 +66,8 @@ func FuzzValidate(f *testing.F) {
 	f.Add("a", "text", "", true, "", "x", "interrupt", "after:+3")
 	f.Add("a", "tool:", `a{1001}`, false, " ", strings.Repeat("ж", 401), "", "after:0")
 	f.Add("a", "text", `(?i)`+strings.Repeat("(a|b)*", 50), false, "voice", "x", "", "")
+	f.Add("a\x00", "tool:sh\x00", "x\x00", false, "tele\x00gram", "T\x00", "", "once\x00")
+	f.Add("a", "text", "x\xff", false, "\xfftelegram", "T\xfe", "", "")
 	f.Fuzz(func(t *testing.T, name, scope, cond string, negate bool, when, text, mode, repeat string) {
 		r := Rule{
 			Name: name, Scope: scope, Condition: cond, Negate: negate, Text: text,
@@ -86,6 +89,13 @@ func FuzzValidate(f *testing.F) {
 				t.Fatalf("Validate error %v is not a *ValidationError naming a field", err)
 			}
 			return
+		}
+		// A valid rule has no NUL byte and no invalid UTF-8 in any field: every store takes
+		// it alike.
+		for _, v := range append([]string{r.Name, r.Scope, r.Condition, r.Text, r.Repeat, string(r.Mode)}, r.When...) {
+			if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+				t.Fatalf("valid rule with a NUL or invalid UTF-8: %q", v)
+			}
 		}
 		// A valid rule is usable as is: it compiles, parses and loads into an engine.
 		if _, err := regexp.Compile(r.Condition); err != nil {

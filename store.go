@@ -16,13 +16,17 @@ var (
 // (re)load, LoadChat once when a move begins and SaveMove once when it ends:
 // tool calls and answers never wait on the store.
 type Store interface {
-	// LoadRules returns the enabled rules. Rows that went bad may be returned too:
-	// the engine validates every rule, skips the bad ones and logs a warning.
+	// LoadRules returns the rules. Disabled rules may be returned too (the engine counts
+	// them in its load summary and skips them), and so may rows that went bad: the engine
+	// validates every rule, skips the bad ones and logs a warning.
 	LoadRules(ctx context.Context) ([]Rule, error)
-	// LoadChat returns a chat's state; a chat never seen has the zero state.
+	// LoadChat returns a chat's state; a chat never seen has the zero state. It returns
+	// when ctx is done: the engine bounds it with Config.StoreTimeout.
 	LoadChat(ctx context.Context, chatID string) (ChatState, error)
 	// SaveMove records a finished move in one round trip: the move counter grows by one
 	// if the move answered, each fired rule's last-fired move is set, the firings are appended.
+	// It returns when ctx is done (the engine bounds it with Config.StoreTimeout); a store
+	// that keeps a record it could not write yet, to write it later, returns nil.
 	SaveMove(ctx context.Context, rec MoveRecord) error
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -203,6 +204,17 @@ func TestMasterEditsRulesThroughTheAgent(t *testing.T) {
 		scripted.Reply{Text: "no tail now"}, // accepted: the rule is off
 	)
 	other := newChain(t, dsn, scripted.Reply{Text: "no tail here either"})
+	// The second process learns of the edit by NOTIFY, on the store's goroutine. Its
+	// engine subscribed first, so when this subscriber is called that engine has reloaded:
+	// wait on that, not on time.
+	reloaded := make(chan struct{}, 1)
+	stop := other.store.Subscribe(func() {
+		select {
+		case reloaded <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
 
 	c.move(t, "tg-1", "turn off the tail rule", streamrules.EnvTelegram, streamrules.EnvClientOps)
 	refusal := toolMessage(c.srv.Requests()[1])
@@ -221,9 +233,26 @@ func TestMasterEditsRulesThroughTheAgent(t *testing.T) {
 		t.Errorf("output %q: the disabled rule still fired", out)
 	}
 	// Another process on the same database follows without a restart (NOTIFY).
+	deadline := time.After(30 * time.Second)
+	for loaded(other.eng, "telegram_reply_tail") {
+		select {
+		case <-reloaded:
+		case <-deadline:
+			t.Fatal("the second process did not reload within 30s")
+		}
+	}
 	if out, _ := other.move(t, "tg-2", "hi", streamrules.EnvTelegram); out != "no tail here either" {
 		t.Errorf("second process: output %q", out)
 	}
+}
+
+func loaded(eng *streamrules.Engine, name string) bool {
+	for _, r := range eng.Rules() {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func toolMessage(req openaitest.Request) string {

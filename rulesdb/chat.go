@@ -15,24 +15,43 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-// LoadChat implements streamrules.Store in one query: the chat's move counter and the
-// move each rule last fired in. A chat never seen has the zero state.
-func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
-	rows, err := s.query(ctx, s.db, s.q.loadChat, chatID)
+// loadChat reads a chat's state in one query: the chat's move counter, the move each rule
+// last fired in, and seq, the last move record this Store wrote for the chat (0: none).
+// A chat never seen has the zero state. LoadChat (queue.go) adds what is not written yet.
+func (s *Store) loadChat(ctx context.Context, chatID string) (streamrules.ChatState, int64, error) {
+	type loaded struct {
+		st  streamrules.ChatState
+		seq int64
+	}
+	r, err := bounded(s, ctx, func() (loaded, error) {
+		st, seq, err := s.loadChatRows(ctx, chatID)
+		return loaded{st, seq}, err
+	})
 	if err != nil {
-		return streamrules.ChatState{}, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+		return streamrules.ChatState{}, 0, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+	}
+	return r.st, r.seq, nil
+}
+
+func (s *Store) loadChatRows(ctx context.Context, chatID string) (streamrules.ChatState, int64, error) {
+	rows, err := s.query(ctx, s.db, s.q.loadChat, chatID, s.writer)
+	if err != nil {
+		return streamrules.ChatState{}, 0, err
 	}
 	defer rows.Close()
-	var st streamrules.ChatState
+	var (
+		st  streamrules.ChatState
+		seq int64
+	)
 	for rows.Next() {
 		var (
-			moves, last sql.NullInt64
-			rule        sql.NullString
+			moves, last, wseq sql.NullInt64
+			rule              sql.NullString
 		)
-		if err := rows.Scan(&moves, &rule, &last); err != nil {
-			return streamrules.ChatState{}, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+		if err := rows.Scan(&moves, &rule, &last, &wseq); err != nil {
+			return streamrules.ChatState{}, 0, err
 		}
-		st.Moves = moves.Int64
+		st.Moves, seq = moves.Int64, wseq.Int64
 		if rule.Valid {
 			if st.LastFired == nil {
 				st.LastFired = map[string]int64{}
@@ -41,21 +60,14 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return streamrules.ChatState{}, fmt.Errorf("rulesdb: load chat %q: %w", chatID, err)
+		return streamrules.ChatState{}, 0, err
 	}
-	return st, nil
+	return st, seq, nil
 }
 
-// SaveMove implements streamrules.Store: in one transaction the chat's move counter grows
-// by one if the move answered, each fired rule's last-fired move is raised, the firings
-// are appended to stream_rule_stat with their outcomes, and the per-rule counters of
-// stream_rule_counter grow by them. On PostgreSQL that is a single statement: one round
-// trip.
-func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
-	inc := int64(0)
-	if rec.Answered {
-		inc = 1
-	}
+// stampMove fills in what a record's firings leave empty (chat, move, time) and copies
+// them: a queued record must not share the caller's slice.
+func (s *Store) stampMove(rec streamrules.MoveRecord) streamrules.MoveRecord {
 	now := s.now()
 	firings := slices.Clone(rec.Firings)
 	for i := range firings {
@@ -71,37 +83,69 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		}
 		f.At = f.At.UTC().Truncate(time.Microsecond)
 	}
-	var err error
-	if s.dialect == dialectPostgres {
-		err = s.saveMovePG(ctx, rec.ChatID, inc, now, firings)
-	} else {
-		err = s.saveMoveSQLite(ctx, rec.ChatID, inc, now, firings)
+	rec.Firings = firings
+	return rec
+}
+
+// writeMove writes one stamped record: in one transaction the chat's move counter grows
+// by one if the move answered, each fired rule's last-fired move is raised, and the
+// firings are appended to stream_rule_stat. On PostgreSQL that is a single statement: one
+// round trip. seq makes it idempotent: a record whose seq was written for this chat
+// before changes nothing (see saveMovePG). It returns when ctx is done.
+//
+// ended, if not nil, is called when the write has really ended, which may be after
+// writeMove returned on ctx (see bounded).
+func (s *Store) writeMove(ctx context.Context, rec streamrules.MoveRecord, seq int64, ended func()) error {
+	inc := int64(0)
+	if rec.Answered {
+		inc = 1
 	}
+	now := s.now()
+	_, err := bounded(s, ctx, func() (struct{}, error) {
+		if ended != nil {
+			defer ended()
+		}
+		if s.dialect == dialectPostgres {
+			return struct{}{}, s.saveMovePG(ctx, rec.ChatID, inc, now, rec.Firings, seq)
+		}
+		return struct{}{}, s.saveMoveSQLite(ctx, rec.ChatID, inc, now, rec.Firings, seq)
+	})
 	if err != nil {
 		return fmt.Errorf("rulesdb: save move %d of chat %q: %w", rec.Move, rec.ChatID, err)
 	}
 	return nil
 }
 
-func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing) error {
+func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing, seq int64) error {
 	n := len(firings)
 	rules, chats, modes, tools, ats := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	moves, retries, outcomes, diffs := make([]int64, n), make([]bool, n), make([]string, n), make([]string, n)
+	earlies, cuts := make([]bool, n), make([]int64, n)
 	for i, f := range firings {
 		rules[i], chats[i], modes[i], tools[i], diffs[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool, diffText(f.Diff)
 		moves[i], retries[i], outcomes[i] = f.Move, f.Retry, string(f.Outcome)
+		earlies[i], cuts[i] = f.Early, int64(f.CutAtBytes)
 		ats[i] = f.At.Format(time.RFC3339Nano)
 	}
 	cRules, cOutcomes, cN, cLast := counterArrays(firings)
 	_, err := s.exec(ctx, s.db, s.q.saveMovePG, chatID, inc, now,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
 		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes), pq.StringArray(diffs),
-		pq.StringArray(cRules), pq.StringArray(cOutcomes), pq.Int64Array(cN), pq.StringArray(cLast))
+		pq.BoolArray(earlies), pq.Int64Array(cuts),
+		pq.StringArray(cRules), pq.StringArray(cOutcomes), pq.Int64Array(cN), pq.StringArray(cLast), s.writer, seq)
 	return err
 }
 
-func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing) error {
+func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, now time.Time, firings []streamrules.Firing, seq int64) error {
 	return s.withTx(ctx, func(tx *sqlx.Tx) error {
+		// The idempotency guard first (see saveMovePG): no row changed, written before.
+		res, err := s.exec(ctx, tx, s.q.guardMove, chatID, s.writer, seq, now)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
 		if _, err := s.exec(ctx, tx, s.q.upsertChat, chatID, inc, now); err != nil {
 			return err
 		}
@@ -133,15 +177,15 @@ func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, no
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff))
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes)
 		}
 		if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
 			return err
 		}
 		// Issue 11: the per-rule counters grow in the same transaction (stats.go).
 		query, args := s.counterUpsert(firings)
-		_, err := s.exec(ctx, tx, query, args...)
+		_, err = s.exec(ctx, tx, query, args...)
 		return err
 	})
 }
@@ -175,7 +219,7 @@ func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
 // Firings returns the stat rows of a chat (every chat for ""), oldest first: for tests
 // and for the host's own reports.
 func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firing, error) {
-	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff FROM stream_rule_stat`
+	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes FROM stream_rule_stat`
 	var args []any
 	if chatID != "" {
 		q += ` WHERE chat_id = ?`
@@ -195,14 +239,16 @@ func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firin
 			retry any
 			at    any
 			diff  any
+			early any
 		)
-		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at, &f.Outcome, &diff); err != nil {
+		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at, &f.Outcome, &diff, &early, &f.CutAtBytes); err != nil {
 			return nil, fmt.Errorf("rulesdb: firings: %w", err)
 		}
 		f.Mode = streamrules.Mode(mode)
 		f.Retry, _ = asBool(retry)
 		f.At, _ = asTime(at)
 		f.Diff = readDiff(diff)
+		f.Early, _ = asBool(early)
 		out = append(out, f)
 	}
 	return out, rows.Err()

@@ -40,10 +40,13 @@
 //	stream_chat_rule   chat_id, rule, last_fired_move: what `once` and `after:N` need
 //	stream_rule_seed   every rule name ever seeded, so a deleted seeded rule stays deleted
 //	stream_seed_state  the seed version applied
+//	stream_chat_writer chat_id, writer, seq: the last move record each Store wrote for
+//	                   a chat, which makes a retried write a no-op (see Outages)
 //
 // Rows edited by hand are welcome: LoadRules returns them as they are, and the engine
-// skips a bad one (an invalid regex, an unknown scope…) with one warning while every
-// other rule keeps working. A hand edit that leaves updated_at alone still moves it (a
+// skips a bad one (an invalid regex, an unknown scope, a name that is not valid exactly as
+// stored, such as " good_tool") with one warning naming its id, while every other rule
+// keeps working; Engine.Skipped says why each was skipped. A hand edit that leaves updated_at alone still moves it (a
 // trigger does), so it counts as the master's edit.
 //
 // # The hot path
@@ -55,13 +58,56 @@
 // it is one short transaction. Tool calls and answers never touch the database.
 // [Store.RoundTrips] counts every statement sent, for tests and benchmarks.
 //
+// # Outages
+//
+// No call waits on a sick database without a bound:
+//
+//   - A PostgreSQL DSN without connect_timeout gets connect_timeout=5 (DefaultConnectTimeout):
+//     lib/pq would otherwise wait forever on a host that accepts the connection and never
+//     answers. Open also returns as soon as its context ends (Ctrl-C), whatever the
+//     server does: it cuts its connections. Its error says what to do, e.g.
+//     "(the server does not speak TLS: add sslmode=disable to the DSN, …)".
+//   - LoadChat and SaveMove return when their context ends; the engine gives each
+//     streamrules.Config.StoreTimeout (2s).
+//
+// SaveMove never drops a move because the database failed. What it could not write
+// within its context (down, too slow, an answer lost after the COMMIT) goes into a write
+// queue in memory, and one goroutine writes the queue, in order per chat, once the
+// database answers: retries back off from 50ms to 5s, with jitter. A move never waits on
+// the queue: once the database is known to be down, new records queue at once. Each
+// record carries a seq, and the database applies it only if it is above the last seq of
+// this Store for the chat, in the same statement (table stream_chat_writer): a retry of a
+// write that did commit changes nothing, so no move and no firing counts twice.
+//
+// The queue holds Config.QueueSize records (10000, about 520 bytes each with two
+// firings). When it is full the oldest record is dropped, counted
+// ([Store.DroppedMoves]) and logged; SaveMove still does not wait. Close writes what is
+// queued within Config.FlushTimeout (10s) and logs what it could not write.
+//
+// The chat state this process has seen stays authoritative until it is written: LoadChat
+// adds the chat's queued records to what the database holds, and while the database is
+// down it answers from memory for every chat this process has read (the last 10000 used).
+// So a `once` rule stays fired and move numbers keep growing through an outage and after
+// it. A chat this process never read before the outage has no state: LoadChat fails, and
+// the engine fails closed (rules with a repeat policy stay silent in its moves, which are
+// numbered from 1 until the database answers).
+//
+// What a crash of the process during an outage still loses: the records in its queue
+// (the moves not yet written, and their firings). Nothing else: what was written is
+// written once.
+//
+// For metrics: [Store.QueuedMoves], [Store.DroppedMoves], [Store.RejectedMoves],
+// [Store.MoveWriteFailures] and [Store.WrittenMoves].
+//
 // # Editing and change notification
 //
 // CreateRule, UpdateRule and DeleteRule validate exactly as the engine does
 // (streamrules.Rule.Normalize and streamrules.Validate, with Config.Environments beside
-// the builtin environments); a bad rule is a *streamrules.ValidationError naming the
-// field and nothing is written, a taken name is streamrules.ErrExists, a missing one
-// streamrules.ErrNotFound. Every edit moves updated_at forward. The package ruletools
+// the builtin environments): a NUL byte or invalid UTF-8 in any text field is rejected
+// the same way on both databases. A bad rule is a *streamrules.ValidationError naming the
+// field and nothing is written; a taken name is one too (field "name"), wrapping
+// streamrules.ErrExists; a missing one is streamrules.ErrNotFound. UpdateRule and
+// DeleteRule address the name exactly as stored. Every edit moves updated_at forward. The package ruletools
 // exposes these as the master's LangChainGo tools.
 //
 // After an edit, subscribers (every engine on the store) are called before the edit
@@ -110,7 +156,8 @@
 //
 // Config's fields carry github.com/caarlos0/env tags (STREAMRULES_SQLITE_PATH,
 // STREAMRULES_ENVIRONMENTS, STREAMRULES_RELOAD_INTERVAL, STREAMRULES_MAX_OPEN_CONNS,
-// STREAMRULES_STAT_RETENTION), and
+// STREAMRULES_STAT_RETENTION, STREAMRULES_QUEUE_SIZE, STREAMRULES_WRITE_TIMEOUT,
+// STREAMRULES_FLUSH_TIMEOUT), and
 // EnvDSN names the conventional STREAMRULES_DSN:
 //
 //	cfg, err := env.ParseAs[rulesdb.Config]()

@@ -34,6 +34,10 @@ type target struct {
 	memory  bool // SQLite in memory: one connection, kept forever
 }
 
+// DefaultConnectTimeout is the connect_timeout, in seconds, a PostgreSQL DSN gets unless it
+// sets one.
+const DefaultConnectTimeout = "5"
+
 // ErrUnknownScheme is wrapped by Open's error for a DSN it cannot place.
 var ErrUnknownScheme = errors.New(`unknown DSN scheme: use "postgres://…", "postgresql://…", "sqlite:PATH", "file:PATH" or "" for the default SQLite file`)
 
@@ -112,8 +116,14 @@ func postgresTarget(dsn string) (target, error) {
 	// Without it lib/pq waits for Parse's answer before it binds.
 	if !q.Has("binary_parameters") {
 		q.Set("binary_parameters", "yes")
-		u.RawQuery = q.Encode()
 	}
+	// Without connect_timeout lib/pq waits forever on a server that accepts the TCP
+	// connection and never answers (a hung host, a half-open firewall): Open, every new
+	// pool connection and the listener's reconnects would hang.
+	if !q.Has("connect_timeout") {
+		q.Set("connect_timeout", DefaultConnectTimeout)
+	}
+	u.RawQuery = q.Encode()
 	t.driver = u.String()
 	return t, nil
 }
@@ -172,7 +182,36 @@ type connectError struct {
 	err   error
 }
 
-func (e *connectError) Error() string { return "rulesdb: " + e.about + ": " + e.msg }
+func (e *connectError) Error() string {
+	msg := "rulesdb: " + e.about + ": " + e.msg
+	if h := hint(e.err); h != "" {
+		msg += " (" + h + ")"
+	}
+	return msg
+}
+
+// hint says what to do about a connection error, where the driver's message does not.
+func hint(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "SSL is not enabled on the server"):
+		return "the server does not speak TLS: add sslmode=disable to the DSN, or enable ssl on the server"
+	case strings.Contains(msg, "connection refused"):
+		return "nothing listens there: is PostgreSQL running, and on that host and port?"
+	case strings.Contains(msg, "i/o timeout"), strings.Contains(msg, "deadline exceeded"):
+		return "no answer within connect_timeout (default " + DefaultConnectTimeout + "s): check the host, the port and the firewall, or raise connect_timeout in the DSN"
+	case strings.Contains(msg, "password authentication failed"):
+		return "check the user and password in the DSN"
+	case strings.Contains(msg, "does not exist") && strings.Contains(msg, "database"):
+		return "create the database first (createdb), or fix its name in the DSN"
+	case strings.Contains(msg, "no such host"):
+		return "the host name does not resolve: check the DSN's host"
+	}
+	return ""
+}
 func (e *connectError) Unwrap() error { return e.err }
 
 func (t target) connectErr(step string, err error) error {

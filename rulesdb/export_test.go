@@ -1,9 +1,12 @@
 package rulesdb
 
 import (
+	"context"
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/streamrules/streamrules"
 )
 
 // SetDialer makes the store dial PostgreSQL through d (tests count the wire traffic).
@@ -38,5 +41,21 @@ func UseWave1SaveMove(s *Store) {
 	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at)
 	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[])
 )
-SELECT $11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[] -- the parameters the counters use now`
+SELECT $11::text[], $12::text[], $13::boolean[], $14::bigint[], $15::text[], $16::text[], $17::bigint[], $18::text[], $19::text, $20::bigint -- the parameters wave 2 uses now`
 }
+
+// WriteMoveAgain writes rec with seq as the write queue would on a retry: a test of the
+// idempotency guard without cutting a connection at the right microsecond.
+func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, seq int64) error {
+	return s.writeMove(ctx, s.stampMove(rec), seq, nil)
+}
+
+// LastSeq returns the seq of the last record SaveMove took.
+func LastSeq(s *Store) int64 {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.wq.nextSeq
+}
+
+// SetSeedHook makes Seed call fn inside its transaction, once it has read the seed state.
+func SetSeedHook(s *Store, fn func()) { s.seedHook = fn }

@@ -63,11 +63,7 @@ func (s *Store) listen(ctx context.Context, dialer pq.Dialer) error {
 			s.log.Warn("stream rules: change listener cannot connect", "db", s.target.about, "err", s.target.scrub(err))
 		}
 	}
-	if dialer != nil {
-		s.listener = pq.NewDialListener(dialer, s.target.driver, 100*time.Millisecond, 10*time.Second, event)
-	} else {
-		s.listener = pq.NewListener(s.target.driver, 100*time.Millisecond, 10*time.Second, event)
-	}
+	s.listener = pq.NewDialListener(dialer, s.target.driver, 100*time.Millisecond, 10*time.Second, event)
 	done := make(chan error, 1)
 	go func() { done <- s.listener.Listen(ChangeChannel) }()
 	select {

@@ -15,8 +15,10 @@ type queries struct {
 	saveMovePG    string // PostgreSQL: the whole move in one statement
 	upsertChat    string // SQLite: the move in a transaction of up to three statements
 	upsertFired   string // SQLite: prefix; "(?, ?, ?)" groups follow, then upsertFiredEnd
-	insertStatPre string // SQLite: prefix; "(?, ?, ?, ?, ?, ?, ?, ?, ?)" groups follow
+	insertStatPre string // SQLite: prefix; "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" groups follow
 	upsertCounter string // SQLite: prefix; "(?, ?, ?, ?)" groups follow, then upsertCounterEnd
+	guardMove     string // SQLite: the idempotency guard, first in the move's transaction
+	dropWriter    string // this Store's guard rows, deleted at Close
 	countFirings  string
 	ruleCounters  string
 	pruneStats    string
@@ -35,11 +37,13 @@ WHERE id = ?`,
 		deleteRule: `DELETE FROM stream_rules WHERE name = ?`,
 
 		// One row at least: the chat's move counter (NULL for a chat never seen), joined with
-		// each rule's last-fired move.
-		loadChat: `SELECT c.moves, r.rule, r.last_fired_move
+		// each rule's last-fired move, and the last move record this Store wrote for the
+		// chat (its write queue adds the ones after it).
+		loadChat: `SELECT c.moves, r.rule, r.last_fired_move, w.seq
 FROM (SELECT CAST(? AS TEXT) AS chat_id) k
 LEFT JOIN stream_chat c ON c.chat_id = k.chat_id
-LEFT JOIN stream_chat_rule r ON r.chat_id = k.chat_id`,
+LEFT JOIN stream_chat_rule r ON r.chat_id = k.chat_id
+LEFT JOIN stream_chat_writer w ON w.chat_id = k.chat_id AND w.writer = ?`,
 		// The stats read the counters (a few rows per rule), never count(*) over the raw rows.
 		countFirings: `SELECT rule, SUM(fired) FROM stream_rule_counter WHERE outcome <> 'shadow' GROUP BY rule`,
 		ruleCounters: `SELECT rule, outcome, fired, last_fired_at FROM stream_rule_counter`,
@@ -49,13 +53,19 @@ LEFT JOIN stream_chat_rule r ON r.chat_id = k.chat_id`,
 		upsertChat: `INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, updated_at = excluded.updated_at`,
 		upsertFired:   `INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move) VALUES `,
-		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff) VALUES `,
+		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes) VALUES `,
 		upsertCounter: `INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at) VALUES `,
+		// Idempotency (migration 0003): the row moves only forward; no row changed means
+		// this record was written before (a retry after an unknown outcome).
+		guardMove: `INSERT INTO stream_chat_writer (chat_id, writer, seq, updated_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (chat_id, writer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at
+WHERE stream_chat_writer.seq < excluded.seq`,
+		dropWriter: `DELETE FROM stream_chat_writer WHERE writer = ?`,
 	}
 	if d == dialectPostgres {
 		q.lockRule += ` FOR UPDATE`
 	}
-	for _, p := range []*string{&q.allRules, &q.ruleByName, &q.lockRule, &q.insertRule, &q.updateRule, &q.deleteRule, &q.loadChat, &q.upsertChat, &q.pruneStats} {
+	for _, p := range []*string{&q.allRules, &q.ruleByName, &q.lockRule, &q.insertRule, &q.updateRule, &q.deleteRule, &q.loadChat, &q.upsertChat, &q.pruneStats, &q.guardMove, &q.dropWriter} {
 		*p = db.Rebind(*p)
 	}
 	// A move in one statement: the data-modifying CTEs all run, in one snapshot, in one
@@ -63,25 +73,39 @@ ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, 
 	// both by ON CONFLICT, so concurrent moves of one chat add up. Rules are upserted in
 	// name order, so two moves of one chat cannot deadlock on stream_chat_rule.
 	// Issue 11: the stat rows carry their outcome ($11), and the "counted" CTE adds the
-	// move's firings, aggregated per (rule, outcome) in Go ($12-$15, stats.go), to the
+	// move's firings, aggregated per (rule, outcome) in Go ($15-$18, stats.go), to the
 	// per-rule counters. In (rule, outcome) order for the same reason as above: two moves
 	// firing the same rules lock their counter rows in one order. Aggregated in Go rather
-	// than from "stat"'s RETURNING: 8% less server CPU per move (BenchmarkSaveMove). So a
-	// guard that skips the "stat" insert (a replayed move) must skip "counted" too.
-	q.saveMovePG = `WITH chat AS (
-	INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES ($1, $2, $3)
+	// than from "stat"'s RETURNING: 8% less server CPU per move (BenchmarkSaveMove).
+	// Issue 13: a fix's diff ($12); issue 14: an early cut and where ($13, $14).
+	//
+	// Idempotency (issue 8, migration 0003): the guard CTE raises this Store's last written
+	// seq for the chat ($19 writer, $20 seq) and returns a row only if the record is new;
+	// every other CTE takes its rows FROM guard (or checks EXISTS), so a record written
+	// before, whose answer was lost, changes nothing the second time. Keep the guard in any
+	// new CTE that writes ("counted" included).
+	q.saveMovePG = `WITH guard AS (
+	INSERT INTO stream_chat_writer (chat_id, writer, seq, updated_at) VALUES ($1, $19, $20, $3)
+	ON CONFLICT (chat_id, writer) DO UPDATE SET seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
+	WHERE stream_chat_writer.seq < EXCLUDED.seq
+	RETURNING 1
+), chat AS (
+	INSERT INTO stream_chat (chat_id, moves, updated_at) SELECT $1, $2, $3 FROM guard
 	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
 ), fired AS (
 	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
 	SELECT $1, f.rule, MAX(f.move) FROM unnest($4::text[], $5::bigint[]) AS f(rule, move)
+	WHERE EXISTS (SELECT 1 FROM guard)
 	GROUP BY f.rule ORDER BY f.rule
 	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
 ), stat AS (
-	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff)
-	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[])
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes)
+	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[], $14::bigint[])
+	WHERE EXISTS (SELECT 1 FROM guard)
 ), counted AS (
 	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
-	SELECT * FROM unnest($13::text[], $14::text[], $15::bigint[], $16::timestamptz[])
+	SELECT * FROM unnest($15::text[], $16::text[], $17::bigint[], $18::timestamptz[])
+	WHERE EXISTS (SELECT 1 FROM guard)
 	ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + EXCLUDED.fired,
 		last_fired_at = GREATEST(stream_rule_counter.last_fired_at, EXCLUDED.last_fired_at)
 )

@@ -227,25 +227,29 @@ func (s *Store) validate(r *streamrules.Rule) error {
 	return streamrules.Validate(r, s.known)
 }
 
-// LoadRules implements streamrules.Store: the enabled rules, by name. A row with a bad
+// LoadRules implements streamrules.Store: every rule, by name. A row with a bad
 // condition or scope is returned as it is (the engine skips it with a warning); a row
 // whose columns cannot be read at all is skipped here with a warning.
+//
+// Disabled rules are returned too, marked: the engine counts them in its load summary.
+// It returns when ctx is done or Close begins, whatever the server does: a reload on a
+// black-holed database must not keep Close waiting.
 func (s *Store) LoadRules(ctx context.Context) ([]streamrules.Rule, error) {
-	rows, err := s.query(ctx, s.db, s.q.allRules)
-	if err != nil {
-		return nil, fmt.Errorf("rulesdb: load rules: %w", err)
-	}
-	all, err := s.readRules(rows)
-	if err != nil {
-		return nil, fmt.Errorf("rulesdb: load rules: %w", err)
-	}
-	out := all[:0]
-	for _, r := range all {
-		if !r.Disabled {
-			out = append(out, r)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	all, err := bounded(s, ctx, func() ([]streamrules.Rule, error) {
+		rows, err := s.query(ctx, s.db, s.q.allRules)
+		if err != nil {
+			return nil, err
 		}
+		return s.readRules(rows)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rulesdb: load rules: %w", err)
 	}
-	return out, nil
+	return all, nil
 }
 
 // ListRules implements streamrules.RuleEditor: every rule, disabled included, by name.
@@ -296,7 +300,11 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 		predicateValues(r)...)...)
 	unlock()
 	if err != nil {
-		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, mapError(err))
+		err = mapError(err)
+		if errors.Is(err, streamrules.ErrExists) {
+			err = streamrules.NameTakenError(r.Name) // the field too, as every store says it
+		}
+		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, err)
 	}
 	s.notify()
 	return r, nil
@@ -334,6 +342,9 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 		err = mapError(err)
 		if errors.Is(err, streamrules.ErrNotFound) {
 			return streamrules.Rule{}, fmt.Errorf("rulesdb: rule %q: %w", name, err)
+		}
+		if errors.Is(err, streamrules.ErrExists) {
+			err = streamrules.NameTakenError(r.Name)
 		}
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: update rule %q: %w", name, err)
 	}

@@ -76,6 +76,9 @@ func (s *Store) Seed(ctx context.Context, set seeds.Set) (SeedReport, error) {
 		if len(stored) > 0 {
 			rep.StoredVersion = stored[0]
 		}
+		if s.seedHook != nil {
+			s.seedHook() // tests: the state is read, nothing written yet
+		}
 		if rep.StoredVersion >= set.Version {
 			return nil
 		}

@@ -1,8 +1,11 @@
 package rulesdb
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,6 +61,16 @@ type Config struct {
 	// Logger receives warnings (unreadable rows, listener trouble) and the seeding report.
 	// Default slog.Default().
 	Logger *slog.Logger `env:"-"`
+	// QueueSize caps the move records kept in memory while the database does not take
+	// them (see Store.SaveMove); when full, the oldest is dropped (Store.DroppedMoves).
+	// Default 0 means 10000.
+	QueueSize int `env:"STREAMRULES_QUEUE_SIZE"`
+	// WriteTimeout bounds one attempt of the write queue to write a record. Default 0
+	// means 5s.
+	WriteTimeout time.Duration `env:"STREAMRULES_WRITE_TIMEOUT"`
+	// FlushTimeout bounds how long Close tries to write the records still queued; what is
+	// left is logged and lost. Default 0 means 10s.
+	FlushTimeout time.Duration `env:"STREAMRULES_FLUSH_TIMEOUT"`
 
 	dialer    pq.Dialer              // tests: count the PostgreSQL wire traffic
 	pruneTick <-chan time.Time       // tests: drive the pruning; default an hourly ticker
@@ -81,6 +94,19 @@ type Store struct {
 	onPrune func(int64, error)
 
 	q queries
+
+	// The write queue (queue.go).
+	qmu          sync.Mutex // guards wq
+	wq           writeQueue
+	writer       string // this Store's id in stream_chat_writer: random, one per Open
+	writeTimeout time.Duration
+	flushTimeout time.Duration
+	conns        *conns             // PostgreSQL: every connection, to cut them (dial.go)
+	maxIdle      int                // PostgreSQL: the pool's idle connections (see dropIdle)
+	life         context.Context    // ends when Close begins: the flusher's writes stop
+	endLife      context.CancelFunc // ends life
+
+	seedHook func() // tests: called inside Seed's transaction once the seed state is read
 
 	subMu   sync.Mutex
 	subs    map[int]func()
@@ -121,6 +147,13 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 			return nil, fmt.Errorf("rulesdb: environment name %q must match [a-z][a-z0-9_]*", name)
 		}
 	}
+	if cfg.QueueSize < 0 || cfg.WriteTimeout < 0 || cfg.FlushTimeout < 0 {
+		return nil, fmt.Errorf("rulesdb: QueueSize, WriteTimeout and FlushTimeout must not be negative")
+	}
+	writer, err := newWriterID()
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
 		dialect: t.dialect,
 		target:  t,
@@ -129,7 +162,15 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		now:     func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		subs:    map[int]func(){},
 		done:    make(chan struct{}),
+
+		writer:       writer,
+		writeTimeout: cmp.Or(cfg.WriteTimeout, defaultWriteTimeout),
+		flushTimeout: cmp.Or(cfg.FlushTimeout, defaultFlushTimeout),
 	}
+	s.wq.chats = map[string]*chatEntry{}
+	s.wq.max = or(cfg.QueueSize, defaultQueueSize)
+	s.wq.wake = make(chan struct{}, 1)
+	s.life, s.endLife = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -140,12 +181,12 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		if err != nil {
 			return nil, t.connectErr("bad DSN", err)
 		}
-		if cfg.dialer != nil {
-			conn.Dialer(cfg.dialer)
-		}
+		s.conns = newConns(cfg.dialer)
+		conn.Dialer(s.conns)
 		db = sql.OpenDB(conn)
 		db.SetMaxOpenConns(or(cfg.MaxOpenConns, 10))
-		db.SetMaxIdleConns(or(cfg.MaxOpenConns, 10))
+		s.maxIdle = or(cfg.MaxOpenConns, 10)
+		db.SetMaxIdleConns(s.maxIdle)
 		s.db = sqlx.NewDb(db, "postgres")
 	case dialectSQLite:
 		db, err = sql.Open("sqlite", t.driver)
@@ -164,31 +205,20 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.db = sqlx.NewDb(db, "sqlite")
 	}
 	s.q = buildQueries(s.db, t.dialect)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, t.connectErr("connect", err)
-	}
-	if err := s.migrate(ctx, cfg.migrateTo); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if cfg.Seed != nil {
-		rep, err := s.Seed(ctx, *cfg.Seed)
-		if err != nil {
-			db.Close()
-			return nil, err
+	if err := s.start(ctx, cfg); err != nil {
+		if s.listener != nil {
+			_ = s.listener.Close()
 		}
-		s.log.Info("stream rules seeded", rep.LogAttrs()...)
+		db.Close()
+		if s.conns != nil {
+			s.conns.cutAll(errClosed)
+		}
+		s.endLife()
+		return nil, err
 	}
 	interval := cfg.ReloadInterval
 	if interval == 0 {
 		interval = 30 * time.Second
-	}
-	if t.dialect == dialectPostgres {
-		if err := s.listen(ctx, cfg.dialer); err != nil {
-			db.Close()
-			return nil, err
-		}
 	}
 	if s.listener != nil || interval > 0 {
 		s.wg.Add(1)
@@ -205,7 +235,52 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.pruneLoop(keep, tick)
 	}
+	s.wg.Add(1)
+	go s.flush()
 	return s, nil
+}
+
+var errClosed = errors.New("rulesdb: store closed")
+
+// start connects, migrates, seeds and listens. On PostgreSQL it returns as soon as ctx
+// ends, whatever the server does: the connections are cut then (see conns).
+func (s *Store) start(ctx context.Context, cfg *Config) (err error) {
+	if s.conns != nil {
+		stop := context.AfterFunc(ctx, func() { s.conns.cutAll(context.Cause(ctx)) })
+		defer func() {
+			if !stop() && ctx.Err() != nil {
+				// ctx ended while Open ran: whatever failed, that is why.
+				err = s.target.connectErr("connect", fmt.Errorf("gave up: %w", context.Cause(ctx)))
+			}
+		}()
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		return s.target.connectErr("connect", err)
+	}
+	if err := s.migrate(ctx, cfg.migrateTo); err != nil {
+		return err
+	}
+	if cfg.Seed != nil {
+		rep, err := s.Seed(ctx, *cfg.Seed)
+		if err != nil {
+			return err
+		}
+		s.log.Info("stream rules seeded", rep.LogAttrs()...)
+	}
+	if s.dialect == dialectPostgres {
+		return s.listen(ctx, s.conns)
+	}
+	return nil
+}
+
+// newWriterID is a Store's name in stream_chat_writer: 64 random bits, so two processes
+// (or two Opens in one) never share one.
+func newWriterID() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("rulesdb: writer id: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }
 
 func or(v, def int) int {
@@ -215,11 +290,13 @@ func or(v, def int) int {
 	return def
 }
 
-// Close stops the listener and the reload backstop and closes the database.
-// Subscribers are not called after Close returns.
+// Close stops the listener and the reload backstop, writes the move records still queued
+// (waiting at most Config.FlushTimeout, and logging what it could not write), and closes
+// the database. Subscribers are not called after Close returns. Safe to call twice.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
+		s.endLife()
 		if s.listener != nil {
 			_ = s.listener.Close()
 		}
@@ -227,9 +304,35 @@ func (s *Store) Close() error {
 		for _, c := range s.closers {
 			c()
 		}
+		s.closeQueue(s.flushTimeout)
+		s.dropWriterRows()
 		s.closeErr = s.db.Close()
+		if s.conns != nil {
+			// Reads stuck on a server that stopped answering (see bounded) end here.
+			s.conns.cutAll(errClosed)
+		}
 	})
 	return s.closeErr
+}
+
+// dropWriterRows deletes this Store's idempotency rows: nothing of it is retried after
+// Close. If records are still queued (lost) or the database does not answer, they stay:
+// harmless, one row per chat.
+func (s *Store) dropWriterRows() {
+	s.qmu.Lock()
+	left, taken := s.wq.fifo.Len(), s.wq.nextSeq
+	s.qmu.Unlock()
+	if left > 0 || taken == 0 {
+		return // records lost, or none ever taken: nothing to delete, no write at Close
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.writeTimeout)
+	defer cancel()
+	_, _ = bounded(s, ctx, func() (struct{}, error) {
+		unlock := s.lockWrites()
+		defer unlock()
+		_, err := s.exec(ctx, s.db, s.q.dropWriter, s.writer)
+		return struct{}{}, err
+	})
 }
 
 // DB returns the underlying database handle, for the host's own queries and for tests.

@@ -183,8 +183,15 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 		v.Loaded = true
 	}
 	if !r.Disabled && !v.Loaded {
+		// Why the engine skipped this row, as it judged it (a name is judged as stored);
+		// a row newer than the engine's rule set is judged here.
+		for _, sk := range b.eng.Skipped() {
+			if sk.ID == r.ID && sk.Name == r.Name {
+				v.Problem = clip(sk.Reason, maxProblemChars)
+			}
+		}
 		probe := r // Validate normalizes a copy: Normalize builds a new When
-		if err := b.eng.Validate(&probe); err != nil {
+		if err := b.eng.Validate(&probe); v.Problem == "" && err != nil {
 			v.Problem = clip(err.Error(), maxProblemChars)
 		}
 	}
@@ -365,7 +372,7 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	if err := json.Unmarshal(fields["name"], &name); err != nil || strings.TrimSpace(name) == "" {
 		return fail("name", `"name" must say which rule to change; %s shows the rules`, ListName)
 	}
-	name = strings.TrimSpace(name)
+	// name is used exactly as given: " good_tool" is not good_tool.
 	delete(fields, "name")
 	if nn, ok := fields["new_name"]; ok {
 		fields["name"] = nn // Apply knows the rule's own fields only
@@ -419,8 +426,8 @@ func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	} else if err := rulefile.DecodeJSON(unfence(input), &in); err != nil {
 		return badInput(err, DeleteName, `{"name": "rule_name"}`)
 	}
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
+	name := in.Name // exactly: "good_text " is not good_text
+	if strings.TrimSpace(name) == "" {
 		return fail("name", `"name" must say which rule to delete`)
 	}
 	if err := t.editor.DeleteRule(ctx, name); err != nil {

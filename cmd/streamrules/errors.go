@@ -39,6 +39,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, streamrules.ErrExists):
+		return 1 // the store said no: the name is taken (a *ValidationError on "name" too)
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve), errors.As(err, &le),
 		errors.Is(err, rulesdb.ErrUnknownScheme):
 		return 2

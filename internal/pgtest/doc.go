@@ -45,6 +45,23 @@
 // look for "postgres -D .../pgtest-*/data" processes and pgtest-* directories
 // under $TMPDIR.
 //
+// # Fault tests
+//
+// The shared server must never stop. A test that stops and starts its database takes a
+// cluster of its own:
+//
+//	cl := pgtest.NewCluster(t) // initdb and start; removed in t.Cleanup
+//	dsn := cl.DSN(t)
+//	… run a store on dsn …
+//	cl.Stop(t)  // pg_ctl stop -m immediate: every connection cut, as in a power loss
+//	cl.Start(t) // the same port and data directory: what was committed is there
+//
+// # Leaks
+//
+// After a passing run Main looks for goroutines the tests left behind (go.uber.org/goleak)
+// and fails the binary if it finds any; the ones that outlive tests for a reason are
+// listed, each with it, in leakIgnores.
+//
 // # No PostgreSQL
 //
 // If no PostgreSQL installation can be found (or the tests run as root and

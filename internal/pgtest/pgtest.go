@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+	"go.uber.org/goleak"
 )
 
 // EnvDSN names the environment variable that points the tests at an existing
@@ -137,7 +138,24 @@ func Main(m *testing.M) int {
 		}
 	}
 	srv, srvErr = nil, errFinished
+	if code == 0 {
+		// Only after a passing run: a failing test may leave goroutines behind on purpose
+		// (t.Fatal in the middle of a wait), and its failure says more than the leak.
+		if err := goleak.Find(leakIgnores...); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: goroutines leaked by the tests: %v\n", err)
+			return 1
+		}
+	}
 	return code
+}
+
+// leakIgnores are goroutines that outlive the tests for a reason, each with it.
+var leakIgnores = []goleak.Option{
+	// database/sql closes a pool's connection opener asynchronously after DB.Close.
+	goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+	// The testing package's own goroutines.
+	goleak.IgnoreTopFunction("testing.(*T).Run"),
+	goleak.IgnoreTopFunction("testing.runFuzzTests"),
 }
 
 func inCI() bool {
@@ -293,9 +311,7 @@ func startCluster() (_ *server, err error) {
 		if c.port, err = freePort(); err != nil {
 			return nil, err
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
-			c.port, shellQuote(c.sockDir))
-		out, err = c.run("pg_ctl", "-w", "-D", c.dataDir, "-l", c.logFile, "-o", opts, "start")
+		out, err = c.start()
 		if err == nil {
 			break
 		}
@@ -319,6 +335,13 @@ func startCluster() (_ *server, err error) {
 	s.about = fmt.Sprintf("throw-away PostgreSQL cluster from %s on 127.0.0.1:%d in %s (started in %s)",
 		binDir, c.port, c.tmpDir, time.Since(begin).Round(time.Millisecond))
 	return s, nil
+}
+
+// start starts the server on c.port and waits until it accepts connections.
+func (c *cluster) start() ([]byte, error) {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+		c.port, shellQuote(c.sockDir))
+	return c.run("pg_ctl", "-w", "-D", c.dataDir, "-l", c.logFile, "-o", opts, "start")
 }
 
 // run runs the PostgreSQL program prog, as the postgres user when root.

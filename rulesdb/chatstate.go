@@ -1,0 +1,130 @@
+package rulesdb
+
+import (
+	"container/list"
+	"context"
+	"maps"
+
+	"github.com/streamrules/streamrules"
+)
+
+// The chat state this process has seen (see "The write queue" in queue.go): the state
+// last read for each chat, with this Store's records applied as they are written, and the
+// records not written yet. Guarded by Store.qmu with the queue.
+
+type chatEntry struct {
+	id      string
+	known   bool                  // base holds the chat's state as read, with this writer's records after it
+	base    streamrules.ChatState // the chat in the database, as far as this process knows
+	baseSeq int64                 // the last record of this writer that base holds
+	pending []*pendingMove        // written after base, in order
+	busy    bool                  // a write of this chat is in flight: its next one waits
+	elem    *list.Element         // in lru, when pending is empty and !busy
+}
+
+// LoadChat implements streamrules.Store in one query, plus the records of the chat this
+// process has not written yet. While the database is down (or when it fails now), a chat
+// this process has seen is answered from memory; one it has not is an error, and the
+// engine fails closed. It returns when ctx is done.
+func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
+	s.qmu.Lock()
+	if c := s.wq.chats[chatID]; s.wq.down && c != nil && c.known {
+		st := c.stateLocked()
+		s.qmu.Unlock()
+		return st, nil
+	}
+	s.qmu.Unlock()
+	st, seq, err := s.loadChat(ctx, chatID)
+	if err != nil && retryable(err) {
+		s.dropIdle(err)
+	}
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if err != nil {
+		if retryable(err) {
+			s.wq.down = true
+		}
+		if c := s.wq.chats[chatID]; c != nil && c.known {
+			return c.stateLocked(), nil
+		}
+		return streamrules.ChatState{}, err
+	}
+	c := s.entryLocked(chatID)
+	// A read older than a record this process wrote since (seq below baseSeq) would lose
+	// that record from view: keep what this process knows then.
+	if !c.known || seq >= c.baseSeq {
+		c.base, c.baseSeq, c.known = st, seq, true
+	}
+	return c.stateLocked(), nil
+}
+
+// stateLocked is the chat's state with the records not written yet applied.
+func (c *chatEntry) stateLocked() streamrules.ChatState {
+	st := streamrules.ChatState{Moves: c.base.Moves, LastFired: maps.Clone(c.base.LastFired)}
+	for _, p := range c.pending {
+		if p.seq > c.baseSeq {
+			apply(&st, p.rec)
+		}
+	}
+	return st
+}
+
+func apply(st *streamrules.ChatState, rec streamrules.MoveRecord) {
+	if rec.Answered {
+		st.Moves++
+	}
+	for _, f := range rec.Firings {
+		if st.LastFired == nil {
+			st.LastFired = map[string]int64{}
+		}
+		st.LastFired[f.Rule] = max(st.LastFired[f.Rule], f.Move)
+	}
+}
+
+// entryLocked returns the chat's entry, made if new, and marks it recently used. A chat
+// with nothing queued is forgotten when chatCacheSize others were used since.
+func (s *Store) entryLocked(chatID string) *chatEntry {
+	q := &s.wq
+	if c := q.chats[chatID]; c != nil {
+		if c.elem != nil {
+			q.lru.MoveToBack(c.elem)
+		}
+		return c
+	}
+	c := &chatEntry{id: chatID}
+	q.chats[chatID] = c
+	c.elem = q.lru.PushBack(c)
+	for q.lru.Len() > chatCacheSize {
+		old := q.lru.Remove(q.lru.Front()).(*chatEntry)
+		old.elem = nil
+		delete(q.chats, old.id)
+	}
+	return c
+}
+
+// markBusyLocked marks a write of c in flight; a busy chat is never forgotten.
+func (s *Store) markBusyLocked(c *chatEntry) {
+	c.busy = true
+	if c.elem != nil {
+		s.wq.lru.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
+// settleLocked puts a chat with nothing queued or in flight back among the forgettable.
+func (s *Store) settleLocked(c *chatEntry) {
+	if len(c.pending) == 0 && !c.busy && c.elem == nil {
+		c.elem = s.wq.lru.PushBack(c)
+	}
+}
+
+// appliedLocked records that p is in the database.
+func (s *Store) appliedLocked(p *pendingMove) {
+	s.wq.written.Add(1)
+	c := p.chat
+	if c.known && p.seq > c.baseSeq {
+		apply(&c.base, p.rec)
+		c.baseSeq = p.seq
+	}
+	s.settleLocked(c)
+}

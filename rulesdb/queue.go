@@ -1,0 +1,352 @@
+package rulesdb
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/streamrules/streamrules"
+)
+
+// The write queue keeps the move records the database did not take, and writes them, in
+// order per chat, once it answers again. A move never waits on it: SaveMove tries the
+// database once, within its context, and queues what it could not write; a chat with
+// records queued queues its new ones behind them without trying, and so does every chat
+// while the database is known to be down. One goroutine (flush) retries, with backoff and
+// jitter. Each record carries a seq that the database keeps per (chat, writer), so a retry
+// after an unknown outcome is a no-op there (see saveMovePG).
+//
+// The queue also keeps the chat state this process has seen (chatstate.go): the state last read for a
+// chat, with its own records applied as they are written. LoadChat adds the records not
+// written yet, and answers from it when the database is down, so a `once` rule stays
+// fired and move numbers keep growing through an outage.
+
+const (
+	defaultQueueSize    = 10000
+	defaultWriteTimeout = 5 * time.Second
+	defaultFlushTimeout = 10 * time.Second
+	// chatCacheSize bounds the chats whose state is kept without records queued.
+	chatCacheSize = 10000
+	retryMin      = 50 * time.Millisecond
+	retryMax      = 5 * time.Second
+)
+
+// writeQueue is guarded by mu; the counters are read without it.
+type writeQueue struct {
+	chats   map[string]*chatEntry
+	lru     list.List // chats without records queued, least recently used first (*chatEntry)
+	fifo    list.List // records queued, oldest first (*pendingMove)
+	max     int       // records queued at most
+	down    bool      // the last call on the database failed: queue without trying
+	closed  bool      // Close began: SaveMove refuses
+	nextSeq int64
+	wake    chan struct{} // capacity 1: the flusher has work
+
+	dropped, rejected, failures, written atomic.Int64
+}
+
+type pendingMove struct {
+	rec  streamrules.MoveRecord
+	seq  int64
+	chat *chatEntry
+	elem *list.Element // in fifo
+	done chan struct{} // closed when the record leaves the queue: written, refused or dropped
+	err  error         // why it left unwritten; set before done is closed
+	// running counts this record's write attempts still running, including one its caller
+	// stopped waiting for (see bounded): such an attempt may still commit, so the record
+	// must not be dropped meanwhile and counted as lost.
+	running atomic.Int32
+}
+
+// attempt writes p once, within ctx.
+func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
+	p.running.Add(1)
+	return s.writeMove(ctx, p.rec, p.seq, func() { p.running.Add(-1) })
+}
+
+// QueuedMoves returns how many move records wait in the write queue now: the database
+// did not take them yet. Safe for concurrent use, as are the counters below.
+func (s *Store) QueuedMoves() int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.wq.fifo.Len()
+}
+
+// DroppedMoves returns how many move records were dropped since Open because the write
+// queue was full (Config.QueueSize): the oldest goes, a move never waits.
+func (s *Store) DroppedMoves() int64 { return s.wq.dropped.Load() }
+
+// RejectedMoves returns how many move records the database refused since Open with an
+// error a retry cannot cure (a constraint or a value it will not store). They are logged
+// and not retried.
+func (s *Store) RejectedMoves() int64 { return s.wq.rejected.Load() }
+
+// MoveWriteFailures returns how many attempts to write a move record failed since Open
+// and were kept for a retry (each retry of one record counts): a sick database.
+func (s *Store) MoveWriteFailures() int64 { return s.wq.failures.Load() }
+
+// WrittenMoves returns how many move records were written since Open, first try or retry.
+func (s *Store) WrittenMoves() int64 { return s.wq.written.Load() }
+
+// SaveMove implements streamrules.Store. It writes the record within ctx; if the database
+// does not take it (down, too slow, an unknown outcome), the record is queued and written
+// later, in order per chat, and SaveMove returns nil. A chat with records queued, or any
+// chat while the database is known to be down, queues without waiting. An error means the
+// record is lost: the database refused it for good, or the store is closed.
+func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
+	rec = s.stampMove(rec)
+	s.qmu.Lock()
+	if s.wq.closed {
+		s.qmu.Unlock()
+		return errors.New("rulesdb: save move: store closed")
+	}
+	c := s.entryLocked(rec.ChatID)
+	s.wq.nextSeq++
+	p := &pendingMove{rec: rec, seq: s.wq.nextSeq, chat: c, done: make(chan struct{})}
+	if s.wq.down || c.busy || len(c.pending) > 0 {
+		down := s.wq.down
+		s.pushLocked(p, false)
+		s.qmu.Unlock()
+		s.kick()
+		if down {
+			return nil // no wait: the database is down, the record keeps its place
+		}
+		// Another move of this chat is being written: this one goes right after it, and the
+		// caller waits for it as it would for its own write, within ctx and WriteTimeout
+		// (a caller without a deadline must not wait out an outage that begins now).
+		wait := time.NewTimer(s.writeTimeout)
+		defer wait.Stop()
+		select {
+		case <-p.done:
+			return p.err
+		case <-ctx.Done():
+		case <-wait.C:
+		}
+		return nil
+	}
+	s.markBusyLocked(c)
+	s.qmu.Unlock()
+
+	err := s.attempt(ctx, p)
+
+	s.qmu.Lock()
+	c.busy = false
+	switch {
+	case err == nil:
+		s.appliedLocked(p)
+		close(p.done)
+	case !retryable(err):
+		s.wq.rejected.Add(1)
+		s.settleLocked(c)
+	default:
+		s.wq.failures.Add(1)
+		defer s.dropIdle(err) // after qmu is released: closing connections writes to them
+		s.pushLocked(p, true)
+		wasDown := s.wq.down
+		s.wq.down = true
+		if !wasDown {
+			s.log.Warn("stream rules: the database did not take a move record; queued, written when it answers",
+				"db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
+		}
+		err = nil
+	}
+	more := len(c.pending) > 0
+	s.qmu.Unlock()
+	if more {
+		s.kick()
+	}
+	if err != nil {
+		s.log.Error("stream rules: move record refused by the database; not retried",
+			"db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
+	}
+	return err
+}
+
+// pushLocked queues p: at the back, or at the front of its chat when a first try of it
+// failed (records of the chat queued meanwhile are younger). A full queue drops its
+// oldest record that is not being written.
+func (s *Store) pushLocked(p *pendingMove, first bool) {
+	q := &s.wq
+	if q.fifo.Len() >= q.max {
+		s.dropOldestLocked()
+	}
+	c := p.chat
+	if c.elem != nil {
+		q.lru.Remove(c.elem)
+		c.elem = nil
+	}
+	if first {
+		c.pending = append([]*pendingMove{p}, c.pending...)
+		p.elem = q.fifo.PushFront(p)
+	} else {
+		c.pending = append(c.pending, p)
+		p.elem = q.fifo.PushBack(p)
+	}
+}
+
+func (s *Store) dropOldestLocked() {
+	q := &s.wq
+	for e := q.fifo.Front(); e != nil; e = e.Next() {
+		p := e.Value.(*pendingMove)
+		if p.chat.busy && p.chat.pending[0] == p || p.running.Load() > 0 {
+			continue // being written now
+		}
+		s.removeLocked(p)
+		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
+		close(p.done)
+		n := q.dropped.Add(1)
+		// The first drop of an outage is a warning; the rest are counted (DroppedMoves)
+		// and summed up when the queue drains.
+		level := "debug"
+		if n == 1 || n%1000 == 0 {
+			level = "warn"
+		}
+		attrs := []any{"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "firings", len(p.rec.Firings), "dropped_so_far", n, "queue_size", q.max}
+		if level == "warn" {
+			s.log.Warn("stream rules: write queue full; oldest move record dropped", attrs...)
+		} else {
+			s.log.Debug("stream rules: write queue full; oldest move record dropped", attrs...)
+		}
+		return
+	}
+}
+
+func (s *Store) removeLocked(p *pendingMove) {
+	s.wq.fifo.Remove(p.elem)
+	c := p.chat
+	for i, x := range c.pending {
+		if x == p {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			break
+		}
+	}
+	s.settleLocked(c)
+}
+
+func (s *Store) kick() {
+	select {
+	case s.wq.wake <- struct{}{}:
+	default:
+	}
+}
+
+// nextLocked returns the oldest queued record whose chat has no write in flight, and
+// marks the chat busy; nil when there is none.
+func (s *Store) nextLocked() *pendingMove {
+	for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
+		p := e.Value.(*pendingMove)
+		if !p.chat.busy && p.chat.pending[0] == p {
+			s.markBusyLocked(p.chat)
+			return p
+		}
+	}
+	return nil
+}
+
+// drain writes queued records, oldest first, until none is left (true) or a write fails
+// for a reason a retry may cure (false). Each write waits at most timeout, and ends with
+// parent.
+func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
+	for {
+		s.qmu.Lock()
+		p := s.nextLocked()
+		s.qmu.Unlock()
+		if p == nil {
+			return true
+		}
+		ctx, cancel := context.WithTimeout(parent, timeout)
+		err := s.attempt(ctx, p)
+		cancel()
+
+		s.qmu.Lock()
+		p.chat.busy = false
+		switch {
+		case err == nil:
+			s.removeLocked(p)
+			s.appliedLocked(p)
+			close(p.done)
+			if s.wq.down && s.wq.fifo.Len() == 0 {
+				s.wq.down = false
+				s.log.Info("stream rules: write queue drained; the database answers again",
+					"db", s.target.about, "written", s.wq.written.Load(), "dropped", s.wq.dropped.Load())
+			}
+		case !retryable(err):
+			s.removeLocked(p)
+			s.wq.rejected.Add(1)
+			p.err = err
+			close(p.done)
+			s.log.Error("stream rules: move record refused by the database; not retried",
+				"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
+		default:
+			s.wq.failures.Add(1)
+			s.wq.down = true
+			s.qmu.Unlock()
+			s.dropIdle(err)
+			return false
+		}
+		s.qmu.Unlock()
+	}
+}
+
+// flush is the queue's goroutine: it drains on every kick, and after a failure retries
+// with exponential backoff (retryMin to retryMax) and jitter, so that many
+// replicas coming back at once do not hammer the database in step.
+func (s *Store) flush() {
+	defer s.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	attempt := 0
+	wake := s.wq.wake // nil while backing off: new records do not cut the wait short
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-wake:
+		case <-timer.C:
+		}
+		if s.drain(s.life, s.writeTimeout) {
+			attempt, wake = 0, s.wq.wake
+			continue
+		}
+		attempt++
+		wake = nil
+		timer.Reset(backoff(attempt))
+	}
+}
+
+// closeQueue stops new records, writes what is queued within flushTimeout, and logs
+// what it could not write. Called by Close after the flusher stopped.
+func (s *Store) closeQueue(flushTimeout time.Duration) {
+	s.qmu.Lock()
+	s.wq.closed = true
+	s.qmu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		if s.drain(ctx, s.writeTimeout) {
+			break
+		}
+		t := time.NewTimer(backoff(attempt))
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if n := s.wq.fifo.Len(); n > 0 {
+		chats := map[string]bool{}
+		firings := 0
+		for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
+			p := e.Value.(*pendingMove)
+			chats[p.rec.ChatID] = true
+			firings += len(p.rec.Firings)
+		}
+		s.log.Error("stream rules: move records not written at close; they are lost",
+			"db", s.target.about, "records", n, "chats", len(chats), "firings", firings, "waited", flushTimeout)
+	}
+}
