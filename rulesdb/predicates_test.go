@@ -125,7 +125,8 @@ func TestHandEditedPredicateColumns(t *testing.T) {
 	})
 }
 
-// TestFiringDiffStored: a fixed firing's diff goes to stream_rule_stat.diff and back.
+// TestFiringDiffStored: a fixed firing's diff goes to stream_rule_stat.diff and back, and
+// an early cut's early and cut_at_bytes.
 func TestFiringDiffStored(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -133,7 +134,7 @@ func TestFiringDiffStored(t *testing.T) {
 		diff := streamrules.Diff("Here: ![a](http://x/a.png)", "Here: http://x/a.png\n\n↩ #4")
 		rec := streamrules.MoveRecord{ChatID: "c", Move: 1, Answered: true, Firings: []streamrules.Firing{
 			{Rule: "telegram_markdown_image", Mode: streamrules.ModeInterrupt, Outcome: streamrules.OutcomeFixed, Diff: diff},
-			{Rule: "other", Mode: streamrules.ModeInterrupt, Retry: true},
+			{Rule: "other", Mode: streamrules.ModeInterrupt, Retry: true, Early: true, CutAtBytes: 517},
 		}}
 		if err := s.SaveMove(ctx, rec); err != nil {
 			t.Fatal(err)
@@ -144,6 +145,10 @@ func TestFiringDiffStored(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got[0].Diff, diff) || got[1].Diff != nil {
 			t.Errorf("diffs read back %+v and %+v, want %+v and none", got[0].Diff, got[1].Diff, diff)
+		}
+		// Issue 14 (migration 0006): an early cut and where it fell.
+		if got[0].Early || got[0].CutAtBytes != 0 || !got[1].Early || got[1].CutAtBytes != 517 {
+			t.Errorf("early read back %v/%d and %v/%d, want false/0 and true/517", got[0].Early, got[0].CutAtBytes, got[1].Early, got[1].CutAtBytes)
 		}
 	})
 }
