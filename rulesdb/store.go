@@ -16,7 +16,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	_ "modernc.org/sqlite" // driver "sqlite"
+	"modernc.org/sqlite" // driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/seeds"
@@ -254,7 +255,7 @@ func (s *Store) start(ctx context.Context, cfg *Config) (err error) {
 			}
 		}()
 	}
-	if err := s.db.PingContext(ctx); err != nil {
+	if err := s.ping(ctx); err != nil {
 		return s.target.connectErr("connect", err)
 	}
 	if err := s.migrate(ctx, cfg.migrateTo); err != nil {
@@ -271,6 +272,29 @@ func (s *Store) start(ctx context.Context, cfg *Config) (err error) {
 		return s.listen(ctx, s.conns)
 	}
 	return nil
+}
+
+// ping opens the first connection. SQLite applies the DSN's pragmas there, and switching a
+// new file to WAL takes a lock without waiting for busy_timeout: several processes (or
+// Opens) starting on one new file at once can get SQLITE_BUSY. That is retried, briefly,
+// with a growing pause; anything else is returned at once.
+func (s *Store) ping(ctx context.Context) error {
+	delay := 5 * time.Millisecond
+	for {
+		err := s.db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || s.dialect != dialectSQLite || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || delay > 2*time.Second {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay *= 2
+	}
 }
 
 // newWriterID is a Store's name in stream_chat_writer: 64 random bits, so two processes
