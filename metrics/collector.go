@@ -13,17 +13,14 @@ import (
 
 // Config tunes a Collector. A nil *Config means all defaults.
 type Config struct {
-	// Store, if set, is read at scrape time for the store's metrics: round trips
-	// (RoundTrips() int64, as *rulesdb.Store has), the write queue (QueueLen() int,
-	// Dropped() int64, WriteFailures() int64), and the disabled rules
-	// (streamrules.RuleEditor: one ListRules per scrape). Whatever it lacks is not
+	// Store, if set, is read at scrape time for the store's counters, kept in memory (no
+	// query): round trips (RoundTrips() int64, as *rulesdb.Store has) and the write queue
+	// (QueueLen() int, Dropped() int64, WriteFailures() int64). Whatever it lacks is not
 	// exported. Default nil: no store metrics but SaveMove's time and errors.
 	Store any
 	// NoRuleLabel drops the rule label from the firing counter, for hosts with thousands
 	// of rules. Default false: one series per rule, mode and outcome.
 	NoRuleLabel bool
-	// ScrapeTimeout bounds the store reads of one scrape. Default 0 means 5s.
-	ScrapeTimeout time.Duration
 }
 
 // Queue is what a store with a write queue tells about it. The collector exports it when
@@ -76,9 +73,6 @@ func NewCollector(cfg *Config) *Collector {
 	if cfg != nil {
 		c.cfg = *cfg
 	}
-	if c.cfg.ScrapeTimeout <= 0 {
-		c.cfg.ScrapeTimeout = 5 * time.Second
-	}
 	firingLabels := []string{"rule", "mode", "outcome"}
 	if c.cfg.NoRuleLabel {
 		firingLabels = firingLabels[1:]
@@ -125,7 +119,7 @@ func NewCollector(cfg *Config) *Collector {
 		return prometheus.NewDesc(prometheus.BuildFQName(ns, sub, name), help, nil, nil)
 	}
 	c.rulesLoaded = d("engine", "rules_loaded", "Rules in force: enabled and valid.")
-	c.rulesDisabled = d("engine", "rules_disabled", "Rules kept in the store but disabled.")
+	c.rulesDisabled = d("engine", "rules_disabled", "Rules kept in the store but disabled, as of the last reload.")
 	c.rulesSkipped = d("engine", "rules_skipped", "Rows in the store skipped as bad or duplicate (see the log).")
 	c.roundTrips = d("store", "round_trips_total", "Statements the store sent to the database since it opened.")
 	c.queued = d("store", "queued_records", "Finished moves waiting in the write queue.")
@@ -258,26 +252,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	counts := c.counts
 	c.mu.Unlock()
-	disabled := counts.Disabled
-	if ed, ok := c.cfg.Store.(streamrules.RuleEditor); ok {
-		// The engine never sees disabled rows (stores filter them): ask the store.
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ScrapeTimeout)
-		rules, err := ed.ListRules(ctx)
-		cancel()
-		if err != nil {
-			ch <- prometheus.NewInvalidMetric(c.rulesDisabled, err)
-		} else {
-			disabled = 0
-			for _, r := range rules {
-				if r.Disabled {
-					disabled++
-				}
-			}
-			ch <- prometheus.MustNewConstMetric(c.rulesDisabled, prometheus.GaugeValue, float64(disabled))
-		}
-	} else {
-		ch <- prometheus.MustNewConstMetric(c.rulesDisabled, prometheus.GaugeValue, float64(disabled))
-	}
+	// The stores return disabled rows, marked, and the engine counts them at each reload:
+	// the gauge needs no query.
+	ch <- prometheus.MustNewConstMetric(c.rulesDisabled, prometheus.GaugeValue, float64(counts.Disabled))
 	ch <- prometheus.MustNewConstMetric(c.rulesLoaded, prometheus.GaugeValue, float64(counts.Loaded))
 	ch <- prometheus.MustNewConstMetric(c.rulesSkipped, prometheus.GaugeValue, float64(counts.Skipped))
 	if rt, ok := c.cfg.Store.(roundTripper); ok {

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -89,7 +90,7 @@ streamrules_engine_answers_discarded_total 2
 # HELP streamrules_engine_rules_loaded Rules in force: enabled and valid.
 # TYPE streamrules_engine_rules_loaded gauge
 streamrules_engine_rules_loaded 3
-# HELP streamrules_engine_rules_disabled Rules kept in the store but disabled.
+# HELP streamrules_engine_rules_disabled Rules kept in the store but disabled, as of the last reload.
 # TYPE streamrules_engine_rules_disabled gauge
 streamrules_engine_rules_disabled 1
 # HELP streamrules_engine_rules_skipped Rows in the store skipped as bad or duplicate (see the log).
@@ -223,7 +224,8 @@ func TestNoRuleLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := metrics.NewCollector(&metrics.Config{NoRuleLabel: true})
-	play(t, newEngine(t, mem, col))
+	eng := newEngine(t, mem, col)
+	play(t, eng)
 	want := `
 # HELP streamrules_engine_firings_total Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.
 # TYPE streamrules_engine_firings_total counter
@@ -234,6 +236,36 @@ streamrules_engine_firings_total{mode="remind",outcome="complied"} 1
 streamrules_engine_firings_total{mode="remind",outcome="repeated"} 1
 `
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_engine_firings_total"); err != nil {
+		t.Fatal(err)
+	}
+	// Without a Store the rule gauges still come from the engine's reload, disabled rows
+	// included, and follow a rule disabled since.
+	rulesWant := func(loaded, disabled int) string {
+		return fmt.Sprintf(`
+# HELP streamrules_engine_rules_loaded Rules in force: enabled and valid.
+# TYPE streamrules_engine_rules_loaded gauge
+streamrules_engine_rules_loaded %d
+# HELP streamrules_engine_rules_disabled Rules kept in the store but disabled, as of the last reload.
+# TYPE streamrules_engine_rules_disabled gauge
+streamrules_engine_rules_disabled %d
+`, loaded, disabled)
+	}
+	gauges := []string{"streamrules_engine_rules_loaded", "streamrules_engine_rules_disabled"}
+	if err := testutil.CollectAndCompare(col, strings.NewReader(rulesWant(3, 1)), gauges...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := mem.GetRule(context.Background(), "watched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Disabled = true
+	if _, err := mem.UpdateRule(context.Background(), "watched", r); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.CollectAndCompare(col, strings.NewReader(rulesWant(2, 2)), gauges...); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -18,7 +18,7 @@
 //	streamrules_engine_answers_discarded_total            counter: answers discarded and replayed
 //	streamrules_engine_check_duration_seconds{mode}       histogram: a tool call (remind) or an answer (interrupt) checked
 //	streamrules_engine_rules_loaded                       gauge: rules in force
-//	streamrules_engine_rules_disabled                     gauge: rules kept but disabled (one ListRules per scrape)
+//	streamrules_engine_rules_disabled                     gauge: rules kept but disabled, as of the last reload
 //	streamrules_engine_rules_skipped                      gauge: bad or duplicate rows skipped
 //	streamrules_engine_reloads_total{result}              counter: reloads, ok or error
 //	streamrules_engine_reload_duration_seconds            histogram: reload time
