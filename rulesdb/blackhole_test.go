@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
 )
@@ -198,24 +197,8 @@ func TestFaultBlackHoleEngine(t *testing.T) {
 	d := &holeDialer{}
 	cfg := &rulesdb.Config{Logger: quietLogger(), WriteTimeout: 500 * time.Millisecond, FlushTimeout: 30 * time.Second}
 	rulesdb.SetDialer(cfg, d)
-	s, err := rulesdb.Open(context.Background(), dsn, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			s.Close()
-		}
-	}()
-	createRules(t, s)
-	tl := newTally()
-	const bound = 300 * time.Millisecond
-	eng, err := streamrules.New(context.Background(), s, &streamrules.Config{Logger: quietLogger(), StoreTimeout: bound, OnFire: tl.onFire})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	s, eng, tl, stop := faultEngine(t, dsn, cfg)
+	defer stop()
 	if err := tl.play(eng, "seen"); err != nil {
 		t.Fatal(err)
 	}
@@ -245,11 +228,10 @@ func TestFaultBlackHoleEngine(t *testing.T) {
 	}
 	slowest := slices.Max(waits)
 	// Not a benchmark: a hang would be minutes. The margin absorbs a loaded machine.
-	if slowest > bound+2*time.Second {
-		t.Fatalf("a store call held the move %s, bound %s", slowest, bound)
+	if slowest > faultBound+2*time.Second {
+		t.Fatalf("a store call held the move %s, bound %s", slowest, faultBound)
 	}
 	d.set(false)
-	closed = true
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -280,5 +262,7 @@ func TestFaultBlackHoleEngine(t *testing.T) {
 		// seen: every_shell and no_bad in each of 3 moves, once_shell in the first.
 		t.Fatalf("seen: %d firings stored (%v), want 7", firings, err)
 	}
-	t.Logf("black hole: slowest store wait %s in a move (StoreTimeout %s)", slowest.Round(time.Millisecond), bound)
+	// Each chat's firings, per rule, once each: none lost, none written twice.
+	checkStored(t, db, tl)
+	t.Logf("black hole: slowest store wait %s in a move (StoreTimeout %s)", slowest.Round(time.Millisecond), faultBound)
 }
