@@ -87,14 +87,7 @@ func (s *Store) PruneStats(ctx context.Context, before time.Time) (int64, error)
 func (s *Store) pruneLoop(keep time.Duration, tick <-chan time.Time) {
 	defer s.wg.Done()
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		go func() { // Close cancels a prune under way
-			select {
-			case <-s.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, cancel := context.WithTimeout(s.life, 10*time.Minute) // Close cancels a prune under way
 		n, err := s.PruneStats(ctx, s.now().Add(-keep))
 		cancel()
 		switch {
