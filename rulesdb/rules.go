@@ -235,6 +235,18 @@ func (s *Store) validate(r *streamrules.Rule) error {
 // It returns when ctx is done or Close begins, whatever the server does: a reload on a
 // black-holed database must not keep Close waiting.
 func (s *Store) LoadRules(ctx context.Context) ([]streamrules.Rule, error) {
+	return s.allRules(ctx, "load rules")
+}
+
+// ListRules implements streamrules.RuleEditor: every rule, disabled included, by name,
+// read as LoadRules reads them.
+func (s *Store) ListRules(ctx context.Context) ([]streamrules.Rule, error) {
+	return s.allRules(ctx, "list rules")
+}
+
+// allRules reads every rule, by name, within ctx and until Close begins; what names the
+// call in its error.
+func (s *Store) allRules(ctx context.Context, what string) ([]streamrules.Rule, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
@@ -247,22 +259,9 @@ func (s *Store) LoadRules(ctx context.Context) ([]streamrules.Rule, error) {
 		return s.readRules(rows)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rulesdb: load rules: %w", err)
+		return nil, fmt.Errorf("rulesdb: %s: %w", what, err)
 	}
 	return all, nil
-}
-
-// ListRules implements streamrules.RuleEditor: every rule, disabled included, by name.
-func (s *Store) ListRules(ctx context.Context) ([]streamrules.Rule, error) {
-	rows, err := s.query(ctx, s.db, s.q.allRules)
-	if err != nil {
-		return nil, fmt.Errorf("rulesdb: list rules: %w", err)
-	}
-	out, err := s.readRules(rows)
-	if err != nil {
-		return nil, fmt.Errorf("rulesdb: list rules: %w", err)
-	}
-	return out, nil
 }
 
 // GetRule implements streamrules.RuleEditor.
