@@ -13,10 +13,10 @@ type queries struct {
 
 	loadChat      string
 	saveMovePG    string // PostgreSQL: the whole move in one statement
-	upsertChat    string // SQLite: the move in a transaction of up to three statements
-	upsertFired   string // SQLite: prefix; "(?, ?, ?)" groups follow, then upsertFiredEnd
+	upsertChat    string // SQLite: the chat's counter, in the move's transaction (saveMoveSQLite)
+	upsertFired   string // SQLite: prefix; "(?, ?, ?)" groups follow, then saveMoveSQLite's ON CONFLICT
 	insertStatPre string // SQLite: prefix; "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" groups follow
-	upsertCounter string // SQLite: prefix; "(?, ?, ?, ?)" groups follow, then upsertCounterEnd
+	upsertCounter string // SQLite: prefix; "(?, ?, ?, ?)" groups follow, then counterUpsert's ON CONFLICT
 	guardMove     string // SQLite: the idempotency guard, first in the move's transaction
 	dropWriter    string // this Store's guard rows, deleted at Close
 	countFirings  string
