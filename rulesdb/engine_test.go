@@ -234,6 +234,11 @@ func TestSaveMoveConcurrent(t *testing.T) {
 		if counts["r_a"] != 2*n || counts["r_b"] != n+1 {
 			t.Errorf("counts %v", counts)
 		}
+		// The raw stat rows too, each record's once: none lost, none written twice.
+		rows, err := s.Firings(ctx, "busy")
+		if err != nil || len(rows) != 3*n+1 {
+			t.Errorf("%d stat rows (%v), want %d", len(rows), err, 3*n+1)
+		}
 	})
 }
 
