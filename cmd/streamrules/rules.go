@@ -162,11 +162,16 @@ func (c *showCmd) run(ctx context.Context, e *proc) error {
 	if err != nil {
 		return err
 	}
+	return showStored(ctx, e.stdout, store, cfg, r, o.json)
+}
+
+// showStored shows one rule the store holds, with what the store knows of it.
+func showStored(ctx context.Context, w io.Writer, store *rulesdb.Store, cfg rulesdb.Config, r streamrules.Rule, asJSON bool) error {
 	vs, err := views(ctx, store, known(cfg), []streamrules.Rule{r})
 	if err != nil {
 		return err
 	}
-	return show(e.stdout, vs[0], o.json)
+	return show(w, vs[0], asJSON)
 }
 
 // show prints one rule: with --json its view; else the rule as a rule file holds it
@@ -333,11 +338,7 @@ func (c *createCmd) run(ctx context.Context, e *proc) error {
 		return named(r.Name, err)
 	}
 	fmt.Fprintf(e.stderr, "created rule %q\n", created.Name)
-	vs, err := views(ctx, store, known(cfg), []streamrules.Rule{created})
-	if err != nil {
-		return err
-	}
-	return show(e.stdout, vs[0], o.json)
+	return showStored(ctx, e.stdout, store, cfg, created, o.json)
 }
 
 // editCmd is rules edit NAME with the fields to change.
@@ -382,11 +383,7 @@ func (c *editCmd) run(ctx context.Context, e *proc) error {
 		return named(name, err)
 	}
 	fmt.Fprintf(e.stderr, "changed rule %q\n", updated.Name)
-	vs, err := views(ctx, store, known(cfg), []streamrules.Rule{updated})
-	if err != nil {
-		return err
-	}
-	return show(e.stdout, vs[0], o.json)
+	return showStored(ctx, e.stdout, store, cfg, updated, o.json)
 }
 
 // deleteCmd is rules delete NAME.
