@@ -40,23 +40,17 @@ func manyRules(n int, big bool) []streamrules.Rule {
 	return out
 }
 
-func bigSetup(t *testing.T, n int, big bool) (*streamrules.MemoryStore, context.Context, map[string]tools.Tool) {
+func bigSetup(t *testing.T, n int, big bool) (context.Context, map[string]tools.Tool) {
 	t.Helper()
-	s, err := streamrules.NewMemoryStore(manyRules(n, big))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), s, &streamrules.Config{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	tl := map[string]tools.Tool{}
-	for _, tool := range ruletools.New(s, eng) {
-		tl[tool.Name()] = tool
-	}
+	_, eng, tl := setup(t, func(t *testing.T) editorStore {
+		s, err := streamrules.NewMemoryStore(manyRules(n, big))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
 	ctx, _ := eng.BeginMove(context.Background(), "m", streamrules.EnvMaster)
-	return s, ctx, tl
+	return ctx, tl
 }
 
 // TestListBoundedAtTenThousandRules: with 10,000 rules at their size limits, every page
@@ -64,7 +58,7 @@ func bigSetup(t *testing.T, n int, big bool) (*streamrules.MemoryStore, context.
 func TestListBoundedAtTenThousandRules(t *testing.T) {
 	t.Parallel()
 	const n = 10000
-	_, ctx, tl := bigSetup(t, n, true)
+	ctx, tl := bigSetup(t, n, true)
 	list := tl[ruletools.ListName]
 	largest := 0
 	for _, input := range []string{
@@ -92,7 +86,7 @@ func TestListBoundedAtTenThousandRules(t *testing.T) {
 func TestListPages(t *testing.T) {
 	t.Parallel()
 	const n = 600
-	_, ctx, tl := bigSetup(t, n, false)
+	ctx, tl := bigSetup(t, n, false)
 	list := tl[ruletools.ListName]
 	name := func(i int) string { return fmt.Sprintf("rule_%05d", i) }
 	filters := []struct {
@@ -195,7 +189,7 @@ func TestStrictToolJSON(t *testing.T) {
 // TestNoEcho: however large the input, the output quotes at most an excerpt of it.
 func TestNoEcho(t *testing.T) {
 	t.Parallel()
-	_, ctx, tl := bigSetup(t, 10, true)
+	ctx, tl := bigSetup(t, 10, true)
 	// Under the input cap (64 KB) the input is decoded and the error quotes an excerpt;
 	// over it, the tool refuses before decoding.
 	huge := strings.Repeat("é(", 20<<10) // 60 KB

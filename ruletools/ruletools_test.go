@@ -174,15 +174,7 @@ func TestEditInForceOneReload(t *testing.T) {
 			if c.notifies {
 				store = notifyingStore{cs, inner.(streamrules.ChangeNotifier)}
 			}
-			eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(eng.Close)
-			tl := map[string]tools.Tool{}
-			for _, tool := range ruletools.New(store, eng) {
-				tl[tool.Name()] = tool
-			}
+			_, eng, tl := setup(t, func(*testing.T) editorStore { return store })
 			ctx, _ := eng.BeginMove(context.Background(), "m", streamrules.EnvMaster)
 			runs := func() string {
 				var out []string
