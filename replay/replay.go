@@ -283,7 +283,7 @@ const batchSize = 256
 
 func readBatches(ctx context.Context, rd *Reader, out chan<- batch) {
 	for {
-		var b batch
+		b := batch{moves: make([]Move, 0, batchSize), lines: make([]int, 0, batchSize), offsets: make([]int64, 0, batchSize)}
 		for len(b.moves) < batchSize {
 			m, err := rd.Next()
 			if errors.Is(err, io.EOF) {
