@@ -208,8 +208,11 @@ func TestRulesCommands(t *testing.T) {
 	}
 	// show prints a rule file that create -f reads back.
 	shown := must(t, cli(t, env, "", "rules", "show", "from_file")).stdout
-	if _, err := rulefile.ParseRule([]byte(shown)); err != nil {
-		t.Errorf("show's output is not a rule file: %v\n%s", err, shown)
+	if got, err := rulefile.ParseRule([]byte(shown)); err != nil || got.Name != "from_file" {
+		t.Errorf("show's output is not the rule's file: %v %+v\n%s", err, got, shown)
+	}
+	if !strings.HasPrefix(shown, "# loaded: yes; fired: 0") {
+		t.Errorf("show's header: %q", shown)
 	}
 }
 
@@ -229,7 +232,7 @@ func TestShadowEnforce(t *testing.T) {
 	if !strings.Contains(table, "enabled,shadow") {
 		t.Errorf("table:\n%s", table)
 	}
-	if r := must(t, cli(t, env, "", "rules", "shadow", "telegram_reply_tail")); !strings.Contains(r.stdout, "already") {
+	if r := must(t, cli(t, env, "", "rules", "shadow", "telegram_reply_tail")); r.stdout != "rule \"telegram_reply_tail\" is already enabled,shadow\n" {
 		t.Errorf("shadow twice: %q", r.stdout)
 	}
 	must(t, cli(t, env, "", "rules", "enforce", "telegram_reply_tail"))
