@@ -80,9 +80,7 @@ func (c *exportCmd) run(ctx context.Context, e *proc) error {
 		return err
 	}
 	for _, r := range rules {
-		probe := r
-		probe.Normalize()
-		if err := streamrules.Validate(&probe, known(cfg)); err != nil {
+		if err := invalid(r, known(cfg)); err != nil {
 			fmt.Fprintf(e.stderr, "warning: rule %q: %v: the file will not import until it is fixed\n", r.Name, err)
 		}
 	}

@@ -47,9 +47,7 @@ func views(ctx context.Context, store *rulesdb.Store, known []string, rules []st
 	out := make([]listed, len(rules))
 	for i, r := range rules {
 		v := listed{Rule: r}
-		probe := r
-		probe.Normalize()
-		err := streamrules.Validate(&probe, known)
+		err := invalid(r, known)
 		v.Loaded = !r.Disabled && err == nil
 		if !r.Disabled && err != nil {
 			v.Problem = err.Error()
@@ -59,6 +57,13 @@ func views(ctx context.Context, store *rulesdb.Store, known []string, rules []st
 		out[i] = v
 	}
 	return out, nil
+}
+
+// invalid is why the engine would not load r (nil when it would, disabled or not): r
+// is judged as the engine judges it, normalized (on a copy: Normalize builds a new When).
+func invalid(r streamrules.Rule, known []string) error {
+	r.Normalize()
+	return streamrules.Validate(&r, known)
 }
 
 func writeJSON(w io.Writer, v any) error {
