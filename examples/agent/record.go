@@ -91,7 +91,7 @@ func silentRules(ctx context.Context, rules []streamrules.Rule, m replay.Move, f
 	if len(policed) == 0 || len(m.Tools) == 0 {
 		return nil, nil
 	}
-	rp, err := replay.New(ctx, policed, &replay.Options{Examples: 1})
+	rp, err := replay.New(ctx, policed, &replay.Options{Examples: 1, Workers: 1}) // one move: one shard
 	if err != nil {
 		return nil, err
 	}
