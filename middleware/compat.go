@@ -87,11 +87,14 @@ func (c *compatModel) GenerateContent(ctx context.Context, messages []llms.Messa
 	if s.objectArgsOnly || s.firstPartOnly {
 		messages = fitToolHistory(messages, s.firstPartOnly, s.objectArgsOnly)
 	}
-	if s.readsOnlyTools {
-		options = toolsFromFunctions(options)
-	}
-	if s.cutStreamNilError {
-		options = quietAfterCancel(ctx, options)
+	if s.readsOnlyTools || s.cutStreamNilError {
+		opts := callOptions(options) // once: neither shim changes what the other reads
+		if s.readsOnlyTools {
+			options = toolsFromFunctions(options, &opts)
+		}
+		if s.cutStreamNilError {
+			options = quietAfterCancel(ctx, options, &opts)
+		}
 	}
 	resp, err := c.Model.GenerateContent(ctx, messages, options...)
 	if s.cutStreamNilError && ctx.Err() != nil {
@@ -105,11 +108,8 @@ func (c *compatModel) GenerateContent(ctx context.Context, messages []llms.Messa
 
 // toolsFromFunctions adds the functions the agent passed as tools, for a client that
 // reads only tools. Options the caller set as tools win.
-func toolsFromFunctions(options []llms.CallOption) []llms.CallOption {
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
+// opts is options parsed.
+func toolsFromFunctions(options []llms.CallOption, opts *llms.CallOptions) []llms.CallOption {
 	if len(opts.Tools) > 0 || len(opts.Functions) == 0 {
 		return options
 	}
@@ -126,11 +126,8 @@ func toolsFromFunctions(options []llms.CallOption) []llms.CallOption {
 // up. The chunks are still consumed, and an error from the chunk that ended ctx (an early
 // cut) is swallowed, so the client's own reader drains and exits: the mistral SDK's reader
 // goroutine blocks forever on its channel if the stream is abandoned.
-func quietAfterCancel(ctx context.Context, options []llms.CallOption) []llms.CallOption {
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
+// opts is options parsed.
+func quietAfterCancel(ctx context.Context, options []llms.CallOption, opts *llms.CallOptions) []llms.CallOption {
 	if opts.StreamingFunc == nil {
 		return options
 	}

@@ -62,18 +62,15 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	move := streamrules.MoveFrom(ctx)
 	format, isTour := answerFormatFrom(ctx)
 	if move == nil || !isTour {
-		return m.passThrough(ctx, messages, options)
+		return m.passThrough(ctx, messages, options, nil)
 	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
+	opts := callOptions(options)
 	for {
 		move.BeginTour() // an environment set since the last model call holds from here on
 		if !move.TextArmed() {
 			// No rule can discard this answer: stream through, chunk by chunk. An answer
 			// missed after the ceiling still gets checked, so its rule speaks softly later.
-			resp, err := m.passThrough(ctx, messages, options)
+			resp, err := m.passThrough(ctx, messages, options, &opts)
 			if err == nil {
 				move.CheckAnswer(ctx, AnswerTarget(format, resp))
 			}
@@ -117,38 +114,54 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 
 // passThrough makes the call as the caller asked, within the Guard's boundaries. When a
 // retry could follow, it notes whether a chunk reached the caller's streaming funcs:
-// after that the call is never retried.
-func (m *guardedModel) passThrough(ctx context.Context, messages []llms.MessageContent, options []llms.CallOption) (*llms.ContentResponse, error) {
+// after that the call is never retried. The watching funcs are made once per call, not
+// per attempt: an attempt that showed a chunk is the last one. opts is options parsed,
+// or nil when the caller has not parsed them.
+func (m *guardedModel) passThrough(ctx context.Context, messages []llms.MessageContent, options []llms.CallOption, opts *llms.CallOptions) (*llms.ContentResponse, error) {
+	var shown atomic.Bool
+	if m.g.bounds.retries > 0 {
+		if opts == nil {
+			o := callOptions(options)
+			opts = &o
+		}
+		options = watchShown(options, opts, &shown)
+	}
 	return m.g.bounds.call(ctx, func(ctx context.Context) (*llms.ContentResponse, bool, error) {
-		if m.g.bounds.retries == 0 {
-			resp, err := m.Model.GenerateContent(ctx, messages, options...)
-			return resp, false, err
-		}
-		var opts llms.CallOptions
-		for _, o := range options {
-			o(&opts)
-		}
-		var shown atomic.Bool
-		out := slices.Clip(options)
-		if f := opts.StreamingFunc; f != nil {
-			out = append(out, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-				if len(chunk) > 0 {
-					shown.Store(true)
-				}
-				return f(ctx, chunk)
-			}))
-		}
-		if f := opts.StreamingReasoningFunc; f != nil {
-			out = append(out, llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, chunk []byte) error {
-				if len(reasoning)+len(chunk) > 0 {
-					shown.Store(true)
-				}
-				return f(ctx, reasoning, chunk)
-			}))
-		}
-		resp, err := m.Model.GenerateContent(ctx, messages, out...)
+		resp, err := m.Model.GenerateContent(ctx, messages, options...)
 		return resp, shown.Load(), err
 	})
+}
+
+// callOptions parses a call's options.
+func callOptions(options []llms.CallOption) llms.CallOptions {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	return opts
+}
+
+// watchShown returns options with the caller's streaming funcs wrapped to set shown at
+// the first non-empty chunk. Per chunk it adds an atomic load, nothing else.
+func watchShown(options []llms.CallOption, opts *llms.CallOptions, shown *atomic.Bool) []llms.CallOption {
+	out := slices.Clip(options)
+	if f := opts.StreamingFunc; f != nil {
+		out = append(out, llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+			if len(chunk) > 0 && !shown.Load() {
+				shown.Store(true)
+			}
+			return f(ctx, chunk)
+		}))
+	}
+	if f := opts.StreamingReasoningFunc; f != nil {
+		out = append(out, llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, chunk []byte) error {
+			if len(reasoning)+len(chunk) > 0 && !shown.Load() {
+				shown.Store(true)
+			}
+			return f(ctx, reasoning, chunk)
+		}))
+	}
+	return out
 }
 
 // heldCall makes one held model call, within the Guard's boundaries: each transport retry
