@@ -100,6 +100,14 @@ func TestCutAnswerIsAnError(t *testing.T) {
 				if state.Moves != 0 {
 					t.Errorf("the cut move was counted as answered (moves %d)", state.Moves)
 				}
+				// What the client saw: part of the answer when passed through, nothing of a
+				// held answer that was never accepted.
+				switch got := strings.Join(r.rec.streamed(), ""); {
+				case path == "held" && got != "":
+					t.Errorf("the held speech of a cut answer reached the client (%d bytes)", len(got))
+				case path == "pass-through" && (got == "" || len(got) >= len(long)):
+					t.Errorf("streamed %d of %d bytes: the cancel was not mid-stream", len(got), len(long))
+				}
 				reqs := srv.Requests()
 				if len(reqs) != 1 || reqs[0].Complete {
 					t.Errorf("%d requests; the stream was not cut (complete %v)", len(reqs), len(reqs) > 0 && reqs[0].Complete)
