@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +31,24 @@ func TestInterplayEarlyCutCleanView(t *testing.T) {
 		t.Fatalf("not cut early: %+v", f)
 	}
 	assertClean(t, r.rec.all(), "![cat]")
+	assertReplayStartsClean(t, r.rec.all())
+}
+
+// assertReplayStartsClean checks that the client saw both calls' start events, and saw them
+// alike: the first call's prompt, then the replay's with the discarded answer and the
+// interrupt removed (not merely free of block markers, and not missing altogether).
+func assertReplayStartsClean(t *testing.T, view string) {
+	t.Helper()
+	var starts []string
+	for _, l := range strings.Split(view, "\n") {
+		if strings.HasPrefix(l, "llm start ") {
+			starts = append(starts, l)
+		}
+	}
+	prompt := []string{"llm start system: You are a helpful AI assistant.", "llm start human: show the cat"}
+	if want := append(prompt, prompt...); !slices.Equal(starts, want) {
+		t.Errorf("start events %q, want the prompt twice, unchanged: %q", starts, want)
+	}
 }
 
 // Same with the end-of-answer path: control.
@@ -45,6 +64,7 @@ func TestInterplayLateCutCleanView(t *testing.T) {
 		t.Fatalf("%q %v", out, err)
 	}
 	assertClean(t, r.rec.all(), "![cat]")
+	assertReplayStartsClean(t, r.rec.all())
 }
 
 // Fixed answer via the real openai client: the provider's held End event carries the repair.
