@@ -71,7 +71,7 @@ func TestCutAnswerIsAnError(t *testing.T) {
 				srv := openaitest.New(t, scripted.Reply{Text: long, Chunk: 4, Pace: 200 * time.Microsecond})
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				llm := srv.LLM(t, openai.WithHTTPClient(&http.Client{Transport: &cancelAfter{n: 20000, cancel: cancel}}))
+				llm := srv.LLM(t, openai.WithCallback(r.clean), openai.WithHTTPClient(&http.Client{Transport: &cancelAfter{n: 20000, cancel: cancel}}))
 				var streamed strings.Builder
 				stream := llms.WithStreamingFunc(func(_ context.Context, c []byte) error { streamed.Write(c); return nil })
 				if path == "outside a move" {
@@ -107,6 +107,9 @@ func TestCutAnswerIsAnError(t *testing.T) {
 					t.Errorf("the held speech of a cut answer reached the client (%d bytes)", len(got))
 				case path == "pass-through" && (got == "" || len(got) >= len(long)):
 					t.Errorf("streamed %d of %d bytes: the cancel was not mid-stream", len(got), len(long))
+				}
+				if path == "held" && strings.Contains(r.rec.all(), "llm end") {
+					t.Errorf("the held End event of a cut answer reached the client:\n%.300s", r.rec.all())
 				}
 				reqs := srv.Requests()
 				if len(reqs) != 1 || reqs[0].Complete {

@@ -191,10 +191,11 @@ func (m *guardedModel) heldCall(ctx context.Context, move *streamrules.Move, for
 		return resp, false, err
 	})
 	if err != nil {
-		if t != nil && t.speech.cutDone() {
+		if t != nil {
+			// A provider's failure had its events released in the attempt. What is still
+			// held belongs to an answer that ctx's end or the call timeout cut (the openai
+			// client returns the part it had and no error): it never passes for a whole one.
 			t.events.Drop()
-		} else if t != nil {
-			t.events.Release()
 		}
 		return nil, nil, err
 	}
