@@ -35,6 +35,23 @@ func benchGuard(b *testing.B, cfg *streamrules.Config, rules ...streamrules.Rule
 	return eng, middleware.New(eng, nil)
 }
 
+// seededTextRules is the seeded rule set, each rule firing every move and early or not.
+func seededTextRules(b *testing.B, early bool) []streamrules.Rule {
+	b.Helper()
+	set, err := seeds.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rules []streamrules.Rule
+	for _, name := range set.Names() {
+		r, _ := set.Rule(name)
+		r.Repeat = "" // every move
+		r.Early = early
+		rules = append(rules, r)
+	}
+	return rules
+}
+
 // heldTour plays one tour in a new move of the telegram chat and returns its answer.
 func heldTour(b *testing.B, eng *streamrules.Engine, llm llms.Model) string {
 	ctx, move := eng.BeginMove(context.Background(), "chat-bench", streamrules.EnvTelegram)
@@ -86,21 +103,10 @@ func BenchmarkTimeToAcceptedAnswer(b *testing.B) {
 //
 //	go test ./middleware -run '^$' -bench HeldTourScanning -count 6
 func BenchmarkHeldTourScanning(b *testing.B) {
-	set, err := seeds.Default()
-	if err != nil {
-		b.Fatal(err)
-	}
 	clean := strings.Repeat("A plain answer, sentence after sentence, nothing amiss. ", 90) // ~5 KB
 	for _, mode := range []string{"held", "scanned"} {
 		b.Run(mode, func(b *testing.B) {
-			var rules []streamrules.Rule
-			for _, name := range set.Names() {
-				r, _ := set.Rule(name)
-				r.Repeat = "" // every move
-				r.Early = mode == "scanned"
-				rules = append(rules, r)
-			}
-			eng, guard := benchGuard(b, nil, rules...)
+			eng, guard := benchGuard(b, nil, seededTextRules(b, mode == "scanned")...)
 			srv := openaitest.NewFunc(b, func(openaitest.Request) scripted.Reply {
 				return scripted.Reply{Text: clean, Chunk: 5}
 			})
@@ -121,21 +127,10 @@ func BenchmarkHeldTourScanning(b *testing.B) {
 //
 //	go test ./middleware -run '^$' -bench HeldSpeechScanning -count 6 -benchmem
 func BenchmarkHeldSpeechScanning(b *testing.B) {
-	set, err := seeds.Default()
-	if err != nil {
-		b.Fatal(err)
-	}
 	clean := strings.Repeat("A plain answer, sentence after sentence, nothing amiss. ", 90) // ~5 KB
 	for _, mode := range []string{"held", "scanned"} {
 		b.Run(mode, func(b *testing.B) {
-			var rules []streamrules.Rule
-			for _, name := range set.Names() {
-				r, _ := set.Rule(name)
-				r.Repeat = ""
-				r.Early = mode == "scanned"
-				rules = append(rules, r)
-			}
-			eng, guard := benchGuard(b, nil, rules...)
+			eng, guard := benchGuard(b, nil, seededTextRules(b, mode == "scanned")...)
 			llm := guard.Model(&benchModel{answer: clean, chunk: 5})
 			b.ResetTimer()
 			for b.Loop() {
