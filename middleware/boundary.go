@@ -105,8 +105,7 @@ func (b *boundaries) call(ctx context.Context, attempt attemptFunc) (*llms.Conte
 		}
 		return resp, err
 	}
-	var n int // attempts begun, under hb's lock when the heartbeat runs
-	hb := b.heartbeat(ctx, &n)
+	hb := b.heartbeat(ctx)
 	defer hb.stop()
 	for {
 		hb.next()
@@ -257,15 +256,15 @@ type heartbeat struct {
 	ctx   context.Context
 	start time.Time
 	mu    sync.Mutex
-	n     *int
+	n     int // attempts begun
 	stopF func() bool
 	done  bool
 	beats sync.WaitGroup // callbacks under way: stop waits for them, so none comes after the call
 }
 
 // heartbeat starts calling OnHeartbeat every Config.Heartbeat until stop.
-func (b *boundaries) heartbeat(ctx context.Context, n *int) *heartbeat {
-	h := &heartbeat{b: b, ctx: ctx, start: b.clock.Now(), n: n}
+func (b *boundaries) heartbeat(ctx context.Context) *heartbeat {
+	h := &heartbeat{b: b, ctx: ctx, start: b.clock.Now()}
 	if b.every > 0 {
 		h.arm()
 	}
@@ -279,7 +278,7 @@ func (h *heartbeat) arm() {
 			h.mu.Unlock()
 			return
 		}
-		beat := Heartbeat{Elapsed: h.b.clock.Now().Sub(h.start), Attempt: *h.n}
+		beat := Heartbeat{Elapsed: h.b.clock.Now().Sub(h.start), Attempt: h.n}
 		h.arm()
 		h.beats.Add(1)
 		h.mu.Unlock()
@@ -290,14 +289,14 @@ func (h *heartbeat) arm() {
 
 func (h *heartbeat) next() {
 	h.mu.Lock()
-	*h.n++
+	h.n++
 	h.mu.Unlock()
 }
 
 func (h *heartbeat) attempts() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return *h.n
+	return h.n
 }
 
 // stop ends the heartbeat and waits for a beat under way: no beat arrives after the
