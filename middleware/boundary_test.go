@@ -276,6 +276,28 @@ func TestDropMidStream(t *testing.T) {
 		}
 		noMoreTimers(t, b)
 	})
+	t.Run("shown outside a move", func(t *testing.T) {
+		t.Parallel()
+		b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
+			scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
+		var shown strings.Builder
+		done := make(chan callResult, 1)
+		go func() {
+			_, err := b.llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
+				llms.WithStreamingFunc(func(_ context.Context, c []byte) error { shown.Write(c); return nil }))
+			done <- callResult{err: err}
+		}()
+		if res := wait(t, done); !errors.Is(res.err, io.ErrUnexpectedEOF) {
+			t.Fatalf("err %v, want an unexpected EOF", res.err)
+		}
+		if shown.Len() == 0 {
+			t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
+		}
+		if n := len(b.srv.Requests()); n != 1 {
+			t.Errorf("%d requests: a call whose chunks were shown was retried", n)
+		}
+		noMoreTimers(t, b)
+	})
 	t.Run("held", func(t *testing.T) {
 		t.Parallel()
 		b := newBoundRig(t, middleware.Config{CallRetries: 3}, false,
