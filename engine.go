@@ -236,7 +236,7 @@ type compiledRule struct {
 	Rule
 	when   uint64 // bit mask over Engine.environments
 	repeat Repeat
-	index  int        // position in ruleSet.text, or in its tool's toolRules.rules
+	index  int        // a text rule's position in ruleSet.text (Scanner.armed); unused for tool rules
 	shadow bool       // Rule.Shadow or Config.Shadow: evaluated, never acts (shadow.go)
 	early  *earlyPlan // a text rule judged on the streamed prefix; nil: only at the end
 	logic             // predicate trees, field path and fix (judge.go)
@@ -250,13 +250,13 @@ type toolRules struct {
 
 // ruleSet is immutable once built; a reload swaps in a new one.
 type ruleSet struct {
-	all     []*compiledRule // by name
-	byTool  map[string]*toolRules
-	text    []*compiledRule // by name
-	match   textMatcher
-	early   *earlySet     // the early text rules; nil: none
-	counts  RuleCounts    // what compile made of the rows, for OnReload and the summary line
-	skipped []SkippedRule // enabled rows not loaded, in the order they were judged
+	all      []*compiledRule // by name
+	byTool   map[string]*toolRules
+	text     []*compiledRule // by name
+	match    textMatcher
+	early    *earlySet     // the early text rules; nil: none
+	disabled int           // disabled rows the store returned
+	skipped  []SkippedRule // enabled rows not loaded, in the order they were judged
 }
 
 func (e *Engine) compile(rules []Rule) *ruleSet {
@@ -270,7 +270,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 	sorted := make([]Rule, 0, len(rules))
 	for _, r := range rules {
 		if r.Disabled {
-			set.counts.Disabled++
+			set.disabled++
 			continue
 		}
 		// The name is taken exactly as stored: a hand-typed " good_tool" or "Good_tool" is
@@ -315,7 +315,6 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 				tr = &toolRules{}
 				set.byTool[tool] = tr
 			}
-			c.index = len(tr.rules)
 			tr.rules = append(tr.rules, c)
 		} else {
 			c.index = len(set.text)
@@ -325,7 +324,6 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 			}
 		}
 	}
-	set.counts.Loaded, set.counts.Skipped = len(set.all), len(set.skipped)
 	set.match = e.compileGroup(set.text, next)
 	set.early = e.compileEarly(set.text, next)
 	for _, tr := range set.byTool {

@@ -59,7 +59,7 @@ func hooksOf(cfg *Config) hooks {
 // RuleCounts returns what the rule set in force made of the store's rows.
 func (e *Engine) RuleCounts() RuleCounts {
 	if set := e.rules.Load(); set != nil {
-		return set.counts
+		return RuleCounts{Loaded: len(set.all), Disabled: set.disabled, Skipped: len(set.skipped)}
 	}
 	return RuleCounts{}
 }

@@ -49,7 +49,7 @@ func (e *Engine) logSummary(set *ruleSet) {
 	for i, sk := range set.skipped {
 		names[i] = sk.Name
 	}
-	e.log.Info("stream rules loaded", "loaded", len(set.all), "disabled", set.counts.Disabled,
+	e.log.Info("stream rules loaded", "loaded", len(set.all), "disabled", set.disabled,
 		"skipped", len(set.skipped), "skipped_rules", names)
 }
 

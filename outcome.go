@@ -1,10 +1,6 @@
 package streamrules
 
-import (
-	"context"
-	"slices"
-	"strings"
-)
+import "context"
 
 // Outcomes: what came of each firing, decided by the end of its move.
 //
@@ -43,13 +39,7 @@ func (m *Move) judgeReplayLocked(awaiting []int, t *target, blank bool) {
 		if blank {
 			continue
 		}
-		k, ok := slices.BinarySearchFunc(m.set.text, f.Rule, func(c *compiledRule, name string) int {
-			return strings.Compare(c.Name, name)
-		})
-		if !ok {
-			continue
-		}
-		if m.set.text[k].fires(t) {
+		if r := m.set.ruleByName(f.Rule); r != nil && r.fires(t) {
 			f.Outcome = OutcomeMissedAgain
 		}
 	}
