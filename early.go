@@ -223,8 +223,11 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 		s.nonBlank = len(bytes.TrimSpace(text[s.scanned:])) > 0
 	}
 	var hits []*compiledRule
+	nl := bytes.LastIndexByte(text[s.scanned:], '\n')
 	if s.nonBlank {
-		if s.es.lineRules != nil && due(len(text)-s.lineStart, s.lineAt) {
+		// A line that ended is scanned whole once more: after it, it is never looked at
+		// again, and a miss in its last quarter would otherwise wait for the answer's end.
+		if s.es.lineRules != nil && (nl >= 0 || due(len(text)-s.lineStart, s.lineAt)) {
 			s.lineAt = len(text) - s.lineStart
 			hits = s.match(text, s.lineStart, s.es.line, s.es.lineRules, hits)
 		}
@@ -233,8 +236,8 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 			hits = s.match(text, 0, s.es.other, s.es.oRules, hits)
 		}
 	}
-	if i := bytes.LastIndexByte(text[s.scanned:], '\n'); i >= 0 {
-		s.lineStart, s.lineAt = s.scanned+i+1, 0
+	if nl >= 0 {
+		s.lineStart, s.lineAt = s.scanned+nl+1, 0
 	}
 	s.scanned = len(text)
 	if len(hits) == 0 {

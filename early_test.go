@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,52 @@ func TestScannerCutsEarly(t *testing.T) {
 		t.Errorf("log: %s", fx.log.String())
 	}
 	_ = ctx
+}
+
+// TestScannerCutsArmedRulesOnly: the scanner cuts for a rule armed when the tour began,
+// never for an early rule whose `when` does not hold, nor for a rule already fired in the
+// move; the early rules sit after a non-early one in the set, so a rule's place among the
+// early rules is not its place in the set.
+func TestScannerCutsArmedRulesOnly(t *testing.T) {
+	t.Parallel()
+	early := func(r *Rule) { r.Early = true }
+	pic := with(textRule("b_pic", `blind`), func(r *Rule) { r.Early, r.When = true, []string{EnvPicture} })
+	fx := newFixture(t, []Rule{textRule("a_late", `zzz`), pic, with(textRule("c_img", `!\[`), early)}, &Config{MaxRetriesPerMove: 2})
+	ctx, m := fx.eng.BeginMove(context.Background(), "c")
+	text := "I am blind here\n" + strings.Repeat("word ", 60)
+	if v, cut := scanIn(t, m.EarlyScanner(), text, 7); cut >= 0 {
+		t.Fatalf("cut at %d by %+v: b_pic's `when` does not hold", cut, v)
+	}
+	// b_pic's match, found first, must not stop the scan before c_img's.
+	v, cut := scanIn(t, m.EarlyScanner(), text+"see ![x]\n"+text, 7)
+	if cut < 0 || !slices.Equal(v.Rules, []string{"c_img"}) {
+		t.Fatalf("verdict %+v cut %d, want c_img only", v, cut)
+	}
+	m.AddEnvironment(EnvPicture)
+	m.BeginTour()
+	s := m.EarlyScanner()
+	if v, cut := scanIn(t, s, "see ![x]\n"+strings.Repeat("word ", 60), 7); cut >= 0 {
+		t.Fatalf("cut at %d by %+v: c_img already fired in this move", cut, v)
+	}
+	s = m.EarlyScanner()
+	if v, cut := scanIn(t, s, text, 7); cut < 0 || !slices.Equal(v.Rules, []string{"b_pic"}) {
+		t.Fatalf("verdict %+v cut %d, want b_pic once the picture is in the tour", v, cut)
+	}
+	_ = ctx
+}
+
+// TestScannerCutsAtLineEnd: a miss in the last quarter of a long line is cut when the
+// line ends, not left to the end of the answer (a complete line is never rescanned).
+func TestScannerCutsAtLineEnd(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, []Rule{with(textRule("img", `!\[`), func(r *Rule) { r.Early = true })}, nil)
+	_, m := fx.eng.BeginMove(context.Background(), "c")
+	line := strings.Repeat("word ", 60) + "![x]\n"
+	text := line + strings.Repeat("more words\n", 100)
+	v, cut := scanIn(t, m.EarlyScanner(), text, 7)
+	if !v.Discard || cut < 0 || cut > len(line)+7 {
+		t.Fatalf("verdict %+v cut at %d, want a cut within a chunk of the line's end (%d)", v, cut, len(line))
+	}
 }
 
 // TestScannerEngineSwitch: Config.EarlyInterrupt makes every decidable rule early.
