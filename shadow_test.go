@@ -133,6 +133,10 @@ func TestOutcomes(t *testing.T) {
 			m.CheckAnswer(ctx, "bad")
 			m.CheckAnswer(ctx, "still bad")
 		}, []string{"t:missed_again"}},
+		{"missed again by the second rule of the set", nil, []Rule{textRule("a", "aaa"), textRule("b", "bbb")}, func(ctx context.Context, m *Move) {
+			m.CheckAnswer(ctx, "bbb")
+			m.CheckAnswer(ctx, "bbb still")
+		}, []string{"b:missed_again"}},
 		{"negate rule missed again", nil, []Rule{with(textRule("tail", "#\\d+$"), func(r *Rule) { r.Negate = true })}, func(ctx context.Context, m *Move) {
 			m.CheckAnswer(ctx, "no tail")
 			m.CheckAnswer(ctx, "still no tail")
