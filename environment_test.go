@@ -49,6 +49,26 @@ func TestEnvironmentChangesAtTheNextTour(t *testing.T) {
 	}
 }
 
+// TestToolRemindersFollowTheTour: a soft rule's `when` is judged on the tour's
+// environment too: a client who joins mid-move arms the rule from the next tour on.
+func TestToolRemindersFollowTheTour(t *testing.T) {
+	t.Parallel()
+	r := with(softRule("local_shell", "shell", ``), func(r *Rule) { r.When = []string{EnvClientOps} })
+	fx := newFixture(t, []Rule{r}, nil)
+	ctx, m := fx.eng.BeginMove(context.Background(), "c", EnvTelegram)
+	if got := m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`); len(got) != 0 {
+		t.Fatalf("reminded without a client: %+v", got)
+	}
+	m.AddEnvironment(EnvClientOps)
+	if got := m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`); len(got) != 0 {
+		t.Fatalf("reminded under the staged environment: %+v", got)
+	}
+	m.BeginTour()
+	if got := m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`); len(got) != 1 || got[0].Rule != "local_shell" {
+		t.Fatalf("the tour after the client joined got %+v, want the local_shell reminder", got)
+	}
+}
+
 // TestEnvironmentConcurrent: tools change the environment while tours begin and are judged
 // (run with -race).
 func TestEnvironmentConcurrent(t *testing.T) {
