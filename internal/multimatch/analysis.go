@@ -5,9 +5,12 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
 // Analysis is what New learns about one pattern: its compiled regexp, the
@@ -35,12 +38,15 @@ type Analysis struct {
 	fromBody     string
 	fromOnce     sync.Once
 	from0, from1 *regexp.Regexp
-	direct       bool // run on every text without the prefilter (anchored at the start)
-	prefix       bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
-	insts        int  // instructions of the compiled program of run
-	live         int  // threads the program keeps alive on ordinary text (see liveThreads)
-	wide         int  // wide instructions (see WideInsts)
-	rarePrefix   bool // every match starts with a rare literal (see RarePrefix)
+	// The lazy DFAs of run, from0 and from1 (see matches), made on first use.
+	dfaOnce         sync.Once
+	dfa, dfa0, dfa1 *lazydfa.DFA
+	direct          bool // run on every text without the prefilter (anchored at the start)
+	prefix          bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
+	insts           int  // instructions of the compiled program of run
+	live            int  // threads the program keeps alive on ordinary text (see liveThreads)
+	wide            int  // wide instructions (see WideInsts)
+	rarePrefix      bool // every match starts with a rare literal (see RarePrefix)
 }
 
 // maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
@@ -309,6 +315,55 @@ func (a *Analysis) anchored() (from0, from1 *regexp.Regexp) {
 		}
 	})
 	return a.from0, a.from1
+}
+
+// matches reports whether run matches text, as run.MatchString does: through the
+// pattern's lazy DFA, which costs one table step per byte however many threads the
+// regexp would keep alive, or through regexp where the DFA gives up (a pattern whose
+// DFA would need a new state every few bytes of this text).
+func (a *Analysis) matches(text string) bool {
+	if d := a.lazy(); d != nil {
+		if m, ok := d.Match(text); ok {
+			return m
+		}
+	}
+	return a.run.MatchString(text)
+}
+
+// matchesFrom is matches for the anchored forms (from1 when context is set), also
+// saying how much of text it read: the run stops when no thread is left.
+func (a *Analysis) matchesFrom(text string, context bool, rd *strings.Reader) (matched bool, read int) {
+	a.lazy()
+	d, re := a.dfa0, a.from0
+	if context {
+		d, re = a.dfa1, a.from1
+	}
+	if d != nil {
+		if m, n, ok := d.MatchRead(text); ok {
+			return m, n
+		}
+	}
+	// A reader keeps regexp on its NFA, which reads no further than threads live; on a
+	// string it may pick the backtracker, whose set-up costs the length of the text.
+	rd.Reset(text)
+	m := re.MatchReader(rd)
+	return m, len(text) - rd.Len()
+}
+
+// lazy returns the DFA of run, making the DFAs on first use (most patterns are never
+// candidates). Nil when it does not compile, which cannot happen: run compiled.
+func (a *Analysis) lazy() *lazydfa.DFA {
+	a.dfaOnce.Do(func() {
+		a.dfa, _ = lazydfa.Compile(a.run.String())
+		if f0, f1 := a.anchored(); f0 != nil {
+			d0, err0 := lazydfa.Compile(f0.String())
+			d1, err1 := lazydfa.Compile(f1.String())
+			if err0 == nil && err1 == nil {
+				a.dfa0, a.dfa1 = d0, d1
+			}
+		}
+	})
+	return a.dfa
 }
 
 // ---- cutting the edges ----

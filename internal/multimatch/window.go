@@ -1,7 +1,6 @@
 package multimatch
 
 import (
-	"regexp"
 	"slices"
 	"unicode/utf8"
 )
@@ -29,7 +28,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 	sc.runs++
 	if ids == nil || sc.spill {
 		sc.whole++
-		return a.run.MatchString(text)
+		return a.matches(text)
 	}
 	hs := sc.tmp[:0]
 	for _, id := range ids {
@@ -45,11 +44,11 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		// The candidate test saw the anchor's group but no occurrence was
 		// kept: cannot happen, but the whole text is always right.
 		sc.whole++
-		return a.run.MatchString(text)
+		return a.matches(text)
 	}
 	n := len(text)
-	if f0, f1 := a.anchored(); f0 != nil {
-		return s.verifyFrom(f0, f1, a, text, hs, sc)
+	if f0, _ := a.anchored(); f0 != nil {
+		return s.verifyFrom(a, text, hs, sc)
 	}
 	if a.before < 0 || a.after < 0 {
 		// One side bounded: the matches lie after the first occurrence
@@ -72,7 +71,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		if lo == 0 && hi == n {
 			sc.whole++
 		}
-		return a.run.MatchString(text[lo:hi])
+		return a.matches(text[lo:hi])
 	}
 	if len(hs) > 1 {
 		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
@@ -93,11 +92,11 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 	}
 	if cost >= n {
 		sc.whole++
-		return a.run.MatchString(text)
+		return a.matches(text)
 	}
 	for _, w := range hs[:m] {
 		lo, hi := widen(text, int(w.start), int(w.end), a.ctx)
-		if a.run.MatchString(text[lo:hi]) {
+		if a.matches(text[lo:hi]) {
 			return true
 		}
 	}
@@ -108,12 +107,12 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 // from a little before each occurrence: a match containing the occurrence
 // [s, e) starts within [e-before, s], which the anchored form's leading
 // (?s:.){0,before+3} covers, and the run goes on only while some thread lives.
-func (s *Set) verifyFrom(from0, from1 *regexp.Regexp, a *Analysis, text string, hs []hit, sc *scratch) bool {
+func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
 	n := len(text)
 	if len(hs)*(a.before+windowCost) >= n {
 		// Dense occurrences: one run over the text costs less.
 		sc.whole++
-		return a.run.MatchString(text)
+		return a.matches(text)
 	}
 	if len(hs) > 1 {
 		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
@@ -128,25 +127,22 @@ func (s *Set) verifyFrom(from0, from1 *regexp.Regexp, a *Analysis, text string, 
 			continue // the previous run covered the starts this one would try
 		}
 		last = lo
-		re, from := from0, 0
+		from, context := 0, false
 		if lo > 0 {
 			// One character of context, read by the form's leading (?s:.).
 			_, size := utf8.DecodeLastRuneInString(text[:lo])
-			re, from = from1, lo-size
+			from, context = lo-size, true
 		}
-		// A reader keeps regexp on its NFA, which reads no further than
-		// threads live; on a string it may pick the backtracker, whose
-		// set-up costs the length of the rest of the text.
-		sc.rd.Reset(text[from:])
-		if re.MatchReader(&sc.rd) {
+		m, r := a.matchesFrom(text[from:], context, &sc.rd)
+		if m {
 			return true
 		}
 		// A run ends when no thread is left, but a loop such as [\s\S]* keeps one
 		// alive to the end of the text. Count what the runs read; past a quarter of
 		// the text, one run over the whole text is cheaper than going on.
-		if read += n - from - sc.rd.Len(); read > n/4 {
+		if read += r; read > n/4 {
 			sc.whole++
-			return a.run.MatchString(text)
+			return a.matches(text)
 		}
 	}
 	return false

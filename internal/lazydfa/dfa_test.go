@@ -1,0 +1,349 @@
+package lazydfa
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Patterns chosen for what a DFA can get wrong: the empty-width assertions at every
+// kind of edge, case folding beyond ASCII, invalid UTF-8, an empty pattern, anchors,
+// prefixes, and programs that keep many threads alive.
+var tricky = []string{
+	``, `a`, `^`, `$`, `^$`, `\A`, `\z`, `(?m)^`, `(?m)$`, `(?m)^$`, `\b`, `\B`, `^\b`, `\b$`,
+	`\bfoo\b`, `\Bfoo\B`, `foo\b`, `(?m)^foo$`, `(?m)^\s*#{1,6} `, `^foo`, `foo$`, `\Afoo\z`,
+	`(?i)kiss`, `(?i)\bkelvin\b`, `(?i)straße`, `(?i)σ`, `(?i)ǅ`, `a\x{FFFD}b`, `[^a]bc`, `(?s).bc`, `.`,
+	`(?s).`, `[^\n]`, `\x{FFFD}`, `[\x{1F600}-\x{1F64F}]`, `[\x{4e00}-\x{9fff}]{2}`, `\pL+\d`,
+	`abc(?i)def`, `x{2,5}y`, `(ab){2,}`, `-----BEGIN (RSA |EC )?PRIVATE KEY-----`,
+	`(?i)\b(can'?t|cannot|unable to)\b.{0,40}\b(see|view|look at)\b`,
+	`(?i)\bf[\W_]*u[\W_]*c[\W_]*k\b`, `[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`,
+	`↩ #\d+\s*$`, `the(?:\S+\s*)+\n\d{9,}`, `(\w+\s+){0,10}z`, `(a|b)*a(a|b){8}`, `^.{0,3}$`,
+	`github_pat_[A-Za-z0-9_]{22,}`, `(?U)a+?b`, `\d{3}-\d{4}`, `(?m)\s+$`,
+}
+
+var texts = []string{
+	"", "a", "\n", "foo", " foo ", "foo_", "xfoo", "\nfoo\n", "foo\nbar", "kiſs", "KIss", "273 \u212aELVIN",
+	"STRAẞE", "ς", "ǆ", "a\xffb", "a\uFFFDb", "\xffbc", "x\nbc", "hi 😀", "日本語", "abcDEF", "ABCdef", "xxxxy",
+	"ababab", "-----BEGIN EC PRIVATE KEY-----", "I CAN'T really see it", "fu_c k", "mail me@example.com.",
+	"done ↩ #12  ", "done ↩ #12 x", "the quick\n123456789", "a b c d z", "aaaaaaaaab", "ab", "abcd",
+	"github_pat_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "aab", "555-1234", "trailing  \nx", "\xe2\x82", "é\xe2\x82\xac\xff",
+}
+
+func mustDFA(t testing.TB, p string) *DFA {
+	t.Helper()
+	d, err := Compile(p)
+	if err != nil {
+		t.Fatalf("%q: %v", p, err)
+	}
+	return d
+}
+
+// check compares Match, and a stream fed in pieces, with regexp on one text.
+func check(t *testing.T, p string, re *regexp.Regexp, d *DFA, text string, cuts []int) {
+	t.Helper()
+	want := re.MatchString(text)
+	got, ok := d.Match(text)
+	if ok && got != want {
+		t.Fatalf("Match(%q, %q) = %v, regexp says %v", p, text, got, want)
+	}
+	// The same text fed in pieces, cut anywhere (inside runes too).
+	c := d.Start()
+	streamed := false
+	prev := 0
+	for _, cut := range append(cuts, len(text)) {
+		if cut < prev || cut > len(text) {
+			continue
+		}
+		piece := []byte(text[prev:cut])
+		prev = cut
+		for len(piece) > 0 && !streamed {
+			out, rest, ok := d.Feed(&c, piece)
+			if !ok {
+				return
+			}
+			if out != nil {
+				streamed = true
+				if !want {
+					t.Fatalf("Feed(%q, %q cut at %v) matched before %d bytes; regexp finds no match", p, text, cuts, c.Read())
+				}
+				// Certain: the text up to here matches on its own, whatever follows.
+				if !re.MatchString(text[:c.Read()]) {
+					t.Fatalf("Feed(%q, %q) matched at %d, but %q alone does not match", p, text, c.Read(), text[:c.Read()])
+				}
+			}
+			piece = rest
+		}
+	}
+	if !streamed {
+		out, ok := d.End(&c)
+		if !ok {
+			return
+		}
+		if (len(out) > 0) != want {
+			t.Fatalf("stream %q over %q cut at %v: End = %v, regexp says %v", p, text, cuts, out, want)
+		}
+		if c.Read() != len(text) {
+			t.Fatalf("stream read %d bytes of %d", c.Read(), len(text))
+		}
+	}
+}
+
+func TestTricky(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, p := range tricky {
+		re := regexp.MustCompile(p)
+		d := mustDFA(t, p)
+		for _, text := range texts {
+			for range 4 {
+				var cuts []int
+				for range r.IntN(4) {
+					cuts = append(cuts, r.IntN(len(text)+1))
+				}
+				slices.Sort(cuts)
+				check(t, p, re, d, text, cuts)
+			}
+		}
+	}
+}
+
+// TestRealworld runs the guardrail corpus over the real answers, whole and in lines.
+func TestRealworld(t *testing.T) {
+	pats := readLines(t, "../multimatch/testdata/realworld/guardrails.txt")
+	var answers []string
+	for _, n := range []string{"1", "2", "3", "4"} {
+		b, err := os.ReadFile("../multimatch/testdata/realworld/answer" + n + ".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, string(b))
+	}
+	for _, a := range answers {
+		answers = append(answers, strings.Split(a, "\n")...)
+	}
+	matched := 0
+	for _, p := range pats {
+		re := regexp.MustCompile(p)
+		d := mustDFA(t, p)
+		for _, a := range answers {
+			got, ok := d.Match(a)
+			if !ok {
+				t.Errorf("%q gave up on a real answer", p)
+				continue
+			}
+			if want := re.MatchString(a); got != want {
+				t.Fatalf("Match(%q, %.60q…) = %v, regexp says %v", p, a, got, want)
+			}
+			if got {
+				matched++
+			}
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no guardrail matched any answer: the corpus is not exercised")
+	}
+	t.Logf("%d patterns, %d texts, %d matches", len(pats), len(answers), matched)
+}
+
+func readLines(t *testing.T, path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+var atoms = []string{
+	"a", "b", "k", "s", "K", "é", "ß", "σ", "ſ", "\u212a", `\x{FFFD}`, " ", `\n`, "0", `\.`, "_", "😀",
+	"[ab]", "[^a]", "[a-z]", `\d`, `\w`, `\s`, `\S`, `\W`, ".", `\pL`, `\b`, `\B`, "^", "$", `\A`, `\z`,
+}
+
+func randPattern(r *rand.Rand, depth int) string {
+	if depth > 3 || r.IntN(3) == 0 {
+		var b strings.Builder
+		for n := 1 + r.IntN(4); n > 0; n-- {
+			b.WriteString(atoms[r.IntN(len(atoms))])
+		}
+		return b.String()
+	}
+	switch r.IntN(8) {
+	case 0:
+		return randPattern(r, depth+1) + "|" + randPattern(r, depth+1)
+	case 1:
+		return "(" + randPattern(r, depth+1) + ")" + []string{"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"}[r.IntN(7)]
+	case 2:
+		return "(?i:" + randPattern(r, depth+1) + ")"
+	case 3:
+		return []string{"(?s:", "(?m:", "(?U:", "(?:"}[r.IntN(4)] + randPattern(r, depth+1) + ")"
+	default:
+		return randPattern(r, depth+1) + randPattern(r, depth+1)
+	}
+}
+
+var textRunes = []string{"a", "b", "k", "K", "s", "S", "é", "ß", "σ", "ς", "ſ", "\u212a", "\xff", "\xe2\x82", " ", "\n", "0", "7", ".", "_", "😀", "x"}
+
+func randText(r *rand.Rand) string {
+	var b strings.Builder
+	for n := r.IntN(12); n > 0; n-- {
+		b.WriteString(textRunes[r.IntN(len(textRunes))])
+	}
+	return b.String()
+}
+
+// TestRandom compares the DFA with regexp on random patterns and texts, whole and
+// streamed in random pieces.
+func TestRandom(t *testing.T) {
+	iters := 4000
+	if testing.Short() {
+		iters = 500
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range iters {
+		p := randPattern(r, 0)
+		re, err := regexp.Compile(p)
+		if err != nil {
+			continue
+		}
+		d := mustDFA(t, p)
+		for range 12 {
+			text := randText(r)
+			cuts := []int{r.IntN(len(text) + 1), r.IntN(len(text) + 1)}
+			slices.Sort(cuts)
+			check(t, p, re, d, text, cuts)
+		}
+	}
+}
+
+// TestSetOutputs: a DFA of several programs reports, over a stream, exactly the
+// patterns regexp finds in the whole text.
+func TestSetOutputs(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 600 {
+		var pats []string
+		var res []*regexp.Regexp
+		var progs []*syntax.Prog
+		for len(pats) < 1+r.IntN(4) {
+			p := randPattern(r, 1)
+			re, err := regexp.Compile(p)
+			if err != nil {
+				continue
+			}
+			pats, res = append(pats, p), append(res, re)
+			progs = append(progs, mustProg(t, p))
+		}
+		d := New(progs...)
+		for range 10 {
+			text := randText(r) + randText(r)
+			var want []int32
+			for i, re := range res {
+				if re.MatchString(text) {
+					want = append(want, int32(i))
+				}
+			}
+			c := d.Start()
+			var got []int32
+			p := []byte(text)
+			for len(p) > 0 {
+				out, rest, ok := d.Feed(&c, p)
+				if !ok {
+					t.Fatalf("gave up on %q", text)
+				}
+				got = append(got, out...)
+				p = rest
+			}
+			end, _ := d.End(&c)
+			got = append(got, end...)
+			slices.Sort(got)
+			got = slices.Compact(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("set %q over %q: got %v, regexp %v", pats, text, got, want)
+			}
+		}
+	}
+}
+
+func mustProg(t testing.TB, p string) *syntax.Prog {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
+}
+
+// TestGivesUp: an exponential DFA on a text that keeps finding new states gives up
+// instead of building a state per byte, and a small cache bound still gives right
+// verdicts (the cache is dropped and rebuilt).
+func TestGivesUp(t *testing.T) {
+	p := `(a|b)*a(a|b){12}c`
+	d := mustDFA(t, p)
+	r := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	for range 1 << 14 {
+		b.WriteByte("ab"[r.IntN(2)])
+	}
+	if _, ok := d.Match(b.String()); ok {
+		t.Fatal("an exponential DFA over random a/b did not give up")
+	}
+	small := mustDFA(t, `(a|b)*a(a|b){3}c`)
+	small.SetMaxStates(16)
+	re := regexp.MustCompile(`(a|b)*a(a|b){3}c`)
+	for range 200 {
+		var s strings.Builder
+		for range 40 {
+			s.WriteByte("abc"[r.IntN(3)])
+		}
+		text := s.String()
+		got, ok := small.Match(text)
+		if ok && got != re.MatchString(text) {
+			t.Fatalf("with 16 states kept: Match(%q) = %v", text, got)
+		}
+	}
+}
+
+// TestConcurrent: one DFA used by many goroutines at once, with a small cache that
+// is dropped while others read (run with -race).
+func TestConcurrent(t *testing.T) {
+	p := `(?i)\b(can'?t|cannot|unable to)\b.{0,40}\b(see|view|look at)\b`
+	re := regexp.MustCompile(p)
+	d := mustDFA(t, p)
+	d.SetMaxStates(16)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 5))
+			words := []string{"I", "can't", "cannot", "see", "view", "look at", "it", "é", "\n", "unable to", "CAN'T"}
+			for range 300 {
+				var b strings.Builder
+				for range r.IntN(20) {
+					b.WriteString(words[r.IntN(len(words))])
+					b.WriteByte(" ,"[r.IntN(2)])
+				}
+				text := b.String()
+				if got, ok := d.Match(text); ok && got != re.MatchString(text) {
+					t.Errorf("Match(%q) = %v", text, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,37 @@
+// Package lazydfa answers "does this regular expression match anywhere in the
+// text?" for Go regular expressions, exactly as regexp.MatchString does, at a
+// cost per byte that does not grow with the pattern.
+//
+// Go's regexp runs a Thompson NFA: per byte it steps every live thread, so a
+// pattern that keeps many threads alive (`\w+\s+\w+…`, `(?i)\bf[\W_]*u…`) costs
+// tens of nanoseconds per byte and more. A DFA steps one state per byte. Building
+// the whole DFA up front can take exponential space, so, as RE2 does, the states
+// are built lazily, when the text first needs them, and kept: a warm DFA is one
+// table load per ASCII byte.
+//
+// A state is the set of NFA instructions pending after a character, plus what
+// the empty-width assertions need to know of that character (start of text, a
+// newline, a word character, anything else). The step from a state on the next
+// rune r first follows the empty transitions under the assertions that hold
+// between the previous character and r (syntax.EmptyOpContext), which is where
+// a match is seen, then consumes r; at the end of the text it follows them under
+// the assertions that hold there. Runes are classed at compile time: two ASCII
+// bytes are in one class when every rune instruction and every assertion treats
+// them alike, so a state's table has one entry per class. Other runes take a
+// slower path under the DFA's lock.
+//
+// The DFA may combine several programs (patterns); a state then says which
+// patterns matched on entering it. The matching answers whether any, or which,
+// patterns matched; not where.
+//
+// # Bounds
+//
+// The states a DFA keeps are bounded (MaxStates); past the bound the cache is
+// dropped and built again. A run that needs a new state for every few bytes
+// (a pattern whose DFA is exponential, on a text that keeps finding new
+// states) gives up and says so, and the caller runs regexp instead: so a match
+// never costs much more than regexp's own.
+//
+// A DFA is safe for concurrent use: readers follow transitions with atomic loads;
+// new states and transitions are made under a mutex.
+package lazydfa
