@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxStates is how many states a DFA keeps by default before it drops them all
@@ -48,8 +49,9 @@ type DFA struct {
 	max      int // states kept before the cache is dropped
 
 	cache atomic.Pointer[cache]
+	esc   atomic.Pointer[[256]bool] // see escape
 
-	mu sync.Mutex // guards the cache's map, states' other maps, and the scratch below
+	mu sync.Mutex // guards the cache's map, the making of transitions, and the scratch below
 	// scratch of step, under mu
 	seen  []uint32 // generation stamp per instruction
 	gen   uint32
@@ -62,7 +64,7 @@ type DFA struct {
 type cache struct {
 	states map[string]*state
 	start  *state
-	idle   [kindOther + 1]*state // nothing pending, by kind: where a prefix skip lands
+	idle   [kindOther + 1]*state // nothing pending, by kind: where an idle skip lands
 }
 
 // state is a DFA state: the instructions pending after a character of the given kind.
@@ -70,12 +72,50 @@ type state struct {
 	pcs  []uint32
 	kind uint8
 	out  []int32 // the patterns that matched on the way into this state, ascending
-	dead bool    // nothing pending and no pattern can start again: no match from here on
-	next []atomic.Pointer[state]
-	// other holds transitions on non-ASCII runes, under DFA.mu.
-	other map[rune]*state
+	// flags: flagOut (out is not empty), flagDead (nothing pending and no pattern can
+	// start again: no match from here on), flagIdle (nothing pending, no match: only a
+	// new start can lead anywhere).
+	flags uint8
+	next  []atomic.Pointer[state]
+	// other holds transitions on non-ASCII runes, sorted by rune: read without a lock,
+	// replaced whole under DFA.mu.
+	other atomic.Pointer[[]runeEdge]
 	// end holds the patterns that match at the end of the text from here, once known.
 	end atomic.Pointer[[]int32]
+}
+
+const (
+	flagOut uint8 = 1 << iota
+	flagDead
+	flagIdle
+)
+
+// runeEdge is a transition on a non-ASCII rune.
+type runeEdge struct {
+	r  rune
+	to *state
+}
+
+// onRune returns the known transition on the non-ASCII rune r, or nil.
+func (st *state) onRune(r rune) *state {
+	o := st.other.Load()
+	if o == nil {
+		return nil
+	}
+	edges := *o
+	lo, hi := 0, len(edges)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch e := edges[m]; {
+		case e.r == r:
+			return e.to
+		case e.r < r:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return nil
 }
 
 // maxOther bounds the non-ASCII transitions one state caches.
@@ -187,6 +227,9 @@ func matchRune(in *syntax.Inst, r rune) bool {
 func (d *DFA) reset() {
 	c := &cache{states: map[string]*state{}}
 	c.start = d.intern(c, kindStart, nil, nil)
+	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
+		c.idle[k] = d.intern(c, k, nil, nil)
+	}
 	d.cache.Store(c) // whole before readers see it
 }
 
@@ -259,7 +302,14 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 	if len(out) > 0 {
 		st.out = slices.Clone(out)
 	}
-	st.dead = len(pcs) == 0 && d.anchored && kind != kindStart
+	switch {
+	case len(out) > 0:
+		st.flags = flagOut
+	case len(pcs) == 0 && d.anchored && kind != kindStart:
+		st.flags = flagDead
+	case len(pcs) == 0 && kind != kindStart:
+		st.flags = flagIdle
+	}
 	c.states[string(k)] = st
 	return st
 }
@@ -273,7 +323,7 @@ func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 		if nx := st.next[d.class[r]].Load(); nx != nil {
 			return nx, false
 		}
-	} else if nx := st.other[r]; nx != nil {
+	} else if nx := st.onRune(r); nx != nil {
 		return nx, false
 	}
 	c := d.cache.Load()
@@ -286,11 +336,14 @@ func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 	nx = d.intern(c, kindOf(r), d.pcs, d.out)
 	if r < utf8.RuneSelf {
 		st.next[d.class[r]].Store(nx)
-	} else if len(st.other) < maxOther {
-		if st.other == nil {
-			st.other = map[rune]*state{}
+	} else if o := st.other.Load(); o == nil || len(*o) < maxOther {
+		var edges []runeEdge
+		if o != nil {
+			edges = *o
 		}
-		st.other[r] = nx
+		k, _ := slices.BinarySearchFunc(edges, r, func(e runeEdge, r rune) int { return int(e.r - r) })
+		edges = slices.Insert(slices.Clone(edges), k, runeEdge{r, nx})
+		st.other.Store(&edges)
 	}
 	return nx, len(c.states) > n
 }
@@ -309,21 +362,142 @@ func (d *DFA) endOut(st *state) []int32 {
 	return out
 }
 
-// idle returns the state with nothing pending after a character of the kind; under mu.
-func (d *DFA) idle(kind uint8) *state {
-	c := d.cache.Load()
-	if st := c.idle[kind]; st != nil {
-		return st
-	}
-	st := d.intern(c, kind, nil, nil)
-	c.idle[kind] = st
-	return st
-}
-
 // budget is how many new states a run over n bytes may make before it gives up: a
 // state costs about as much as regexp spends on a dozen bytes, so past one per 16
 // bytes the DFA is no longer the cheaper engine.
 func budget(n int) int { return 64 + n/16 }
+
+// escape returns, for each byte, whether it can leave the idle states: the bytes an
+// idle run skips over are those it cannot (each takes idle to idle of its own kind).
+// Bytes from 0x80 up always escape: non-ASCII runes take the slow path.
+func (d *DFA) escape() *[256]bool {
+	if e := d.esc.Load(); e != nil {
+		return e
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := new([256]bool)
+	for b := range 256 {
+		e[b] = b >= utf8.RuneSelf
+	}
+	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
+		idle := &state{kind: k}
+		for b := range utf8.RuneSelf {
+			d.step(idle, rune(b), kindOf(rune(b)))
+			if len(d.pcs) > 0 || len(d.out) > 0 {
+				e[b] = true
+			}
+		}
+	}
+	d.esc.Store(e)
+	return e
+}
+
+// kindOfByte is kindOf for the last byte of a run of bytes that did not escape, or
+// of any text before a prefix occurrence: a byte from 0x80 up is never a word byte
+// nor a newline, whatever rune it belongs to.
+func kindOfByte(b byte) uint8 { return kindOf(rune(b)) }
+
+// run steps the DFA from st over text until a state with matches (status found), a
+// dead state (status dead), the end of the text (status more) or the budget (status
+// gaveUp): built counts the new states made, and limit is what it may reach. It
+// returns the state reached and the bytes read. A rune cut off at the end of text is
+// read as regexp would read it at the end of a text (U+FFFD per byte): callers that
+// stream keep it back.
+func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, status) {
+	idle := &d.cache.Load().idle
+	class := &d.class
+	var esc *[256]bool
+	i := 0
+	for i < len(text) {
+		if st.flags&flagIdle != 0 {
+			// Nothing pending: skip to where a match can start.
+			j := i
+			if d.prefix != "" {
+				if k := strings.Index(text[i:], d.prefix); k >= 0 {
+					j += k
+				} else {
+					// The text may end inside an occurrence that the next piece of a
+					// stream completes: step over its last bytes, from a rune start.
+					j = max(i, len(text)-len(d.prefix)+1)
+					for j > i && j < len(text) && !utf8.RuneStart(text[j]) {
+						j--
+					}
+				}
+			} else {
+				if esc == nil {
+					esc = d.escape()
+				}
+				for j < len(text) && !esc[text[j]] {
+					j++
+				}
+			}
+			if j > i {
+				st, i = idle[kindOfByte(text[j-1])], j
+				if i == len(text) {
+					break
+				}
+			}
+		}
+		// The hot loop: known transitions on ASCII bytes into plain states.
+		for i < len(text) {
+			b := text[i]
+			if b >= utf8.RuneSelf {
+				break
+			}
+			nx := st.next[class[b]].Load()
+			if nx == nil || nx.flags != 0 {
+				break
+			}
+			st = nx
+			i++
+		}
+		if i == len(text) {
+			break
+		}
+		var nx *state
+		if b := text[i]; b < utf8.RuneSelf {
+			nx = st.next[d.class[b]].Load()
+			i++
+			if nx == nil {
+				var made bool
+				if nx, made = d.transition(st, rune(b)); made {
+					if *built++; *built > limit {
+						return st, i, gaveUp
+					}
+				}
+			}
+		} else {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			if nx = st.onRune(r); nx == nil {
+				var made bool
+				if nx, made = d.transition(st, r); made {
+					if *built++; *built > limit {
+						return st, i, gaveUp
+					}
+				}
+			}
+		}
+		st = nx
+		if st.flags&(flagOut|flagDead) != 0 {
+			if st.flags&flagOut != 0 {
+				return st, i, found
+			}
+			return st, i, dead
+		}
+	}
+	return st, i, more
+}
+
+type status uint8
+
+const (
+	more status = iota
+	found
+	dead
+	gaveUp
+)
 
 // Match reports whether any of the DFA's patterns matches text, as
 // regexp.MatchString would. ok is false when the DFA gave up (it would have made too
@@ -337,53 +511,15 @@ func (d *DFA) Match(text string) (matched, ok bool) {
 // MatchRead is Match, also saying how many bytes it read: it stops at the first match,
 // and, for patterns anchored at the start, as soon as no match is possible any more.
 func (d *DFA) MatchRead(text string) (matched bool, read int, ok bool) {
-	st := d.cache.Load().start
-	left := budget(len(text))
-	i := 0
-	for i < len(text) {
-		if d.prefix != "" && len(st.pcs) == 0 && st.kind != kindStart {
-			// Nothing pending: a match can only start at the next occurrence of the prefix.
-			j := strings.Index(text[i:], d.prefix)
-			if j < 0 {
-				return false, len(text), true
-			}
-			if j > 0 {
-				i += j
-				r, _ := utf8.DecodeLastRuneInString(text[:i])
-				d.mu.Lock()
-				st = d.idle(kindOf(r))
-				d.mu.Unlock()
-			}
-		}
-		var nx *state
-		if b := text[i]; b < utf8.RuneSelf {
-			nx = st.next[d.class[b]].Load()
-			i++
-			if nx == nil {
-				var built bool
-				if nx, built = d.transition(st, rune(b)); built {
-					if left--; left < 0 {
-						return false, i, false
-					}
-				}
-			}
-		} else {
-			r, size := utf8.DecodeRuneInString(text[i:])
-			i += size
-			var built bool
-			if nx, built = d.transition(st, r); built {
-				if left--; left < 0 {
-					return false, i, false
-				}
-			}
-		}
-		if nx.out != nil {
-			return true, i, true
-		}
-		if nx.dead {
-			return false, i, true
-		}
-		st = nx
+	built := 0
+	st, i, how := d.run(d.cache.Load().start, text, &built, budget(len(text)))
+	switch how {
+	case found:
+		return true, i, true
+	case dead:
+		return false, i, true
+	case gaveUp:
+		return false, i, false
 	}
 	return len(d.endOut(st)) > 0, i, true
 }
@@ -414,62 +550,63 @@ func (c *Cursor) Read() int { return c.read }
 // seen the character after it. out is nil when p was read to its end without a match.
 // ok is false when the DFA gave up (see Match): the cursor is then unusable.
 func (d *DFA) Feed(c *Cursor, p []byte) (out []int32, rest []byte, ok bool) {
-	for len(p) > 0 {
-		var r rune
-		if c.np > 0 {
-			// Complete the rune cut off at the end of the last piece.
-			var buf [2 * utf8.UTFMax]byte
-			n := copy(buf[:], c.partial[:c.np])
-			n += copy(buf[n:], p)
-			if !utf8.FullRune(buf[:n]) {
-				copy(c.partial[c.np:], p) // fits: the rune is still incomplete
-				c.np += len(p)
-				return nil, nil, true
-			}
-			var size int
-			r, size = utf8.DecodeRune(buf[:n])
-			if size >= c.np {
-				p = p[size-c.np:]
-				c.np = 0
-			} else { // an invalid first byte: it alone is consumed
-				copy(c.partial[:], c.partial[size:c.np])
-				c.np -= size
-			}
-			c.read += size
-		} else if b := p[0]; b < utf8.RuneSelf {
-			nx := c.st.next[d.class[b]].Load()
-			p = p[1:]
-			c.read++
-			if nx == nil {
-				var built bool
-				if nx, built = d.transition(c.st, rune(b)); built && c.overBudget() {
-					return nil, nil, false
-				}
-			}
-			c.st = nx
-			if nx.out != nil {
-				return nx.out, p, true
-			}
-			continue
-		} else {
-			if !utf8.FullRune(p) {
-				c.np = copy(c.partial[:], p)
-				return nil, nil, true
-			}
-			var size int
-			r, size = utf8.DecodeRune(p)
-			p = p[size:]
-			c.read += size
+	if c.st.flags&flagDead != 0 {
+		c.read += len(p)
+		return nil, nil, true
+	}
+	for c.np > 0 && len(p) > 0 {
+		// Complete the rune cut off at the end of the last piece.
+		var buf [2 * utf8.UTFMax]byte
+		n := copy(buf[:], c.partial[:c.np])
+		n += copy(buf[n:], p)
+		if !utf8.FullRune(buf[:n]) {
+			copy(c.partial[c.np:], p) // fits: the rune is still incomplete
+			c.np += len(p)
+			return nil, nil, true
 		}
-		nx, built := d.transition(c.st, r)
-		if built && c.overBudget() {
+		r, size := utf8.DecodeRune(buf[:n])
+		if size >= c.np {
+			p = p[size-c.np:]
+			c.np = 0
+		} else { // an invalid first byte: it alone is consumed
+			copy(c.partial[:], c.partial[size:c.np])
+			c.np -= size
+		}
+		c.read += size
+		nx, made := d.transition(c.st, r)
+		if made && c.overBudget() {
 			return nil, nil, false
 		}
 		c.st = nx
-		if nx.out != nil {
+		if nx.flags&flagOut != 0 {
 			return nx.out, p, true
 		}
 	}
+	if c.np > 0 {
+		return nil, nil, true // p is used up, the rune is still incomplete
+	}
+	// Keep back a rune cut off at the end.
+	whole := len(p)
+	for k := len(p) - 1; k >= 0 && k >= len(p)-utf8.UTFMax; k-- {
+		if utf8.RuneStart(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				whole = k
+			}
+			break
+		}
+	}
+	st, i, how := d.run(c.st, unsafe.String(unsafe.SliceData(p), whole), &c.built, budget(c.read+whole))
+	c.st, c.read = st, c.read+i
+	switch how {
+	case found:
+		return st.out, p[i:], true
+	case gaveUp:
+		return nil, nil, false
+	case dead: // nothing can match any more: the rest is read as is
+		c.read += len(p) - i
+		return nil, nil, true
+	}
+	c.np = copy(c.partial[:], p[whole:])
 	return nil, nil, true
 }
 
@@ -480,8 +617,8 @@ func (d *DFA) End(c *Cursor) (out []int32, ok bool) {
 	for c.np > 0 {
 		c.np--
 		c.read++
-		nx, built := d.transition(c.st, utf8.RuneError)
-		if built && c.overBudget() {
+		nx, made := d.transition(c.st, utf8.RuneError)
+		if made && c.overBudget() {
 			return nil, false
 		}
 		c.st = nx
