@@ -18,9 +18,10 @@ import (
 // to the text's start or end for \A and \z. A match found in the window is
 // then a match in the text, and every match lies in some window.
 
-// windowCost is what one extra regexp call costs, in bytes of scanning; when
-// the windows together cost more than the whole text, the whole text is run.
-const windowCost = 16
+// windowCost is what one extra run costs, in bytes of scanning (a lazy DFA run's
+// set-up and its end, about 30 bytes' worth); when the windows together cost more
+// than the whole text, the whole text is run.
+const windowCost = 32
 
 func (s *Set) verify(i int32, text string, sc *scratch) bool {
 	a := s.pats[i]
@@ -72,6 +73,11 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 			sc.whole++
 		}
 		return a.matches(text[lo:hi])
+	}
+	if len(hs)*windowCost >= n {
+		// Dense occurrences: their windows cost more than the text (before sorting them).
+		sc.whole++
+		return a.matches(text)
 	}
 	if len(hs) > 1 {
 		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
