@@ -3,10 +3,11 @@ package streamrules
 import (
 	"bytes"
 	"context"
-	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
 // Early interrupt: while an answer's speech is held, its streamed text is scanned as it
@@ -17,38 +18,35 @@ import (
 // regexp matches a prefix of the answer at [i,j), the same match exists in the whole
 // answer, as long as nothing in it looks past j. So:
 //   - a negate rule decides only at the end (the tail may still come);
-//   - a condition with `$`, `\z` or `(?m)$` decides only at the end;
-//   - `\b` and `\B` look one byte ahead: a match that ends exactly at the end of the
-//     prefix is not certain yet (it becomes certain one byte later, or at the end);
+//   - a condition that needs the end of the text (`$` without (?m), `\z`) decides only
+//     at the end;
+//   - ``, `\B` and `(?m)$` look one character ahead: a match is certain once the
+//     character after it has arrived (the scanner sees it so);
 //   - a shadowed rule never cuts anything;
 //   - a rule with a predicate tree, an applies_when or a fix decides only at the end: a
 //     tree may count words or look at the tail, and a fix repairs the whole answer in
 //     place, which is cheaper than any cut.
 //
-// How the scan stays incremental. The text is looked at in batches (a newline, or every
-// EarlyBatchBytes bytes), never per chunk, and a window is rescanned only once it has grown
-// by a quarter since its last scan: the rescans form a geometric series, at most five
-// passes over the window in all, and a miss is found before the text grows a quarter (or a
-// batch) past it. A rule whose matches cannot span a newline (no `.` under (?s), no class
-// or literal that holds '\n') has the current line as its window: complete lines are
-// never looked at again, and a line start has the same left context ('\n', a non-word
-// byte) in the prefix as in the whole answer. Such a rule anchored with `^`/`\A` can only
-// match on the first line. Any other rule has the whole prefix as its window. Each pass is
-// one literal prefilter (internal/multimatch) over the window; a rule's own regexp runs
-// only when its required literals occurred, so a clean answer usually runs none.
+// How the scan stays incremental. The early rules of a set are compiled into lazy DFAs
+// (internal/lazydfa), a few rules to each; a tour's scanner keeps one cursor per DFA and
+// feeds it the new bytes only, so each byte of the answer is read once per DFA, by one
+// table step. A match the DFA reports has seen the character after it, so it is certain
+// for every answer that starts with the text so far. The bytes are fed in batches of
+// EarlyBatchBytes (or at the end of a chunk past it), which keeps the per-chunk cost at a
+// length comparison. A DFA that gives up on a stream (it would build a new state every
+// few bytes) stops scanning that stream: those rules are then judged at the end, as
+// without early interrupt.
 
-// EarlyBatchBytes is how many bytes the scanner lets arrive before it scans when no
-// newline comes (celeste scans every 256 bytes or at a newline; half that cuts a 1,000-token
-// answer a dozen tokens sooner, and the quarter-growth rule keeps the cost of the extra
-// passes small).
-const EarlyBatchBytes = 128
+// EarlyBatchBytes is how many bytes the scanner lets arrive before it feeds them to its
+// automata: a miss is cut at most that many bytes (plus a chunk) after it ends. celeste
+// scans every 256 bytes; a DFA step costs about a nanosecond a byte, so feeding often
+// costs little more than feeding rarely.
+const EarlyBatchBytes = 64
 
-// earlyPlan is how a text rule is judged on a prefix of the answer.
+// earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program.
 type earlyPlan struct {
-	re        *regexp.Regexp
-	lineLocal bool // no match can span a newline: rescan from the current line's start
-	beginText bool // `^` or `\A`: a line-local rule then matches only on the first line
-	lookAhead bool // `\b` or `\B`: a match touching the prefix's end is not certain
+	prog  *syntax.Prog
+	insts int
 }
 
 // planEarly returns how r can be judged on a prefix, or nil if only the whole answer
@@ -57,37 +55,20 @@ func planEarly(r *Rule) *earlyPlan {
 	if r.Negate || r.Shadow || r.Tool() != "" || r.Predicate != nil || r.AppliesWhen != nil || r.Fix != nil {
 		return nil
 	}
-	re, err := regexp.Compile(r.Condition)
-	if err != nil {
-		return nil
-	}
 	tree, err := syntax.Parse(r.Condition, syntax.Perl)
 	if err != nil {
 		return nil
 	}
-	p := &earlyPlan{re: re, lineLocal: true}
+	tree = tree.Simplify()
+	prog, err := syntax.Compile(tree)
+	if err != nil || prog.StartCond()&syntax.EmptyEndText != 0 {
+		return nil // no match is possible before the end
+	}
 	endOnly := false
 	var walk func(*syntax.Regexp)
 	walk = func(t *syntax.Regexp) {
-		switch t.Op {
-		case syntax.OpEndLine, syntax.OpEndText:
+		if t.Op == syntax.OpEndText {
 			endOnly = true
-		case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-			p.lookAhead = true
-		case syntax.OpBeginText:
-			p.beginText = true
-		case syntax.OpAnyChar:
-			p.lineLocal = false
-		case syntax.OpLiteral:
-			if strings.ContainsRune(string(t.Rune), '\n') {
-				p.lineLocal = false
-			}
-		case syntax.OpCharClass:
-			for i := 0; i+1 < len(t.Rune); i += 2 {
-				if t.Rune[i] <= '\n' && '\n' <= t.Rune[i+1] {
-					p.lineLocal = false
-				}
-			}
 		}
 		for _, s := range t.Sub {
 			walk(s)
@@ -95,64 +76,73 @@ func planEarly(r *Rule) *earlyPlan {
 	}
 	walk(tree)
 	if endOnly {
+		// `$` or `\z`: it holds only at the end of the answer, where the answer is judged
+		// anyway (an alternative without it could match sooner; such rules are rare, and
+		// leaving them to the end is always right).
 		return nil
 	}
-	return p
+	return &earlyPlan{prog: prog, insts: len(prog.Inst)}
 }
 
-// earlySet is a rule set's early rules, compiled once with the rule set: one literal
-// prefilter (internal/multimatch) per scanning strategy, so a scan costs one automaton
-// pass over the window, and a rule's own regexp runs only when its required literals
-// occurred (a clean answer usually runs none).
+// earlyGroupInsts bounds the instructions of the programs one early DFA holds: a DFA
+// state costs time in the number of instructions it tracks, so many rules are split into
+// several DFAs, each stepped per byte.
+const earlyGroupInsts = 2000
+
+// earlySet is a rule set's early rules, compiled once with the rule set.
 type earlySet struct {
-	line, other       textMatcher
-	lineRules, oRules []*compiledRule
+	groups []earlyGroup
+}
+
+type earlyGroup struct {
+	dfa   *lazydfa.DFA
+	rules []*compiledRule // output k of dfa is rules[k]
 }
 
 // compileEarly builds the early set of text rules (nil when none is early).
-func (e *Engine) compileEarly(text []*compiledRule, next analysisCache) *earlySet {
+func (e *Engine) compileEarly(text []*compiledRule) *earlySet {
 	es := &earlySet{}
-	for _, r := range text {
-		switch {
-		case r.early == nil:
-		case r.early.lineLocal:
-			es.lineRules = append(es.lineRules, r)
-		default:
-			es.oRules = append(es.oRules, r)
+	var rules []*compiledRule
+	var progs []*syntax.Prog
+	size := 0
+	flush := func() {
+		if len(rules) > 0 {
+			es.groups = append(es.groups, earlyGroup{dfa: lazydfa.New(progs...), rules: rules})
 		}
+		rules, progs, size = nil, nil, 0
 	}
-	if len(es.lineRules)+len(es.oRules) == 0 {
+	for _, r := range text {
+		if r.early == nil {
+			continue
+		}
+		if size > 0 && size+r.early.insts > earlyGroupInsts {
+			flush()
+		}
+		rules, progs = append(rules, r), append(progs, r.early.prog)
+		size += r.early.insts
+	}
+	flush()
+	if len(es.groups) == 0 {
 		return nil
 	}
-	es.line, es.other = e.newTextMatcher(regexConditions(es.lineRules), next), e.newTextMatcher(regexConditions(es.oRules), next)
 	return es
-}
-
-// regexConditions lists the rules' regex conditions, in order (early rules have no tree).
-func regexConditions(rules []*compiledRule) []string {
-	out := make([]string, len(rules))
-	for i, c := range rules {
-		out[i] = c.Condition
-	}
-	return out
 }
 
 // Scanner watches the streamed text of one tour's answer for the armed text rules a
 // prefix can decide. Get one from Move.EarlyScanner; it is not safe for concurrent use
 // (the caller already serialises the chunks of one answer).
 type Scanner struct {
-	m     *Move
-	es    *earlySet
-	armed []bool // by compiledRule.index: armed and early when the tour began
-
-	seen      int  // bytes checked for a newline
-	scanned   int  // prefix length at the last scan
-	lineStart int  // start of the line the last scan ended in
-	lineAt    int  // length of the current line at its last scan
-	fullAt    int  // prefix length at the last whole-prefix scan
-	nonBlank  bool // the text so far says something (a blank answer is never judged)
-	stopped   bool
-	buf       [16]int
+	m       *Move
+	es      *earlySet
+	armed   []bool // by compiledRule.index: armed and early when the tour began
+	cursors []lazydfa.Cursor
+	off     []bool // per group: its DFA gave up on this answer
+	fed     int    // bytes fed to the cursors
+	// hits are the armed rules seen matching while the text was still blank (a blank
+	// answer is never judged, so they cut only once something is said).
+	hits     []*compiledRule
+	nonBlank bool
+	stopped  bool
 }
 
 // EarlyScanner returns a scanner for the current tour's answer, or nil when early
@@ -171,8 +161,8 @@ func (m *Move) EarlyScanner() *Scanner {
 		return nil
 	}
 	var armed []bool
-	for _, rules := range [][]*compiledRule{es.lineRules, es.oRules} {
-		for _, r := range rules {
+	for _, g := range es.groups {
+		for _, r := range g.rules {
 			if m.armed(r) {
 				if armed == nil {
 					armed = make([]bool, len(m.set.text))
@@ -184,91 +174,62 @@ func (m *Move) EarlyScanner() *Scanner {
 	if armed == nil {
 		return nil
 	}
-	return &Scanner{m: m, es: es, armed: armed}
+	s := &Scanner{m: m, es: es, armed: armed, cursors: make([]lazydfa.Cursor, len(es.groups)), off: make([]bool, len(es.groups))}
+	for i, g := range es.groups {
+		s.cursors[i] = g.dfa.Start()
+	}
+	return s
 }
 
 // Scan looks at text, the answer's text streamed so far; each call's text extends the
-// previous one. Between batch boundaries it only looks for a newline. At the first
-// certain miss it records the firings exactly as CheckAnswer does when it discards (one
-// retry spent, the rules silent for the rest of the move), marked Early with the length
-// of text as CutAtBytes, and returns the verdict with Discard set: the caller stops the
-// provider, drops the held speech and replays with the verdict's interrupt. Once it has
-// returned a verdict, or found that the move can no longer discard, it returns false.
+// previous one. It feeds the new bytes to the early DFAs once EarlyBatchBytes have
+// arrived. At the first certain miss it records the firings exactly as CheckAnswer does
+// when it discards (one retry spent, the rules silent for the rest of the move), marked
+// Early with the length of text as CutAtBytes, and returns the verdict with Discard set:
+// the caller stops the provider, drops the held speech and replays with the verdict's
+// interrupt. Once it has returned a verdict, or found that the move can no longer
+// discard, it returns false.
 func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
-	if s == nil || s.stopped || len(text) <= s.scanned {
-		return Verdict{}, false
-	}
-	nl := bytes.IndexByte(text[s.seen:], '\n') >= 0
-	s.seen = len(text)
-	if !nl && len(text)-s.scanned < EarlyBatchBytes {
+	if s == nil || s.stopped || len(text)-s.fed < EarlyBatchBytes {
 		return Verdict{}, false
 	}
 	return s.scan(ctx, text)
 }
 
-// due reports whether a window that has grown from last to n bytes is worth a rescan:
-// once it grew by a quarter. The rescans of a window then form a geometric series and
-// cost at most five passes over it in all, and a miss is found before the text has grown
-// by a quarter (or a batch, for short texts) past it.
-func due(n, last int) bool { return n*4 >= last*5 }
-
+// scan feeds text's new bytes, whatever their number.
 func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
-	// A chunk may end inside a rune; its first bytes would read as U+FFFD, which a class
-	// like [^→] matches and the whole rune may not. Scan up to the last whole rune only.
-	text = text[:wholeRunes(text)]
-	if len(text) <= s.scanned {
+	if s.stopped || len(text) <= s.fed {
 		return Verdict{}, false
 	}
+	p := text[s.fed:]
+	s.fed = len(text)
 	if !s.nonBlank {
-		s.nonBlank = len(bytes.TrimSpace(text[s.scanned:])) > 0
+		s.nonBlank = len(bytes.TrimSpace(p)) > 0
 	}
-	var hits []*compiledRule
-	nl := bytes.LastIndexByte(text[s.scanned:], '\n')
-	if s.nonBlank {
-		// A line that ended is scanned whole once more: after it, it is never looked at
-		// again, and a miss in its last quarter would otherwise wait for the answer's end.
-		if s.es.lineRules != nil && (nl >= 0 || due(len(text)-s.lineStart, s.lineAt)) {
-			s.lineAt = len(text) - s.lineStart
-			hits = s.match(text, s.lineStart, s.es.line, s.es.lineRules, hits)
+	for gi := range s.es.groups {
+		if s.off[gi] {
+			continue
 		}
-		if s.es.oRules != nil && due(len(text), s.fullAt) {
-			s.fullAt = len(text)
-			hits = s.match(text, 0, s.es.other, s.es.oRules, hits)
+		g, cur := &s.es.groups[gi], &s.cursors[gi]
+		for q := p; len(q) > 0; {
+			out, rest, ok := g.dfa.Feed(cur, q)
+			if !ok {
+				s.off[gi] = true // left to the end of the answer
+				break
+			}
+			for _, k := range out {
+				if r := g.rules[k]; s.armed[r.index] && !slices.Contains(s.hits, r) {
+					s.hits = append(s.hits, r)
+				}
+			}
+			q = rest
 		}
 	}
-	if nl >= 0 {
-		s.lineStart, s.lineAt = s.scanned+nl+1, 0
-	}
-	s.scanned = len(text)
-	if len(hits) == 0 {
+	if len(s.hits) == 0 || !s.nonBlank {
 		return Verdict{}, false
 	}
 	s.stopped = true
-	return s.m.earlyMiss(ctx, hits, len(text))
-}
-
-// match runs one prefilter over text[from:] and appends the armed rules whose match there
-// is certain for the whole answer.
-func (s *Scanner) match(text []byte, from int, set textMatcher, rules []*compiledRule, hits []*compiledRule) []*compiledRule {
-	window := string(text[from:])
-	for _, i := range set.Match(window, s.buf[:0]) {
-		r := rules[i]
-		if !s.armed[r.index] {
-			continue
-		}
-		p := r.early
-		if p.beginText && from > 0 {
-			continue // `^` would hold at the window's start, but not in the answer
-		}
-		if p.lookAhead {
-			// The match must not touch the end: `\b` there depends on the next byte.
-			if loc := p.re.FindStringIndex(window); loc == nil || from+loc[1] >= len(text) {
-				continue
-			}
-		}
-		hits = append(hits, r)
-	}
-	return hits
+	return s.m.earlyMiss(ctx, s.hits, len(text))
 }
 
 // earlyMiss records the early misses of rules and returns the discarding verdict, or
@@ -306,17 +267,4 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
 	return v, true
-}
-
-// wholeRunes returns the length of text without a rune cut off at its end.
-func wholeRunes(text []byte) int {
-	for i := len(text) - 1; i >= 0 && i >= len(text)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(text[i]) {
-			if !utf8.FullRune(text[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(text)
 }

@@ -12,35 +12,27 @@ import (
 func TestPlanEarly(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name, cond                        string
-		negate, shadow                    bool
-		decidable, lineLocal, begin, look bool
+		name, cond     string
+		negate, shadow bool
+		decidable      bool
 	}{
-		{name: "literal", cond: `![cat]`, decidable: true, lineLocal: true},
+		{name: "literal", cond: `![cat]`, decidable: true},
 		{name: "markdown image", cond: `!\[[^\]]*\]\([^)\s]+\)`, decidable: true},
-		{name: "dot stays on a line", cond: `foo.*bar`, decidable: true, lineLocal: true},
 		{name: "dot all", cond: `(?s)foo.*bar`, decidable: true},
-		{name: "space class holds newline", cond: `foo\s+bar`, decidable: true},
 		{name: "newline literal", cond: "a\nb", decidable: true},
-		{name: "word boundary", cond: `\bcan't\b`, decidable: true, lineLocal: true, look: true},
-		{name: "begin text", cond: `^hello`, decidable: true, lineLocal: true, begin: true},
-		{name: "begin line", cond: `(?m)^hello`, decidable: true, lineLocal: true},
-		{name: "empty", cond: ``, decidable: true, lineLocal: true},
+		{name: "word boundary", cond: `\bcan't\b`, decidable: true},
+		{name: "begin text", cond: `^hello`, decidable: true},
+		{name: "empty", cond: ``, decidable: true},
+		{name: "end of line: decided by the newline after it", cond: `(?m)done$`, decidable: true},
 		{name: "end anchor", cond: `↩ #\d+\s*$`},
-		{name: "end of line", cond: `(?m)done$`},
 		{name: "end of text", cond: `done\z`},
 		{name: "negate", cond: `tail`, negate: true},
 		{name: "shadow", cond: `x`, shadow: true},
 	}
 	for _, tt := range tests {
 		r := Rule{Name: "r", Scope: ScopeText, Condition: tt.cond, Negate: tt.negate, Shadow: tt.shadow}
-		p := planEarly(&r)
-		if (p != nil) != tt.decidable {
+		if p := planEarly(&r); (p != nil) != tt.decidable {
 			t.Errorf("%s: decidable %v, want %v", tt.name, p != nil, tt.decidable)
-			continue
-		}
-		if p != nil && (p.lineLocal != tt.lineLocal || p.beginText != tt.begin || p.lookAhead != tt.look) {
-			t.Errorf("%s: plan %+v, want lineLocal %v begin %v lookAhead %v", tt.name, p, tt.lineLocal, tt.begin, tt.look)
 		}
 	}
 }
@@ -129,17 +121,22 @@ func TestScannerCutsArmedRulesOnly(t *testing.T) {
 	_ = ctx
 }
 
-// TestScannerCutsAtLineEnd: a miss in the last quarter of a long line is cut when the
-// line ends, not left to the end of the answer (a complete line is never rescanned).
-func TestScannerCutsAtLineEnd(t *testing.T) {
+// TestScannerCutsWithinABatch: a miss in the middle of a long line, in an answer that
+// never ends a line, is cut within a batch (and a chunk) of its end, and the scan reads
+// each byte once: the cursor never goes back.
+func TestScannerCutsWithinABatch(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, []Rule{with(textRule("img", `!\[`), func(r *Rule) { r.Early = true })}, nil)
 	_, m := fx.eng.BeginMove(context.Background(), "c")
-	line := strings.Repeat("word ", 60) + "![x]\n"
-	text := line + strings.Repeat("more words\n", 100)
-	v, cut := scanIn(t, m.EarlyScanner(), text, 7)
-	if !v.Discard || cut < 0 || cut > len(line)+7 {
-		t.Fatalf("verdict %+v cut at %d, want a cut within a chunk of the line's end (%d)", v, cut, len(line))
+	head := strings.Repeat("word ", 60) + "![x] "
+	text := head + strings.Repeat("more words ", 100)
+	s := m.EarlyScanner()
+	v, cut := scanIn(t, s, text, 7)
+	if !v.Discard || cut < len(head) || cut > len(head)+EarlyBatchBytes+7 {
+		t.Fatalf("verdict %+v cut at %d, want a cut within a batch of the miss (%d)", v, cut, len(head))
+	}
+	if s.cursors[0].Read() != cut {
+		t.Errorf("the cursor read %d bytes of the %d streamed", s.cursors[0].Read(), cut)
 	}
 }
 
@@ -169,7 +166,10 @@ func TestScannerUncertainEnds(t *testing.T) {
 		{"word boundary then more", `\bcan't\b`, "I can't see", true},
 		{"begin text on a later line", `^bad`, "good\nbad", false},
 		{"begin text first line", `^bad`, "bad news", true},
-		{"begin line on a later line", `(?m)^bad`, "good\nbad", true},
+		{"begin line on a later line", `(?m)^bad`, "good\nbad.", true},
+		{"a match is seen with the character after it", `(?m)^bad`, "good\nbad", false},
+		{"end of line before its newline", `(?m)bad$`, "so bad", false},
+		{"end of line once the newline came", `(?m)bad$`, "so bad\n", true},
 		{"blank so far", `\s*`, "   ", false},
 	}
 	for _, tt := range tests {

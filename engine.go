@@ -325,7 +325,7 @@ func (e *Engine) compile(rules []Rule) *ruleSet {
 		}
 	}
 	set.match = e.compileGroup(set.text, next)
-	set.early = e.compileEarly(set.text, next)
+	set.early = e.compileEarly(set.text)
 	for _, tr := range set.byTool {
 		tr.match = e.compileGroup(tr.rules, next)
 	}

@@ -65,5 +65,5 @@ func ExampleScanner() {
 		}
 	}
 	// Output:
-	// cut after 32 of 3032 bytes: [no_markdown_image], early=true at 32
+	// cut after 64 of 3032 bytes: [no_markdown_image], early=true at 64
 }
