@@ -49,7 +49,11 @@ type DFA struct {
 	max      int // states kept before the cache is dropped
 
 	cache atomic.Pointer[cache]
-	esc   atomic.Pointer[[256]bool] // see escape
+	// esc says which bytes can leave the idle states (see escape); skip, whether idle
+	// runs are skipped at all: only when few printable bytes escape or a prefix is known
+	// (otherwise the skip stops every few bytes and costs more than it saves).
+	esc  [256]bool
+	skip bool
 
 	mu sync.Mutex // guards the cache's map, the making of transitions, and the scratch below
 	// scratch of step, under mu
@@ -169,6 +173,7 @@ func New(progs ...*syntax.Prog) *DFA {
 	}
 	d.classify()
 	d.seen = make([]uint32, len(d.prog.Inst))
+	d.escape()
 	d.mu.Lock()
 	d.reset()
 	d.mu.Unlock()
@@ -307,7 +312,7 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 		st.flags = flagOut
 	case len(pcs) == 0 && d.anchored && kind != kindStart:
 		st.flags = flagDead
-	case len(pcs) == 0 && kind != kindStart:
+	case len(pcs) == 0 && kind != kindStart && d.skip:
 		st.flags = flagIdle
 	}
 	c.states[string(k)] = st
@@ -367,30 +372,51 @@ func (d *DFA) endOut(st *state) []int32 {
 // bytes the DFA is no longer the cheaper engine.
 func budget(n int) int { return 64 + n/16 }
 
-// escape returns, for each byte, whether it can leave the idle states: the bytes an
-// idle run skips over are those it cannot (each takes idle to idle of its own kind).
-// Bytes from 0x80 up always escape: non-ASCII runes take the slow path.
-func (d *DFA) escape() *[256]bool {
-	if e := d.esc.Load(); e != nil {
-		return e
+// maxEscapeRate is how often, per byte of English prose, an idle run may be
+// expected to stop for idle runs to be worth skipping (past it the skip loop stops every
+// few bytes and costs more than the table steps it saves).
+const maxEscapeRate = 0.2
+
+// byteRate is a rough frequency of each ASCII byte in English prose and markdown:
+// letters by their English frequency, a space every sixth byte, the rest rare.
+func byteRate(b byte) float64 {
+	const letters = "etaoinshrdlcumwfgypbvkjxqz"
+	switch {
+	case b == ' ':
+		return 0.16
+	case b >= 'a' && b <= 'z':
+		return 0.13 * 0.8 / float64(1+strings.IndexByte(letters, b)) * 2
+	case b >= 'A' && b <= 'Z':
+		return 0.03 / 26
+	case b == '\n' || b == '.' || b == ',':
+		return 0.01
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e := new([256]bool)
+	return 0.002
+}
+
+// escape fills d.esc: for each byte, whether it can leave the idle states. The bytes an
+// idle run skips over are those that cannot (each takes idle to idle of its own kind).
+// Bytes from 0x80 up always escape: non-ASCII runes take the slow path. It sets d.skip.
+func (d *DFA) escape() {
 	for b := range 256 {
-		e[b] = b >= utf8.RuneSelf
+		d.esc[b] = b >= utf8.RuneSelf
 	}
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
 		idle := &state{kind: k}
 		for b := range utf8.RuneSelf {
 			d.step(idle, rune(b), kindOf(rune(b)))
 			if len(d.pcs) > 0 || len(d.out) > 0 {
-				e[b] = true
+				d.esc[b] = true
 			}
 		}
 	}
-	d.esc.Store(e)
-	return e
+	rate := 0.0
+	for b := range byte(utf8.RuneSelf) {
+		if d.esc[b] {
+			rate += byteRate(b)
+		}
+	}
+	d.skip = d.prefix != "" || rate <= maxEscapeRate
 }
 
 // kindOfByte is kindOf for the last byte of a run of bytes that did not escape, or
@@ -407,7 +433,7 @@ func kindOfByte(b byte) uint8 { return kindOf(rune(b)) }
 func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, status) {
 	idle := &d.cache.Load().idle
 	class := &d.class
-	var esc *[256]bool
+	esc := &d.esc
 	i := 0
 	for i < len(text) {
 		if st.flags&flagIdle != 0 {
@@ -425,9 +451,6 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 					}
 				}
 			} else {
-				if esc == nil {
-					esc = d.escape()
-				}
 				for j < len(text) && !esc[text[j]] {
 					j++
 				}
