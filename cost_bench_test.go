@@ -27,6 +27,15 @@ var worstKnown = []string{
 	`(?i)\bf[\W_]*u[\W_]*c[\W_]*k\b`,
 	`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`,
 	`↩ #\d+\s*$`,
+	// Exponential for a DFA (the letter 13 back must be an e): the lazy DFA gives up
+	// on prose and regexp runs; these measure that fallback.
+	`[a-z]*e[a-z]{12}q`,
+	`\w*e\w{20}\d`,
+	`(?i)[a-z]e[a-z]{8}[a-z]t\b`,
+	// The rules the live-thread estimate let through in wave 2 (235 and 150 ms on 1 MB).
+	`the(?:\S+\s*)+\n\d{9,}`,
+	`\d{0,44}\d{4,}[a-z]{2,}\n\w{31,}`,
+	`\n[^"]+the\s+"(?:\w+\s+){40,}(?:[^"]{1,3}the){0,15}`,
 }
 
 // repetitionHeavy returns a random pattern built from wide classes, counted and

@@ -3,6 +3,7 @@ package lazydfa
 import (
 	"encoding/binary"
 	"regexp/syntax"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,35 @@ import (
 // MaxStates is how many states a DFA keeps by default before it drops them all
 // and builds again from the start state.
 const MaxStates = 1024
+
+// Memory. All DFAs of the process together keep at most the memory limit in states
+// (estimated: a state's struct, its table and its key), besides each DFA's four base
+// states, which are part of it like its program. A DFA that needs a state past
+// the limit first drops its own states; if that is not enough, the run gives up and
+// the caller asks regexp. A DFA's states are released when it is dropped.
+var (
+	memLimit atomic.Int64
+	memHeld  atomic.Int64
+)
+
+// DefaultMemoryLimit is the memory limit until SetMemoryLimit changes it.
+const DefaultMemoryLimit = 64 << 20
+
+func init() { memLimit.Store(DefaultMemoryLimit) }
+
+// SetMemoryLimit sets how many bytes all DFAs together may keep in states, and returns
+// the previous limit.
+func SetMemoryLimit(bytes int64) int64 { return memLimit.Swap(bytes) }
+
+// MemoryHeld returns the bytes all live DFAs keep in states (estimated).
+func MemoryHeld() int64 { return memHeld.Load() }
+
+// stateOverhead is a state's memory besides its table and key: the struct, its slices'
+// backing arrays and the map entry, roughly.
+const stateOverhead = 160
+
+// baseStates are the states every cache starts with (start and three idle): always made.
+const baseStates = 4
 
 // What the empty-width assertions need of the character before a position.
 const (
@@ -49,6 +79,7 @@ type DFA struct {
 	max      int // states kept before the cache is dropped
 
 	cache atomic.Pointer[cache]
+	held  *atomic.Int64 // bytes this DFA's states hold (shared with its cleanup)
 	// esc says which bytes can leave the idle states (see escape); skip, whether idle
 	// runs are skipped at all: only when few printable bytes escape or a prefix is known
 	// (otherwise the skip stops every few bytes and costs more than it saves).
@@ -172,6 +203,8 @@ func New(progs ...*syntax.Prog) *DFA {
 		d.prefix, _ = progs[0].Prefix()
 	}
 	d.classify()
+	d.held = new(atomic.Int64)
+	runtime.AddCleanup(d, func(held *atomic.Int64) { memHeld.Add(-held.Load()) }, d.held)
 	d.seen = make([]uint32, len(d.prog.Inst))
 	d.escape()
 	d.mu.Lock()
@@ -230,6 +263,7 @@ func matchRune(in *syntax.Inst, r rune) bool {
 
 // reset drops every state; under mu.
 func (d *DFA) reset() {
+	memHeld.Add(-d.held.Swap(0))
 	c := &cache{states: map[string]*state{}}
 	c.start = d.intern(c, kindStart, nil, nil)
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
@@ -285,7 +319,9 @@ func (d *DFA) step(st *state, r rune, rkind uint8) {
 	d.out = slices.Compact(d.out)
 }
 
-// intern returns the state of (kind, pcs, out) in c, making it if new; under mu.
+// intern returns the state of (kind, pcs, out) in c, making it if new; under mu. It
+// returns nil when a new state would take the DFAs past their memory limit even after
+// this DFA dropped its own states.
 func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 	k := append(d.key[:0], kind)
 	k = binary.LittleEndian.AppendUint32(k, uint32(len(out)))
@@ -298,6 +334,14 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 	d.key = k
 	if st, ok := c.states[string(k)]; ok {
 		return st
+	}
+	if len(c.states) >= baseStates { // the base states are the DFA's own, like its program
+		size := int64(stateOverhead + 8*d.nclass + 2*len(k))
+		if memHeld.Load()+size > memLimit.Load() {
+			return nil
+		}
+		d.held.Add(size)
+		memHeld.Add(size)
 	}
 	st := &state{
 		pcs:  slices.Clone(pcs),
@@ -320,7 +364,8 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 }
 
 // transition returns the state after st on r, making it under mu if it is not known
-// yet; built says whether a new state was made.
+// yet; built says whether a new state was made. It returns nil, and built true, when the
+// memory limit leaves no room for the state: the caller gives up as if over budget.
 func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -338,7 +383,16 @@ func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 	}
 	n := len(c.states)
 	d.step(st, r, kindOf(r))
-	nx = d.intern(c, kindOf(r), d.pcs, d.out)
+	if nx = d.intern(c, kindOf(r), d.pcs, d.out); nx == nil {
+		// Past the memory limit: drop this DFA's own states and try once more (step's
+		// results do not depend on the cache).
+		d.reset()
+		c = d.cache.Load()
+		n = len(c.states)
+		if nx = d.intern(c, kindOf(r), d.pcs, d.out); nx == nil {
+			return nil, true
+		}
+	}
 	if r < utf8.RuneSelf {
 		st.next[d.class[r]].Store(nx)
 	} else if o := st.other.Load(); o == nil || len(*o) < maxOther {
@@ -367,10 +421,12 @@ func (d *DFA) endOut(st *state) []int32 {
 	return out
 }
 
-// budget is how many new states a run over n bytes may make before it gives up: a
-// state costs about as much as regexp spends on a dozen bytes, so past one per 16
-// bytes the DFA is no longer the cheaper engine.
-func budget(n int) int { return 64 + n/16 }
+// budget is how many new states a run over n bytes may make before it gives up. A state
+// costs about ten nanoseconds per instruction it follows, and regexp about forty per
+// byte at least: past 4n/insts states (after 64 to warm up) the DFA has spent what
+// regexp would, and regexp takes over. A match therefore never costs much more than
+// regexp's own.
+func (d *DFA) budget(n int) int { return 64 + 4*n/max(len(d.prog.Inst), 64) }
 
 // maxEscapeRate is how often, per byte of English prose, an idle run may be
 // expected to stop for idle runs to be worth skipping (past it the skip loop stops every
@@ -485,7 +541,7 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 			if nx == nil {
 				var made bool
 				if nx, made = d.transition(st, rune(b)); made {
-					if *built++; *built > limit {
+					if *built++; *built > limit || nx == nil {
 						return st, i, gaveUp
 					}
 				}
@@ -496,7 +552,7 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 			if nx = st.onRune(r); nx == nil {
 				var made bool
 				if nx, made = d.transition(st, r); made {
-					if *built++; *built > limit {
+					if *built++; *built > limit || nx == nil {
 						return st, i, gaveUp
 					}
 				}
@@ -535,7 +591,7 @@ func (d *DFA) Match(text string) (matched, ok bool) {
 // and, for patterns anchored at the start, as soon as no match is possible any more.
 func (d *DFA) MatchRead(text string) (matched bool, read int, ok bool) {
 	built := 0
-	st, i, how := d.run(d.cache.Load().start, text, &built, budget(len(text)))
+	st, i, how := d.run(d.cache.Load().start, text, &built, d.budget(len(text)))
 	switch how {
 	case found:
 		return true, i, true
@@ -597,7 +653,7 @@ func (d *DFA) Feed(c *Cursor, p []byte) (out []int32, rest []byte, ok bool) {
 		}
 		c.read += size
 		nx, made := d.transition(c.st, r)
-		if made && c.overBudget() {
+		if made && c.overBudget(d, nx) {
 			return nil, nil, false
 		}
 		c.st = nx
@@ -618,7 +674,7 @@ func (d *DFA) Feed(c *Cursor, p []byte) (out []int32, rest []byte, ok bool) {
 			break
 		}
 	}
-	st, i, how := d.run(c.st, unsafe.String(unsafe.SliceData(p), whole), &c.built, budget(c.read+whole))
+	st, i, how := d.run(c.st, unsafe.String(unsafe.SliceData(p), whole), &c.built, d.budget(c.read+whole))
 	c.st, c.read = st, c.read+i
 	switch how {
 	case found:
@@ -641,7 +697,7 @@ func (d *DFA) End(c *Cursor) (out []int32, ok bool) {
 		c.np--
 		c.read++
 		nx, made := d.transition(c.st, utf8.RuneError)
-		if made && c.overBudget() {
+		if made && c.overBudget(d, nx) {
 			return nil, false
 		}
 		c.st = nx
@@ -660,7 +716,7 @@ func (d *DFA) End(c *Cursor) (out []int32, ok bool) {
 
 // overBudget counts a new state and reports whether the stream has made too many for
 // what it read (see budget).
-func (c *Cursor) overBudget() bool {
+func (c *Cursor) overBudget(d *DFA, nx *state) bool {
 	c.built++
-	return c.built > budget(c.read)
+	return c.built > d.budget(c.read) || nx == nil
 }

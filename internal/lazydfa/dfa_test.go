@@ -2,10 +2,12 @@ package lazydfa
 
 import (
 	"bufio"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -346,4 +348,53 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestMemoryLimit: DFAs together keep no more than the limit in states; past it they
+// drop their own states or give up (and regexp answers), and their verdicts stay right.
+// Dropped DFAs give their memory back.
+func TestMemoryLimit(t *testing.T) {
+	old := SetMemoryLimit(256 << 10)
+	defer SetMemoryLimit(old)
+	base := MemoryHeld()
+	r := rand.New(rand.NewPCG(11, 12))
+	var dfas []*DFA
+	gaveUp := 0
+	for i := range 200 {
+		p := fmt.Sprintf(`(?i)\bw%d\w{0,9}\b.{0,60}\bz%d\b`, i, i)
+		re := regexp.MustCompile(p)
+		d := mustDFA(t, p)
+		dfas = append(dfas, d)
+		for range 3 {
+			var b strings.Builder
+			for range 60 {
+				fmt.Fprintf(&b, "w%d%c z%d ", r.IntN(300), 'a'+rune(r.IntN(26)), r.IntN(300))
+			}
+			text := b.String()
+			got, ok := d.Match(text)
+			if !ok {
+				gaveUp++
+				continue
+			}
+			if got != re.MatchString(text) {
+				t.Fatalf("Match(%q) = %v", p, got)
+			}
+		}
+		if held := MemoryHeld() - base; held > 256<<10+64<<10 {
+			t.Fatalf("DFAs hold %d bytes, limit %d", held, 256<<10)
+		}
+	}
+	if MemoryHeld()-base < 128<<10 {
+		t.Fatalf("the DFAs held only %d bytes: the limit was never tested", MemoryHeld()-base)
+	}
+	t.Logf("%d runs gave up at the limit", gaveUp)
+	dfas = nil
+	for i := 0; MemoryHeld()-base > 16<<10; i++ {
+		if i == 100 {
+			t.Fatalf("dropped DFAs still hold %d bytes", MemoryHeld()-base)
+		}
+		runtime.GC() // cleanups run after a collection finds the DFAs unreachable
+		runtime.Gosched()
+	}
+	runtime.KeepAlive(dfas)
 }
