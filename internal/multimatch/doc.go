@@ -31,7 +31,7 @@
 // Root-near states have complete (DFA) rows; deeper ones are sparse with
 // failure links and laid out depth-first. A pattern becomes a candidate when
 // each of its groups has occurred; only candidates and the always-run
-// patterns are handed to regexp.MatchString, in ascending order.
+// patterns are verified, in ascending order.
 //
 // # Verification
 //
@@ -46,15 +46,24 @@
 // as in the whole text; when only the part before the literal is bounded, a
 // run anchored just before each occurrence stops once no thread is left.
 // Patterns anchored at the start, and small sets of patterns with a fixed
-// prefix, skip the automaton: regexp finds them faster. Analyses depend on
+// prefix, skip the automaton: their runs cost less than its pass.
+//
+// Every run, window or whole text, goes through the pattern's lazy DFA
+// (internal/lazydfa), made when the pattern is first verified: one table step
+// per byte however many threads regexp would keep alive, which is what makes
+// whole-text runs, literal-free rules and dense windows cheap. Where a DFA
+// gives up (it would build a new state every few bytes of this text, or the
+// process's DFAs are at their memory limit), regexp runs instead, with the
+// same verdict. Analyses depend on
 // the pattern alone; Build makes a set from analyses a caller keeps, so an
 // edit re-analyses only what changed.
 //
 // # Why the result is exact
 //
 // The automaton is only a filter: every reported index has been confirmed by
-// the pattern's own regexp (its cut form, which matches the same texts, run on
-// a window where the assertions read as in the text), so there are no false
+// the pattern's own program (its cut form, which matches the same texts, run on
+// a window where the assertions read as in the text, by its DFA or by regexp,
+// which agree: lazydfa's differential tests), so there are no false
 // positives. There are no
 // false negatives because each group is a necessary condition on the bytes of
 // the text:
