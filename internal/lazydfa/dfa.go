@@ -100,13 +100,22 @@ type cache struct {
 	states map[string]*state
 	start  *state
 	idle   [kindOther + 1]*state // nothing pending, by kind: where an idle skip lands
+	// The hot loop's table: per state id, a row of nclass entries, each 1 + the row
+	// offset (id·nclass) of the plain state (no flag) an ASCII class leads to, or 0 (not known yet, or a state with
+	// flags: the loop leaves for the slower path). One load per byte. byID maps ids
+	// back to states. Both are replaced whole when they grow (under DFA.mu); an id read
+	// from any table is in every byID published after it.
+	table atomic.Pointer[[]atomic.Uint32]
+	byID  atomic.Pointer[[]*state]
 }
 
 // state is a DFA state: the instructions pending after a character of the given kind.
 type state struct {
-	pcs  []uint32
-	kind uint8
-	out  []int32 // the patterns that matched on the way into this state, ascending
+	cache *cache // the cache the state belongs to
+	id    int32  // its row in the cache's table
+	pcs   []uint32
+	kind  uint8
+	out   []int32 // the patterns that matched on the way into this state, ascending
 	// flags: flagOut (out is not empty), flagDead (nothing pending and no pattern can
 	// start again: no match from here on), flagIdle (nothing pending, no match: only a
 	// new start can lead anywhere).
@@ -336,7 +345,7 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 		return st
 	}
 	if len(c.states) >= baseStates { // the base states are the DFA's own, like its program
-		size := int64(stateOverhead + 8*d.nclass + 2*len(k))
+		size := int64(stateOverhead + 12*d.nclass + 2*len(k))
 		if memHeld.Load()+size > memLimit.Load() {
 			return nil
 		}
@@ -360,7 +369,31 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 		st.flags = flagIdle
 	}
 	c.states[string(k)] = st
+	d.index(c, st)
 	return st
+}
+
+// index gives st the next id of c, growing c's table and byID; under mu.
+func (d *DFA) index(c *cache, st *state) {
+	st.cache = c
+	var ids []*state
+	if p := c.byID.Load(); p != nil {
+		ids = *p
+	}
+	st.id = int32(len(ids))
+	ids = append(ids, st) // past the length readers know: no reader looks there
+	c.byID.Store(&ids)
+	var tbl []atomic.Uint32
+	if p := c.table.Load(); p != nil {
+		tbl = *p
+	}
+	if need := len(ids) * d.nclass; need > len(tbl) {
+		grown := make([]atomic.Uint32, max(2*len(tbl), 8*d.nclass, need))
+		for i := range tbl {
+			grown[i].Store(tbl[i].Load())
+		}
+		c.table.Store(&grown)
+	}
 }
 
 // transition returns the state after st on r, making it under mu if it is not known
@@ -395,6 +428,9 @@ func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 	}
 	if r < utf8.RuneSelf {
 		st.next[d.class[r]].Store(nx)
+		if nx.flags == 0 && st.cache == nx.cache {
+			(*c.table.Load())[int(st.id)*d.nclass+int(d.class[r])].Store(uint32(int(nx.id)*d.nclass) + 1)
+		}
 	} else if o := st.other.Load(); o == nil || len(*o) < maxOther {
 		var edges []runeEdge
 		if o != nil {
@@ -518,18 +554,25 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 				}
 			}
 		}
-		// The hot loop: known transitions on ASCII bytes into plain states.
-		for i < len(text) {
-			b := text[i]
+		// The hot loop: known transitions on ASCII bytes into plain states, one table
+		// load per byte.
+		c := st.cache
+		tbl, row := *c.table.Load(), int(st.id)*d.nclass
+		j := i
+		for j < len(text) {
+			b := text[j]
 			if b >= utf8.RuneSelf {
 				break
 			}
-			nx := st.next[class[b]].Load()
-			if nx == nil || nx.flags != 0 {
+			e := tbl[row+int(class[b])].Load()
+			if e == 0 {
 				break
 			}
-			st = nx
-			i++
+			row = int(e - 1)
+			j++
+		}
+		if j > i {
+			st, i = (*c.byID.Load())[row/d.nclass], j
 		}
 		if i == len(text) {
 			break
