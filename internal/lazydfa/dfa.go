@@ -83,7 +83,7 @@ type DFA struct {
 	// esc says which bytes can leave the idle states (see escape); skip, whether idle
 	// runs are skipped at all: only when few printable bytes escape or a prefix is known
 	// (otherwise the skip stops every few bytes and costs more than it saves).
-	esc  [256]bool
+	esc  [kindOther + 1][256]bool
 	skip bool
 
 	mu sync.Mutex // guards the cache's map, the making of transitions, and the scratch below
@@ -486,35 +486,47 @@ func byteRate(b byte) float64 {
 	return 0.002
 }
 
-// escape fills d.esc: for each byte, whether it can leave the idle states. The bytes an
-// idle run skips over are those that cannot (each takes idle to idle of its own kind).
-// Bytes from 0x80 up always escape: non-ASCII runes take the slow path. It sets d.skip.
+// escape fills d.esc: for each kind of the previous character and each byte, whether
+// the byte can leave the idle state of that kind (a `\bcan` rule leaves idle on a c
+// after a space, not after a letter). The bytes an idle run skips over are those that
+// cannot; each takes idle to idle of its own kind. Bytes from 0x80 up always escape:
+// non-ASCII runes take the slow path. It sets d.skip.
 func (d *DFA) escape() {
-	for b := range 256 {
-		d.esc[b] = b >= utf8.RuneSelf
-	}
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
 		idle := &state{kind: k}
-		for b := range utf8.RuneSelf {
-			d.step(idle, rune(b), kindOf(rune(b)))
-			if len(d.pcs) > 0 || len(d.out) > 0 {
-				d.esc[b] = true
+		for b := range 256 {
+			if b >= utf8.RuneSelf {
+				d.esc[k][b] = true
+				continue
 			}
+			d.step(idle, rune(b), kindOf(rune(b)))
+			d.esc[k][b] = len(d.pcs) > 0 || len(d.out) > 0
 		}
 	}
+	// Most bytes of prose follow a letter; the rest, mostly a space.
 	rate := 0.0
 	for b := range byte(utf8.RuneSelf) {
-		if d.esc[b] {
-			rate += byteRate(b)
+		if d.esc[kindWord][b] {
+			rate += 0.8 * byteRate(b)
+		}
+		if d.esc[kindOther][b] {
+			rate += 0.2 * byteRate(b)
 		}
 	}
 	d.skip = d.prefix != "" || rate <= maxEscapeRate
 }
 
-// kindOfByte is kindOf for the last byte of a run of bytes that did not escape, or
-// of any text before a prefix occurrence: a byte from 0x80 up is never a word byte
-// nor a newline, whatever rune it belongs to.
-func kindOfByte(b byte) uint8 { return kindOf(rune(b)) }
+// kindOfBytes is kindOf for ASCII bytes; a byte from 0x80 up is never a word byte nor a
+// newline, whatever rune it belongs to.
+var kindOfBytes = func() (t [256]uint8) {
+	for b := range 256 {
+		t[b] = kindOf(rune(b))
+		if b >= utf8.RuneSelf {
+			t[b] = kindOther
+		}
+	}
+	return t
+}()
 
 // run steps the DFA from st over text until a state with matches (status found), a
 // dead state (status dead), the end of the text (status more) or the budget (status
@@ -542,16 +554,21 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 						j--
 					}
 				}
+				if j > i {
+					st, i = idle[kindOfBytes[text[j-1]]], j
+				}
 			} else {
-				for j < len(text) && !esc[text[j]] {
+				k := st.kind // of the character before text[j]
+				for j < len(text) && !esc[k][text[j]] {
+					k = kindOfBytes[text[j]]
 					j++
 				}
-			}
-			if j > i {
-				st, i = idle[kindOfByte(text[j-1])], j
-				if i == len(text) {
-					break
+				if j > i {
+					st, i = idle[k], j
 				}
+			}
+			if i == len(text) {
+				break
 			}
 		}
 		// The hot loop: known transitions on ASCII bytes into plain states, one table
