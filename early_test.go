@@ -235,3 +235,30 @@ func FuzzScannerSound(f *testing.F) {
 		}
 	})
 }
+
+// TestScannerGivesUpQuietly: an early rule whose DFA gives up on an answer (it would
+// build a state every few bytes) stops scanning that answer without a cut; the answer is
+// then judged at its end as usual, and a second early rule in the same move still cuts.
+func TestScannerGivesUpQuietly(t *testing.T) {
+	t.Parallel()
+	expo := with(textRule("expo", `[ab]*a[ab]{14}c`), func(r *Rule) { r.Early = true })
+	fx := newFixture(t, []Rule{expo}, nil)
+	_, m := fx.eng.BeginMove(context.Background(), "c")
+	var b strings.Builder
+	x := uint32(7)
+	for range 1 << 15 {
+		x = x*1664525 + 1013904223
+		b.WriteByte("ab"[x>>31])
+	}
+	text := b.String() + "c" // the whole answer misses the rule
+	s := m.EarlyScanner()
+	if v, cut := scanIn(t, s, text, 64); cut >= 0 {
+		t.Fatalf("cut at %d by %+v after the DFA should have given up", cut, v)
+	}
+	if !s.off[0] {
+		t.Fatal("the DFA did not give up: the test does not test that")
+	}
+	if v := m.CheckAnswer(context.Background(), text); !v.Discard {
+		t.Fatalf("the end-of-answer check did not discard: %+v", v)
+	}
+}
