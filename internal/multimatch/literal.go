@@ -202,54 +202,66 @@ func shrink(set []lit, keepPrefix bool) []lit {
 // minimize drops elements that contain another element (whose presence is
 // then implied), which shrinks the automaton without changing the condition.
 //
-// Small sets are compared pair by pair. In larger ones the case-insensitive
-// elements are found by looking up, in a set of them, the substrings of each
-// element of the lengths they have: n·L·D lookups (D distinct lengths)
-// instead of n² comparisons; only case-sensitive elements are compared in pairs.
+// Small sets are compared pair by pair. In larger ones an element b can only
+// be implied by a substring of a that equals b once both are ASCII-folded, so
+// each element's substrings of the lengths the set has are looked up among
+// the folded elements: n·L·D lookups (D distinct lengths) instead of n²
+// comparisons, case-sensitive elements included, and implies runs only on the
+// few pairs a lookup finds.
 func minimize(set []lit) []lit {
-	set = dedup(slices.Clone(set))
+	if !slices.IsSortedFunc(set, cmpLit) || hasDup(set) {
+		set = dedup(slices.Clone(set))
+	}
 	if len(set) <= 16 {
 		return minimizePairs(set)
 	}
-	ins := make(map[string]int, len(set)) // case-insensitive element -> index
+	// Folded element -> its indices, chained through next (-1 ends a chain).
+	folded := make(map[string]int32, len(set))
+	next := make([]int32, len(set))
+	lows := make([]string, len(set))
 	var lens []int
-	var sens []int
 	for i, l := range set {
+		low := l.s
 		if l.m != "" {
-			sens = append(sens, i)
-			continue
+			low = asciiLower(l.s)
 		}
-		ins[l.s] = i
-		if !slices.Contains(lens, len(l.s)) {
-			lens = append(lens, len(l.s))
+		lows[i] = low
+		next[i] = -1
+		if j, ok := folded[low]; ok {
+			next[i] = j
+		}
+		folded[low] = int32(i)
+		if !slices.Contains(lens, len(low)) {
+			lens = append(lens, len(low))
 		}
 	}
 	out := set[:0:0]
 outer:
 	for i, a := range set {
-		low := a.s
-		if a.m != "" {
-			low = asciiLower(a.s)
-		}
+		low := lows[i]
 		for _, n := range lens {
-			if n > len(low) {
-				continue
-			}
 			for x := 0; x+n <= len(low); x++ {
-				if j, ok := ins[low[x:x+n]]; ok && j != i && (n < len(a.s) || j < i) {
-					continue outer
+				j, ok := folded[low[x:x+n]]
+				for ; ok && j >= 0; j = next[j] {
+					if int(j) != i && (n < len(a.s) || int(j) < i) && implies(a, set[j]) {
+						continue outer
+					}
 				}
-			}
-		}
-		for _, j := range sens {
-			b := set[j]
-			if j != i && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) && implies(a, b) {
-				continue outer
 			}
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// hasDup reports whether a sorted set holds an element twice.
+func hasDup(set []lit) bool {
+	for i := 1; i < len(set); i++ {
+		if set[i] == set[i-1] {
+			return true
+		}
+	}
+	return false
 }
 
 func minimizePairs(set []lit) []lit {
@@ -771,11 +783,12 @@ func alternateInfo(parts []*info) *info {
 // sets such that every match contains an element of each set. ok is false
 // when no useful requirement exists: the pattern must then always be run.
 func requiredGroups(re *syntax.Regexp) (groups [][]lit, ok bool) {
-	return requiredGroupsOf(analyze(re))
+	return (*memo)(nil).requiredGroups(analyze(re))
 }
 
-// requiredGroupsOf is requiredGroups given the pattern's analysis.
-func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
+// requiredGroups is requiredGroups given the pattern's analysis, minimizing
+// through m.
+func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 	type cand struct {
 		g    []lit
 		cost float64
@@ -794,7 +807,7 @@ func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
 		if setCost(g) > 4*groupCostLimit {
 			continue // hopeless even after minimize
 		}
-		g = minimize(g)
+		g = m.minimize(g)
 		var kb strings.Builder
 		for _, l := range g {
 			kb.WriteString(l.s)

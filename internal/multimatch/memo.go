@@ -1,0 +1,79 @@
+package multimatch
+
+import "regexp/syntax"
+
+// memo holds what one Analyze computes about a pattern more than once: the
+// analyses of the top-level elements of the simplified pattern and of the
+// whole, and the minimized groups. The required groups, the anchor search
+// and the rare-prefix test all look at the same elements and groups; without
+// it each analysed them again (the anchor search alone took a third of a
+// cold compile). A nil *memo computes everything afresh.
+type memo struct {
+	qs    *syntax.Regexp
+	elems []*syntax.Regexp // qs's elements: its subexpressions if a concatenation, else qs
+	parts []*info          // analyze(elems[i]), nil until first needed
+	all   *info            // analyze(qs), nil until first needed
+	mins  map[groupKey][]lit
+}
+
+// groupKey names a group by identity: infos share their sets, so the same
+// group reached twice is the same slice.
+type groupKey struct {
+	first *lit
+	n     int
+}
+
+func newMemo(qs *syntax.Regexp) *memo {
+	m := &memo{qs: qs, elems: []*syntax.Regexp{qs}}
+	if qs.Op == syntax.OpConcat {
+		m.elems = qs.Sub
+	}
+	m.parts = make([]*info, len(m.elems))
+	return m
+}
+
+// part returns analyze(m.elems[i]).
+func (m *memo) part(i int) *info {
+	if m.parts[i] == nil {
+		m.parts[i] = analyze(m.elems[i])
+	}
+	return m.parts[i]
+}
+
+// whole returns analyze(m.qs); for a concatenation, from its elements' analyses.
+func (m *memo) whole() *info {
+	if m.all == nil {
+		if m.qs.Op == syntax.OpConcat {
+			m.all = m.run(0, len(m.elems))
+		} else {
+			m.all = analyze(m.qs)
+		}
+	}
+	return m.all
+}
+
+// run returns the analysis of the concatenation of elements i to j-1.
+func (m *memo) run(i, j int) *info {
+	parts := make([]*info, j-i)
+	for k := range parts {
+		parts[k] = m.part(i + k)
+	}
+	return concatInfo(parts)
+}
+
+// minimize is the package's minimize, each group once.
+func (m *memo) minimize(g []lit) []lit {
+	if m == nil || len(g) == 0 {
+		return minimize(g)
+	}
+	k := groupKey{&g[0], len(g)}
+	if r, ok := m.mins[k]; ok {
+		return r
+	}
+	r := minimize(g)
+	if m.mins == nil {
+		m.mins = map[groupKey][]lit{}
+	}
+	m.mins[k] = r
+	return r
+}
