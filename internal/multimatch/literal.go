@@ -460,6 +460,9 @@ func analyze(re *syntax.Regexp) *info {
 		return exactInfo(emptyOnly)
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
+		if x := literalInfo(re.Rune, fold); x != nil {
+			return x
+		}
 		parts := make([]*info, len(re.Rune))
 		for i, r := range re.Rune {
 			parts[i] = runeInfo(r, fold)
