@@ -1,6 +1,5 @@
 package multimatch
 
-
 // denseBudget bounds the memory of the fully expanded (DFA) rows kept for the
 // states nearest the root, where a scan spends most of its time.
 const denseBudget = 1 << 20
