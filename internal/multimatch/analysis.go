@@ -98,7 +98,7 @@ func rarePrefix(m *memo) bool {
 			continue
 		}
 		g := m.bestGroup(m.part(i))
-		return g != nil && setCost(g) <= rarePrefixCost
+		return g != nil && m.cost(g) <= rarePrefixCost
 	}
 	return false
 }
@@ -217,7 +217,7 @@ func (a *Analysis) chooseAnchor(m *memo) {
 		if len(g) == 0 || hasEmpty(g) {
 			return
 		}
-		c := setCost(g)
+		c := m.cost(g)
 		if c > groupCostLimit {
 			return
 		}
@@ -279,7 +279,7 @@ func (m *memo) bestGroup(x *info) []lit {
 		if len(g) == 0 || hasEmpty(g) {
 			continue
 		}
-		if c := setCost(g); best == nil || c < bestCost {
+		if c := m.cost(g); best == nil || c < bestCost {
 			best, bestCost = g, c
 		}
 	}

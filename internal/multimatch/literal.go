@@ -2,9 +2,11 @@ package multimatch
 
 import (
 	"cmp"
+	"encoding/binary"
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -583,8 +585,45 @@ func runesToLits(rs []rune) []lit {
 	return dedup(out)
 }
 
-// classInfo describes a character class given as sorted ranges.
+// classInfo describes a character class given as sorted ranges. The same
+// classes (\d, \w, [A-Za-z0-9], an emoji block) recur in pattern after
+// pattern, and a large one costs more to describe than the rest of its
+// pattern, so descriptions are kept (infos are never modified once made).
 func classInfo(ranges []rune) *info {
+	var buf [64]byte
+	key := buf[:0]
+	for _, r := range ranges {
+		key = binary.LittleEndian.AppendUint32(key, uint32(r))
+	}
+	classes.RLock()
+	x, ok := classes.m[string(key)]
+	classes.RUnlock()
+	if ok {
+		return x
+	}
+	x = describeClass(ranges)
+	classes.Lock()
+	if len(classes.m) < maxClasses {
+		if classes.m == nil {
+			classes.m = map[string]*info{}
+		}
+		classes.m[string(key)] = x
+	}
+	classes.Unlock()
+	return x
+}
+
+// classes holds the descriptions of classes seen, by their ranges (4 bytes
+// per rune), up to maxClasses of them.
+var classes struct {
+	sync.RWMutex
+	m map[string]*info
+}
+
+const maxClasses = 4096
+
+// describeClass is classInfo without the cache.
+func describeClass(ranges []rune) *info {
 	n := 0
 	for i := 0; i < len(ranges); i += 2 {
 		lo, hi := ranges[i], ranges[i+1]
@@ -807,7 +846,7 @@ func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 			// The pattern cannot match; be conservative and run it.
 			return nil, false
 		}
-		if setCost(g) > 4*groupCostLimit {
+		if m.cost(g) > 4*groupCostLimit {
 			continue // hopeless even after minimize
 		}
 		g = m.minimize(g)
@@ -823,7 +862,7 @@ func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 			continue
 		}
 		seen[k] = true
-		cands = append(cands, cand{g, setCost(g), k})
+		cands = append(cands, cand{g, m.cost(g), k})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), strings.Compare(a.key, b.key))

@@ -9,11 +9,19 @@ import "regexp/syntax"
 // it each analysed them again (the anchor search alone took a third of a
 // cold compile). A nil *memo computes everything afresh.
 type memo struct {
-	qs    *syntax.Regexp
-	elems []*syntax.Regexp // qs's elements: its subexpressions if a concatenation, else qs
-	parts []*info          // analyze(elems[i]), nil until first needed
-	all   *info            // analyze(qs), nil until first needed
-	mins  map[groupKey][]lit
+	qs     *syntax.Regexp
+	elems  []*syntax.Regexp // qs's elements: its subexpressions if a concatenation, else qs
+	parts  []*info          // analyze(elems[i]), nil until first needed
+	all    *info            // analyze(qs), nil until first needed
+	groups map[groupKey]groupMemo
+}
+
+// groupMemo is what is known of one group: its minimized form, its cost.
+type groupMemo struct {
+	min     []lit
+	cost    float64
+	hasMin  bool
+	hasCost bool
 }
 
 // groupKey names a group by identity: infos share their sets, so the same
@@ -67,13 +75,31 @@ func (m *memo) minimize(g []lit) []lit {
 		return minimize(g)
 	}
 	k := groupKey{&g[0], len(g)}
-	if r, ok := m.mins[k]; ok {
-		return r
+	gm := m.groups[k]
+	if !gm.hasMin {
+		gm.min, gm.hasMin = minimize(g), true
+		m.put(k, gm)
 	}
-	r := minimize(g)
-	if m.mins == nil {
-		m.mins = map[groupKey][]lit{}
+	return gm.min
+}
+
+// cost is setCost, each group once.
+func (m *memo) cost(g []lit) float64 {
+	if m == nil || len(g) == 0 {
+		return setCost(g)
 	}
-	m.mins[k] = r
-	return r
+	k := groupKey{&g[0], len(g)}
+	gm := m.groups[k]
+	if !gm.hasCost {
+		gm.cost, gm.hasCost = setCost(g), true
+		m.put(k, gm)
+	}
+	return gm.cost
+}
+
+func (m *memo) put(k groupKey, gm groupMemo) {
+	if m.groups == nil {
+		m.groups = map[groupKey]groupMemo{}
+	}
+	m.groups[k] = gm
 }
