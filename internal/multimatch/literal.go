@@ -217,11 +217,15 @@ func minimize(set []lit) []lit {
 	if len(set) <= 16 {
 		return minimizePairs(set)
 	}
-	// Folded element -> its indices, chained through next (-1 ends a chain).
+	// Folded element -> its indices, chained through next (-1 ends a chain);
+	// per length, a filter of the elements' first two bytes skips most
+	// lookups (a set's elements are mostly variants of one another, and few
+	// contain another).
 	folded := make(map[string]int32, len(set))
 	next := make([]int32, len(set))
 	lows := make([]string, len(set))
 	var lens []int
+	var filters []headFilter
 	for i, l := range set {
 		low := l.s
 		if l.m != "" {
@@ -233,16 +237,24 @@ func minimize(set []lit) []lit {
 			next[i] = j
 		}
 		folded[low] = int32(i)
-		if !slices.Contains(lens, len(low)) {
+		k := slices.Index(lens, len(low))
+		if k < 0 {
+			k = len(lens)
 			lens = append(lens, len(low))
+			filters = append(filters, headFilter{})
 		}
+		filters[k].add(low)
 	}
 	out := set[:0:0]
 outer:
 	for i, a := range set {
 		low := lows[i]
-		for _, n := range lens {
+		for k, n := range lens {
+			f := &filters[k]
 			for x := 0; x+n <= len(low); x++ {
+				if !f.has(low[x : x+n]) {
+					continue
+				}
 				j, ok := folded[low[x:x+n]]
 				for ; ok && j >= 0; j = next[j] {
 					if int(j) != i && (n < len(a.s) || int(j) < i) && implies(a, set[j]) {
@@ -254,6 +266,30 @@ outer:
 		out = append(out, a)
 	}
 	return out
+}
+
+// headFilter is a 256-bit filter of the first two bytes of strings.
+type headFilter [4]uint64
+
+func headBit(s string) uint {
+	h := uint(s[0])
+	if len(s) > 1 {
+		h = h*31 + uint(s[1])
+	}
+	return h & 255
+}
+
+func (f *headFilter) add(s string) {
+	if s != "" {
+		b := headBit(s)
+		f[b>>6] |= 1 << (b & 63)
+	}
+}
+
+// has reports whether s may have been added.
+func (f *headFilter) has(s string) bool {
+	b := headBit(s)
+	return f[b>>6]&(1<<(b&63)) != 0
 }
 
 // hasDup reports whether a sorted set holds an element twice.
