@@ -153,7 +153,7 @@ func BenchmarkCompiledSetMemory(b *testing.B) {
 		eng.analyses = nil // count the analyses too, as a first load holds them
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		set := eng.compile(rules)
+		set := eng.compile(rules, nil)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		held = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
@@ -205,6 +205,7 @@ func BenchmarkReload(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				eng.loaded, eng.analyses = nil, nil
+				eng.rules.Store(nil) // no automaton to build on either
 				if err := eng.Reload(context.Background()); err != nil {
 					b.Fatal(err)
 				}

@@ -88,7 +88,10 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 // analysisCache keeps each condition's analysis (compiled regexp, literals, windows)
 // by its text across reloads, so that a one-row edit analyses one pattern and the rest
 // of the reload is the automaton build. Only the reload path uses it, under reloadMu.
-type analysisCache map[string]analysisEntry
+type analysisCache map[analysisKey]analysisEntry
+
+// analysisKey is a pattern and the field its errors name.
+type analysisKey struct{ field, pattern string }
 
 type analysisEntry struct {
 	a   *multimatch.Analysis
@@ -107,7 +110,7 @@ func (c analysisCache) check(next analysisCache) func(field, pattern string) err
 // analysis returns the analysis of pattern in field from next, else from c, else
 // made now; next keeps it.
 func (c analysisCache) analysis(next analysisCache, field, pattern string) (*multimatch.Analysis, error) {
-	key := field + "\x00" + pattern
+	key := analysisKey{field, pattern}
 	e, ok := next[key]
 	if !ok {
 		if e, ok = c[key]; !ok {
