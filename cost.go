@@ -1,6 +1,9 @@
 package streamrules
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamrules/streamrules/internal/multimatch"
@@ -120,3 +123,49 @@ func (c analysisCache) analysis(next analysisCache, field, pattern string) (*mul
 	}
 	return e.a, e.err
 }
+
+// prefetch analyses into next, on every core, the patterns (field "condition") that
+// neither c nor next holds: a cold load spends most of its time in Analyze, and patterns
+// are analysed independently of one another. A few are left to the reload's own pass.
+func (c analysisCache) prefetch(next analysisCache, patterns []string) {
+	var todo []string
+	seen := make(map[string]bool, len(patterns))
+	for _, p := range patterns {
+		key := analysisKey{"condition", p}
+		if _, ok := c[key]; ok || seen[p] {
+			continue
+		}
+		if _, ok := next[key]; ok {
+			continue
+		}
+		seen[p] = true
+		todo = append(todo, p)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/minPrefetch)
+	if workers < 2 {
+		return
+	}
+	out := make([]analysisEntry, len(todo))
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(taken.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				out[i].a, out[i].err = analyzeRegex("condition", todo[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for i, p := range todo {
+		next[analysisKey{"condition", p}] = out[i]
+	}
+}
+
+// minPrefetch is how many patterns a goroutine of prefetch must have to be worth starting.
+const minPrefetch = 32

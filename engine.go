@@ -306,21 +306,30 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 	if !sort.SliceIsSorted(sorted, byName) { // stores return rows by name
 		sort.SliceStable(sorted, byName)
 	}
-	var prevAll []*compiledRule // the set in force's rules from r's name on, both sorted
+	// A row the set in force holds as it is now was valid, and what was derived from it
+	// still holds: only what depends on the other rows (its place, the group's patterns)
+	// is done again. Both lists are sorted by name.
+	reused := make([]*compiledRule, len(sorted))
 	if prev != nil {
-		prevAll = prev.all
+		all := prev.all
+		for i, r := range sorted {
+			for len(all) > 0 && all[0].Name < r.Name {
+				all = all[1:]
+			}
+			if len(all) > 0 && all[0].Name == r.Name && sameRule(all[0].Rule, r) {
+				reused[i] = all[0]
+			}
+		}
 	}
-	for _, r := range sorted {
-		// A row the set in force holds as it is now was valid, and what was derived from
-		// it still holds: only what depends on the other rows (its place, the group's
-		// patterns) is done again.
-		for len(prevAll) > 0 && prevAll[0].Name < r.Name {
-			prevAll = prevAll[1:]
+	var todo []string
+	for i := range sorted {
+		if reused[i] == nil {
+			regexesOf(&sorted[i], func(p string) { todo = append(todo, p) })
 		}
-		var p *compiledRule
-		if len(prevAll) > 0 && prevAll[0].Name == r.Name && sameRule(prevAll[0].Rule, r) {
-			p = prevAll[0]
-		}
+	}
+	e.analyses.prefetch(next, todo)
+	for i, r := range sorted {
+		p := reused[i]
 		if p == nil {
 			if err := validate(&r, e.environments, check); err != nil {
 				set.skip(r, err)

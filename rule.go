@@ -238,7 +238,7 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	if err := checkRegex("condition", r.Condition); err != nil {
 		return err
 	}
-	if err := validateTree(r); err != nil {
+	if err := validateTree(r, checkRegex); err != nil {
 		return err
 	}
 	if r.Negate && r.Condition == "" && r.Predicate == nil {
