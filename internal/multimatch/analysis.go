@@ -141,6 +141,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	a.live = liveThreads(prog)
 	a.wide = wokenWide(prog, 0)
 	m := newMemo(qs)
+	defer m.release()
 	a.rarePrefix = rarePrefix(m)
 	a.ctx = contextOf(qs)
 	if startsAnchored(qs) {
@@ -275,7 +276,8 @@ func bestGroupOf(x *info) []lit { return (*memo)(nil).bestGroup(x) }
 func (m *memo) bestGroup(x *info) []lit {
 	var best []lit
 	bestCost := 0.0
-	for _, g := range x.allGroups() {
+	for i := range x.numGroups() {
+		g := x.group(i)
 		if len(g) == 0 || hasEmpty(g) {
 			continue
 		}

@@ -210,22 +210,41 @@ func shrink(set []lit, keepPrefix bool) []lit {
 // the folded elements: n·L·D lookups (D distinct lengths) instead of n²
 // comparisons, case-sensitive elements included, and implies runs only on the
 // few pairs a lookup finds.
-func minimize(set []lit) []lit {
+func minimize(set []lit) []lit { return minimizeWith(set, nil) }
+
+// minScratch is minimize's working memory, kept by a memo between calls.
+type minScratch struct {
+	folded  map[string]int32
+	next    []int32
+	lows    []string
+	lens    []int
+	filters []headFilter
+}
+
+// minimizeWith is minimize using sc's memory (nil: its own).
+func minimizeWith(set []lit, sc *minScratch) []lit {
 	if !slices.IsSortedFunc(set, cmpLit) || hasDup(set) {
 		set = dedup(slices.Clone(set))
 	}
 	if len(set) <= 16 {
 		return minimizePairs(set)
 	}
+	if sc == nil {
+		sc = &minScratch{}
+	}
 	// Folded element -> its indices, chained through next (-1 ends a chain);
 	// per length, a filter of the elements' first two bytes skips most
 	// lookups (a set's elements are mostly variants of one another, and few
 	// contain another).
-	folded := make(map[string]int32, len(set))
-	next := make([]int32, len(set))
-	lows := make([]string, len(set))
-	var lens []int
-	var filters []headFilter
+	if sc.folded == nil {
+		sc.folded = make(map[string]int32, len(set))
+	} else {
+		clear(sc.folded)
+	}
+	folded := sc.folded
+	next := slices.Grow(sc.next[:0], len(set))[:len(set)]
+	lows := slices.Grow(sc.lows[:0], len(set))[:len(set)]
+	lens, filters := sc.lens[:0], sc.filters[:0]
 	for i, l := range set {
 		low := l.s
 		if l.m != "" {
@@ -245,6 +264,7 @@ func minimize(set []lit) []lit {
 		}
 		filters[k].add(low)
 	}
+	sc.next, sc.lows, sc.lens, sc.filters = next, lows, lens, filters
 	out := set[:0:0]
 outer:
 	for i, a := range set {
@@ -265,6 +285,7 @@ outer:
 		}
 		out = append(out, a)
 	}
+	clear(lows) // do not keep the strings alive
 	return out
 }
 
@@ -430,7 +451,11 @@ type info struct {
 
 var emptyOnly = []lit{{}}
 
-func anything() *info { return &info{pre: emptyOnly, suf: emptyOnly} }
+// anything is the info of a subexpression that says nothing; one value serves them all,
+// as an info is never modified once made (analyses share infos and their sets freely).
+func anything() *info { return anyInfo }
+
+var anyInfo = &info{pre: emptyOnly, suf: emptyOnly}
 
 func exactInfo(set []lit) *info {
 	return &info{exact: true, ex: set, pre: set, suf: set}
@@ -446,11 +471,33 @@ func (x *info) allGroups() [][]lit {
 	return gs
 }
 
+// numGroups and group list allGroups without making the list.
+func (x *info) numGroups() int {
+	n := len(x.groups) + 2
+	if x.exact {
+		n++
+	}
+	return n
+}
+
+func (x *info) group(i int) []lit {
+	switch i -= len(x.groups); {
+	case i < 0:
+		return x.groups[i+len(x.groups)]
+	case i == 0:
+		return x.pre
+	case i == 1:
+		return x.suf
+	}
+	return x.ex
+}
+
 // bestGroup returns the cheapest non-trivial group of x, or nil.
 func (x *info) bestGroup() []lit {
 	var best []lit
 	bestCost := 0.0
-	for _, g := range x.allGroups() {
+	for i := range x.numGroups() {
+		g := x.group(i)
 		if hasEmpty(g) {
 			continue
 		}
@@ -870,11 +917,10 @@ func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 	type cand struct {
 		g    []lit
 		cost float64
-		key  string
 	}
 	var cands []cand
-	seen := map[string]bool{}
-	for _, g := range x.allGroups() {
+	for i := range x.numGroups() {
+		g := x.group(i)
 		if hasEmpty(g) {
 			continue
 		}
@@ -886,22 +932,13 @@ func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 			continue // hopeless even after minimize
 		}
 		g = m.minimize(g)
-		var kb strings.Builder
-		for _, l := range g {
-			kb.WriteString(l.s)
-			kb.WriteByte(0)
-			kb.WriteString(l.m)
-			kb.WriteByte(0)
-		}
-		k := kb.String()
-		if seen[k] {
+		if slices.ContainsFunc(cands, func(c cand) bool { return keyCompare(c.g, g) == 0 }) {
 			continue
 		}
-		seen[k] = true
-		cands = append(cands, cand{g, m.cost(g), k})
+		cands = append(cands, cand{g, m.cost(g)})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
-		return cmp.Or(cmp.Compare(a.cost, b.cost), strings.Compare(a.key, b.key))
+		return cmp.Or(cmp.Compare(a.cost, b.cost), keyCompare(a.g, b.g))
 	})
 	// Take groups cheapest first until the conjunction is selective
 	// enough: further groups would only make the scan report more often.
@@ -917,6 +954,59 @@ func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 		}
 	}
 	return groups, len(groups) > 0
+}
+
+// keyCompare compares two groups as strings.Compare compares their keys, each element's
+// s and m followed by a NUL byte, without making the keys.
+func keyCompare(a, b []lit) int {
+	var x, y keyReader
+	x.g, y.g = a, b
+	for {
+		c, okc := x.next()
+		d, okd := y.next()
+		switch {
+		case !okc && !okd:
+			return 0
+		case !okc:
+			return -1
+		case !okd:
+			return 1
+		case c != d:
+			return cmp.Compare(c, d)
+		}
+	}
+}
+
+// keyReader reads a group's key byte by byte.
+type keyReader struct {
+	g    []lit
+	part int // 0: in s, 1: the NUL after s, 2: in m, 3: the NUL after m
+	i    int
+}
+
+func (r *keyReader) next() (byte, bool) {
+	for len(r.g) > 0 {
+		l := &r.g[0]
+		switch r.part {
+		case 0, 2:
+			str := l.s
+			if r.part == 2 {
+				str = l.m
+			}
+			if r.i < len(str) {
+				r.i++
+				return str[r.i-1], true
+			}
+			r.part, r.i = r.part+1, 0
+		case 1:
+			r.part = 2
+			return 0, true
+		default:
+			r.part, r.g = 0, r.g[1:]
+			return 0, true
+		}
+	}
+	return 0, false
 }
 
 // groupImplies reports whether an occurrence of some element of h always

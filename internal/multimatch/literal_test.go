@@ -157,3 +157,41 @@ func TestMinimizeLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyCompare: keyCompare orders groups as strings.Compare orders their keys (each
+// element's s and m followed by a NUL), NUL bytes in literals included.
+func TestKeyCompare(t *testing.T) {
+	key := func(g []lit) string {
+		var b strings.Builder
+		for _, l := range g {
+			b.WriteString(l.s)
+			b.WriteByte(0)
+			b.WriteString(l.m)
+			b.WriteByte(0)
+		}
+		return b.String()
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	group := func() []lit {
+		g := make([]lit, r.IntN(3))
+		for i := range g {
+			s := make([]byte, r.IntN(3))
+			for k := range s {
+				s[k] = "a\x00b"[r.IntN(3)]
+			}
+			g[i].s = string(s)
+			if r.IntN(3) == 0 && len(s) > 0 {
+				m := make([]byte, len(s))
+				m[0] = 1
+				g[i].m = string(m)
+			}
+		}
+		return g
+	}
+	for range 20000 {
+		a, b := group(), group()
+		if got, want := keyCompare(a, b), strings.Compare(key(a), key(b)); got != want {
+			t.Fatalf("keyCompare(%q, %q) = %d, the keys compare %d", a, b, got, want)
+		}
+	}
+}

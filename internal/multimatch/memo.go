@@ -1,6 +1,9 @@
 package multimatch
 
-import "regexp/syntax"
+import (
+	"regexp/syntax"
+	"sync"
+)
 
 // memo holds what one Analyze computes about a pattern more than once: the
 // analyses of the top-level elements of the simplified pattern and of the
@@ -14,6 +17,18 @@ type memo struct {
 	parts  []*info          // analyze(elems[i]), nil until first needed
 	all    *info            // analyze(qs), nil until first needed
 	groups map[groupKey]groupMemo
+	min    *minScratch // from scratchPool; back there on release
+}
+
+// scratchPool keeps minimize's working memory from pattern to pattern.
+var scratchPool = sync.Pool{New: func() any { return &minScratch{} }}
+
+// release gives back m's working memory; m computes nothing afterwards.
+func (m *memo) release() {
+	if m.min != nil {
+		scratchPool.Put(m.min)
+		m.min = nil
+	}
 }
 
 // groupMemo is what is known of one group: its minimized form, its cost.
@@ -77,7 +92,10 @@ func (m *memo) minimize(g []lit) []lit {
 	k := groupKey{&g[0], len(g)}
 	gm := m.groups[k]
 	if !gm.hasMin {
-		gm.min, gm.hasMin = minimize(g), true
+		if m.min == nil {
+			m.min = scratchPool.Get().(*minScratch)
+		}
+		gm.min, gm.hasMin = minimizeWith(g, m.min), true
 		m.put(k, gm)
 	}
 	return gm.min
@@ -99,7 +117,7 @@ func (m *memo) cost(g []lit) float64 {
 
 func (m *memo) put(k groupKey, gm groupMemo) {
 	if m.groups == nil {
-		m.groups = map[groupKey]groupMemo{}
+		m.groups = make(map[groupKey]groupMemo, 16)
 	}
 	m.groups[k] = gm
 }
