@@ -265,7 +265,7 @@ func minimizeWith(set []lit, sc *minScratch) []lit {
 		filters[k].add(low)
 	}
 	sc.next, sc.lows, sc.lens, sc.filters = next, lows, lens, filters
-	out := set[:0:0]
+	out := make([]lit, 0, len(set))
 outer:
 	for i, a := range set {
 		low := lows[i]
@@ -324,7 +324,7 @@ func hasDup(set []lit) bool {
 }
 
 func minimizePairs(set []lit) []lit {
-	out := set[:0:0]
+	out := make([]lit, 0, len(set))
 outer:
 	for i, a := range set {
 		for j, b := range set {
@@ -932,7 +932,7 @@ func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 			continue // hopeless even after minimize
 		}
 		g = m.minimize(g)
-		if slices.ContainsFunc(cands, func(c cand) bool { return keyCompare(c.g, g) == 0 }) {
+		if slices.ContainsFunc(cands, func(c cand) bool { return sameKey(c.g, g) }) {
 			continue
 		}
 		cands = append(cands, cand{g, m.cost(g)})
@@ -975,6 +975,21 @@ func keyCompare(a, b []lit) int {
 			return cmp.Compare(c, d)
 		}
 	}
+}
+
+// sameKey reports whether keyCompare(a, b) == 0, quickly when it is not.
+func sameKey(a, b []lit) bool {
+	if slices.Equal(a, b) {
+		return true
+	}
+	n := 0
+	for _, l := range a {
+		n += len(l.s) + len(l.m)
+	}
+	for _, l := range b {
+		n -= len(l.s) + len(l.m)
+	}
+	return n == 2*(len(b)-len(a)) && keyCompare(a, b) == 0
 }
 
 // keyReader reads a group's key byte by byte.
