@@ -226,8 +226,8 @@ func minimizeWith(set []lit, sc *minScratch) []lit {
 	if !slices.IsSortedFunc(set, cmpLit) || hasDup(set) {
 		set = dedup(slices.Clone(set))
 	}
-	if len(set) <= 16 {
-		return minimizePairs(set)
+	if len(set) <= smallSet {
+		return minimizeSmall(set)
 	}
 	if sc == nil {
 		sc = &minScratch{}
@@ -323,6 +323,40 @@ func hasDup(set []lit) bool {
 	return false
 }
 
+// smallSet is the size up to which minimize compares pairs.
+const smallSet = 16
+
+// minimizeSmall is minimizePairs for a set of at most smallSet elements, calling implies
+// only when a's bytes hold b's first byte (folded): an occurrence of b in a would.
+func minimizeSmall(set []lit) []lit {
+	var first [smallSet]int16  // folded first byte, -1: the empty string
+	var has [smallSet][4]uint64 // folded bytes present
+	for i, l := range set {
+		first[i] = -1
+		for k := 0; k < len(l.s); k++ {
+			c := asciiLowerByte(l.s[k])
+			if k == 0 {
+				first[i] = int16(c)
+			}
+			has[i][c>>6] |= 1 << (c & 63)
+		}
+	}
+	out := make([]lit, 0, len(set))
+outer:
+	for i, a := range set {
+		for j, b := range set {
+			if i != j && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) &&
+				(first[j] < 0 || has[i][first[j]>>6]&(1<<(first[j]&63)) != 0) && implies(a, b) {
+				continue outer
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// minimizePairs is minimize by comparing every pair: the reference the tests hold the
+// others to.
 func minimizePairs(set []lit) []lit {
 	out := make([]lit, 0, len(set))
 outer:
@@ -416,11 +450,26 @@ func byteProb(c byte, sensitive bool) float64 {
 
 func litCost(l lit) float64 {
 	p := 1.0
+	if l.m == "" {
+		for i := 0; i < len(l.s); i++ {
+			p *= probOf[0][l.s[i]]
+		}
+		return p
+	}
 	for i := 0; i < len(l.s); i++ {
-		p *= byteProb(l.s[i], l.sensitive(i))
+		p *= probOf[l.m[i]][l.s[i]]
 	}
 	return p
 }
+
+// probOf[sensitive][c] is byteProb(c, sensitive == 1), looked up rather than computed:
+// every group's cost multiplies it over every byte of every element.
+var probOf = func() (t [2][256]float64) {
+	for c := range 256 {
+		t[0][c], t[1][c] = byteProb(byte(c), false), byteProb(byte(c), true)
+	}
+	return t
+}()
 
 // setCost estimates the probability that some element occurs at a position.
 func setCost(set []lit) float64 {

@@ -128,6 +128,33 @@ func TestShrink(t *testing.T) {
 	}
 }
 
+// TestMinimizeSmall: the filtered pairwise form keeps what the plain one keeps.
+func TestMinimizeSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for k := 0; k < 5000; k++ {
+		var set []lit
+		for n := 1 + r.IntN(smallSet); n > 0; n-- {
+			b := make([]byte, r.IntN(4))
+			var m []byte
+			sensitive := r.IntN(3) == 0
+			for i := range b {
+				b[i] = "abAB\xe9-"[r.IntN(6)]
+				m = append(m, 0)
+				if sensitive && isLower(asciiLowerByte(b[i])) && r.IntN(2) == 0 {
+					m[i] = 1
+				} else {
+					b[i] = asciiLowerByte(b[i])
+				}
+			}
+			set = append(set, lit{s: string(b), m: normMask(string(m))})
+		}
+		set = dedup(set)
+		if got, want := minimizeSmall(set), minimizePairs(set); !slices.Equal(got, want) {
+			t.Fatalf("set %q: minimizeSmall %q, pairwise %q", set, got, want)
+		}
+	}
+}
+
 // TestMinimizeLarge: the lookup form of minimize keeps what the pairwise form keeps.
 func TestMinimizeLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
