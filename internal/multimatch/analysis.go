@@ -122,7 +122,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	q := trimRight(trimLeft(re))
 	qstr := pattern // printing a tree is costly (case folding); skip it when nothing was cut
 	if q != re {
-		qstr = q.String()
+		qstr = printTree(q)
 	}
 	a.run, err = regexp.Compile(qstr)
 	if err != nil {
