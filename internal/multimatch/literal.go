@@ -329,7 +329,7 @@ const smallSet = 16
 // minimizeSmall is minimizePairs for a set of at most smallSet elements, calling implies
 // only when a's bytes hold b's first byte (folded): an occurrence of b in a would.
 func minimizeSmall(set []lit) []lit {
-	var first [smallSet]int16  // folded first byte, -1: the empty string
+	var first [smallSet]int16   // folded first byte, -1: the empty string
 	var has [smallSet][4]uint64 // folded bytes present
 	for i, l := range set {
 		first[i] = -1
