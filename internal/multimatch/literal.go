@@ -149,6 +149,13 @@ func product(a, b []lit) (res []lit, fits bool) {
 	if len(a)*len(b) > maxProduct {
 		return nil, false
 	}
+	// A side that is the empty string alone (an assertion: \b, ^) gives the other.
+	switch {
+	case len(b) == 1 && b[0] == lit{}:
+		return a, len(a) <= maxSet && maxLen(a) <= maxLitLen
+	case len(a) == 1 && a[0] == lit{}:
+		return b, len(b) <= maxSet && maxLen(b) <= maxLitLen
+	}
 	res = make([]lit, 0, len(a)*len(b))
 	for _, x := range a {
 		for _, y := range b {
