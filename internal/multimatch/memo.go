@@ -16,8 +16,8 @@ type memo struct {
 	elems  []*syntax.Regexp // qs's elements: its subexpressions if a concatenation, else qs
 	parts  []*info          // analyze(elems[i]), nil until first needed
 	all    *info            // analyze(qs), nil until first needed
-	groups map[groupKey]groupMemo
-	min    *minScratch // from scratchPool; back there on release
+	groups []groupMemo      // by first use; a pattern has a few dozen groups at most
+	min    *minScratch      // from scratchPool; back there on release
 }
 
 // scratchPool keeps minimize's working memory from pattern to pattern.
@@ -33,6 +33,7 @@ func (m *memo) release() {
 
 // groupMemo is what is known of one group: its minimized form, its cost.
 type groupMemo struct {
+	key     groupKey
 	min     []lit
 	cost    float64
 	hasMin  bool
@@ -89,14 +90,12 @@ func (m *memo) minimize(g []lit) []lit {
 	if m == nil || len(g) == 0 {
 		return minimize(g)
 	}
-	k := groupKey{&g[0], len(g)}
-	gm := m.groups[k]
+	gm := m.group(g)
 	if !gm.hasMin {
 		if m.min == nil {
 			m.min = scratchPool.Get().(*minScratch)
 		}
 		gm.min, gm.hasMin = minimizeWith(g, m.min), true
-		m.put(k, gm)
 	}
 	return gm.min
 }
@@ -106,18 +105,21 @@ func (m *memo) cost(g []lit) float64 {
 	if m == nil || len(g) == 0 {
 		return setCost(g)
 	}
-	k := groupKey{&g[0], len(g)}
-	gm := m.groups[k]
+	gm := m.group(g)
 	if !gm.hasCost {
 		gm.cost, gm.hasCost = setCost(g), true
-		m.put(k, gm)
 	}
 	return gm.cost
 }
 
-func (m *memo) put(k groupKey, gm groupMemo) {
-	if m.groups == nil {
-		m.groups = make(map[groupKey]groupMemo, 16)
+// group returns the memo of a non-empty group, made if new.
+func (m *memo) group(g []lit) *groupMemo {
+	k := groupKey{&g[0], len(g)}
+	for i := range m.groups {
+		if m.groups[i].key == k {
+			return &m.groups[i]
+		}
 	}
-	m.groups[k] = gm
+	m.groups = append(m.groups, groupMemo{key: k})
+	return &m.groups[len(m.groups)-1]
 }
