@@ -88,9 +88,10 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 	return a, nil
 }
 
-// analysisCache keeps each condition's analysis (compiled regexp, literals, windows)
-// by its text across reloads, so that a one-row edit analyses one pattern and the rest
-// of the reload is the automaton build. Only the reload path uses it, under reloadMu.
+// analysisCache keeps the analyses (compiled regexp, literals, windows) that a reload
+// made or validated with, by text, for the next: a row that changed is validated with
+// its patterns' analyses made once. The analyses of unchanged rows live in the matchers'
+// bases (matcher.go) and are not looked up. Only the reload path uses it, under reloadMu.
 type analysisCache map[analysisKey]analysisEntry
 
 // analysisKey is a pattern and the field its errors name.
@@ -141,11 +142,23 @@ func (c analysisCache) prefetch(next analysisCache, patterns []string) {
 		seen[p] = true
 		todo = append(todo, p)
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(todo)/minPrefetch)
-	if workers < 2 {
+	out := make([]analysisEntry, len(todo))
+	if !inParallel(len(todo), func(i int) { out[i].a, out[i].err = analyzeRegex("condition", todo[i]) }) {
 		return
 	}
-	out := make([]analysisEntry, len(todo))
+	for i, p := range todo {
+		next[analysisKey{"condition", p}] = out[i]
+	}
+}
+
+// inParallel calls f(0) … f(n-1) from one goroutine per core, each taking the next index,
+// and waits for them; it does nothing and returns false when n is too small for that to
+// pay (fewer than minPrefetch calls a goroutine).
+func inParallel(n int, f func(i int)) bool {
+	workers := min(runtime.GOMAXPROCS(0), n/minPrefetch)
+	if workers < 2 {
+		return false
+	}
 	var taken atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -154,18 +167,16 @@ func (c analysisCache) prefetch(next analysisCache, patterns []string) {
 			defer wg.Done()
 			for {
 				i := int(taken.Add(1) - 1)
-				if i >= len(todo) {
+				if i >= n {
 					return
 				}
-				out[i].a, out[i].err = analyzeRegex("condition", todo[i])
+				f(i)
 			}
 		}()
 	}
 	wg.Wait()
-	for i, p := range todo {
-		next[analysisKey{"condition", p}] = out[i]
-	}
+	return true
 }
 
-// minPrefetch is how many patterns a goroutine of prefetch must have to be worth starting.
+// minPrefetch is how many calls a goroutine of inParallel must have to be worth starting.
 const minPrefetch = 32

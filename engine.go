@@ -328,6 +328,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		}
 	}
 	e.analyses.prefetch(next, todo)
+	var plan []*compiledRule // early rules new or changed: their plan is to be made
 	for i, r := range sorted {
 		p := reused[i]
 		if p == nil {
@@ -366,8 +367,14 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			c.index = len(set.text)
 			set.text = append(set.text, c)
 			if (r.Early || e.earlyAll) && !c.shadow && p == nil { // a shadowed rule never cuts
-				c.early = planEarly(&c.Rule)
+				plan = append(plan, c)
 			}
+		}
+	}
+	// Each plan compiles its rule's regexp: on every core when there are many.
+	if !inParallel(len(plan), func(i int) { plan[i].early = planEarly(&plan[i].Rule) }) {
+		for _, c := range plan {
+			c.early = planEarly(&c.Rule)
 		}
 	}
 	var prevText textMatcher
