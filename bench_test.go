@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamrules/streamrules/internal/multimatch"
 )
@@ -153,7 +154,7 @@ func BenchmarkCompiledSetMemory(b *testing.B) {
 		eng.analyses = nil // count the analyses too, as a first load holds them
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		set := eng.compile(rules)
+		set := eng.compile(rules, nil)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		held = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
@@ -163,9 +164,11 @@ func BenchmarkCompiledSetMemory(b *testing.B) {
 }
 
 // BenchmarkReload, at 1,000 and 10,000 rules: a reload that finds the same rows (every
-// change notification that is not about them, every backstop tick); one edited row
-// (a new condition: one analysis, then the automaton rebuilt); and a cold compile of
-// every rule (no analysis cached, as the first load).
+// change notification that is not about them, every backstop tick); one edited row (a
+// new condition: one analysis, and a small automaton beside the big one); one edited row
+// and the merge that follows it in the background once the rules are quiet (the big
+// automaton built again); and a cold compile of every rule (nothing cached, no automaton
+// to build on, as the first load).
 func BenchmarkReload(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		rules := textRules(multimatch.RealisticPatterns(n, 1))
@@ -177,6 +180,7 @@ func BenchmarkReload(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		eng.merge.after = func(time.Duration) <-chan time.Time { return nil } // merges only where measured
 		b.Run(fmt.Sprintf("rules=%d/unchanged", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -185,19 +189,31 @@ func BenchmarkReload(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("rules=%d/one_edit", n), func(b *testing.B) {
+		k := 0
+		edit := func(b *testing.B) {
 			edited := rules[n/2]
+			k++
+			edited.Condition = fmt.Sprintf(`(?i)\bedited_%d\b`, k)
+			// The store notifies the engine, which reloads before UpdateRule returns.
+			if _, err := store.UpdateRule(context.Background(), edited.Name, edited); err != nil {
+				b.Fatal(err)
+			}
+			if err := eng.Reload(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("rules=%d/one_edit", n), func(b *testing.B) {
 			b.ReportAllocs()
-			k := 0
 			for b.Loop() {
-				k++
-				edited.Condition = fmt.Sprintf(`(?i)\bedited_%d\b`, k)
-				// The store notifies the engine, which reloads before UpdateRule returns.
-				if _, err := store.UpdateRule(context.Background(), edited.Name, edited); err != nil {
-					b.Fatal(err)
-				}
-				if err := eng.Reload(context.Background()); err != nil {
-					b.Fatal(err)
+				edit(b)
+			}
+		})
+		b.Run(fmt.Sprintf("rules=%d/edit_and_merge", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				edit(b)
+				if eng.mergeOnce().overlaid() {
+					b.Fatal("the merge left an overlay")
 				}
 			}
 		})
@@ -205,10 +221,12 @@ func BenchmarkReload(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				eng.loaded, eng.analyses = nil, nil
+				eng.rules.Store(nil) // no automaton to build on either
 				if err := eng.Reload(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+		eng.Close()
 	}
 }

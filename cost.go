@@ -1,6 +1,9 @@
 package streamrules
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamrules/streamrules/internal/multimatch"
@@ -85,10 +88,14 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 	return a, nil
 }
 
-// analysisCache keeps each condition's analysis (compiled regexp, literals, windows)
-// by its text across reloads, so that a one-row edit analyses one pattern and the rest
-// of the reload is the automaton build. Only the reload path uses it, under reloadMu.
-type analysisCache map[string]analysisEntry
+// analysisCache keeps the analyses (compiled regexp, literals, windows) that a reload
+// made or validated with, by text, for the next: a row that changed is validated with
+// its patterns' analyses made once. The analyses of unchanged rows live in the matchers'
+// bases (matcher.go) and are not looked up. Only the reload path uses it, under reloadMu.
+type analysisCache map[analysisKey]analysisEntry
+
+// analysisKey is a pattern and the field its errors name.
+type analysisKey struct{ field, pattern string }
 
 type analysisEntry struct {
 	a   *multimatch.Analysis
@@ -107,7 +114,7 @@ func (c analysisCache) check(next analysisCache) func(field, pattern string) err
 // analysis returns the analysis of pattern in field from next, else from c, else
 // made now; next keeps it.
 func (c analysisCache) analysis(next analysisCache, field, pattern string) (*multimatch.Analysis, error) {
-	key := field + "\x00" + pattern
+	key := analysisKey{field, pattern}
 	e, ok := next[key]
 	if !ok {
 		if e, ok = c[key]; !ok {
@@ -117,3 +124,59 @@ func (c analysisCache) analysis(next analysisCache, field, pattern string) (*mul
 	}
 	return e.a, e.err
 }
+
+// prefetch analyses into next, on every core, the patterns (field "condition") that
+// neither c nor next holds: a cold load spends most of its time in Analyze, and patterns
+// are analysed independently of one another. A few are left to the reload's own pass.
+func (c analysisCache) prefetch(next analysisCache, patterns []string) {
+	var todo []string
+	seen := make(map[string]bool, len(patterns))
+	for _, p := range patterns {
+		key := analysisKey{"condition", p}
+		if _, ok := c[key]; ok || seen[p] {
+			continue
+		}
+		if _, ok := next[key]; ok {
+			continue
+		}
+		seen[p] = true
+		todo = append(todo, p)
+	}
+	out := make([]analysisEntry, len(todo))
+	if !inParallel(len(todo), func(i int) { out[i].a, out[i].err = analyzeRegex("condition", todo[i]) }) {
+		return
+	}
+	for i, p := range todo {
+		next[analysisKey{"condition", p}] = out[i]
+	}
+}
+
+// inParallel calls f(0) … f(n-1) from one goroutine per core, each taking the next index,
+// and waits for them; it does nothing and returns false when n is too small for that to
+// pay (fewer than minPrefetch calls a goroutine).
+func inParallel(n int, f func(i int)) bool {
+	workers := min(runtime.GOMAXPROCS(0), n/minPrefetch)
+	if workers < 2 {
+		return false
+	}
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(taken.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return true
+}
+
+// minPrefetch is how many calls a goroutine of inParallel must have to be worth starting.
+const minPrefetch = 32

@@ -37,7 +37,7 @@ const MaxFixChars = 400
 
 var templateVarRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
-func validateFix(f *Fix) error {
+func validateFix(f *Fix, check func(field, pattern string) error) error {
 	var keys []string
 	if f.AppendIfMissing != "" {
 		keys = append(keys, "append_if_missing")
@@ -61,7 +61,7 @@ func validateFix(f *Fix) error {
 		if f.ReplaceRegex.Pattern == "" {
 			return invalid(at+".pattern", "empty: a replacement needs something to replace")
 		}
-		if err := checkPattern(at+".pattern", f.ReplaceRegex.Pattern); err != nil {
+		if err := checkPattern(at+".pattern", f.ReplaceRegex.Pattern, check); err != nil {
 			return err
 		}
 		at, text = at+".with", f.ReplaceRegex.With

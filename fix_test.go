@@ -31,7 +31,7 @@ func TestFixApply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := tt.fix
-		if err := validateFix(&f); err != nil {
+		if err := validateFix(&f, checkRegex); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		got, missing := compileFix(&f).apply(tt.in, vars)

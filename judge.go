@@ -19,9 +19,10 @@ type logic struct {
 	fix     *compiledFix
 }
 
-// compileGroup compiles the logic of a group's rules and returns the group's matcher.
-func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache) textMatcher {
-	var group patterns
+// compileGroup compiles the logic of a group's rules and returns the group's matcher,
+// built on prevMatch, the group's matcher in prev (the set in force; nil: none).
+func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMatch textMatcher, prev *ruleSet) textMatcher {
+	group := patterns{index: make(map[string]int, len(rules))}
 	for _, c := range rules {
 		ps := &group
 		if c.Field != "" {
@@ -38,14 +39,20 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache) textMat
 			n := compilePredicate(c.AppliesWhen, ps)
 			c.applies = &n
 		}
-		if c.Fix != nil {
+		if c.Fix != nil && c.fix == nil { // an unchanged rule keeps its fix
 			c.fix = compileFix(c.Fix)
 		}
 		if c.Field != "" {
-			c.own = e.newTextMatcher(ps.list, next)
+			var prevOwn textMatcher
+			if prev != nil {
+				if p := prev.ruleByName(c.Name); p != nil {
+					prevOwn = p.own
+				}
+			}
+			c.own = e.newTextMatcherOn(ps.list, next, prevOwn)
 		}
 	}
-	return e.newTextMatcher(group.list, next)
+	return e.newTextMatcherOn(group.list, next, prevMatch)
 }
 
 // fires reports whether the rule fires on a target the group's matcher has judged:
@@ -108,7 +115,7 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 	}
 	e := &Engine{log: discardLogger()}
 	c := &compiledRule{Rule: r}
-	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, analysisCache{})}, nil
+	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, analysisCache{}, nil, nil)}, nil
 }
 
 // Check returns the rule's verdict on target: for a tool rule, target is the call's

@@ -28,9 +28,13 @@ func (m naiveMatcher) Match(text string, dst []int) []int {
 
 // newTextMatcher builds the engine's matcher for patterns known to be valid.
 func newTextMatcher(patterns []string) textMatcher {
-	set, err := multimatch.New(patterns)
-	if err != nil {
-		panic(err)
+	as := make([]*multimatch.Analysis, len(patterns))
+	for i, p := range patterns {
+		a, err := multimatch.Analyze(p)
+		if err != nil {
+			panic(err)
+		}
+		as[i] = a
 	}
-	return set
+	return buildMatcher(as)
 }

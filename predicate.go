@@ -128,12 +128,13 @@ func (p *Predicate) write(b *strings.Builder) {
 
 // validatePredicate checks a tree. path is the field as the user writes it ("predicate",
 // "applies_when"); an error names the bad node, e.g. predicate.all_of[1].ends_with_regex.
-func validatePredicate(p *Predicate, path string) error {
+// check is the check of each regex (checkRegex, or the engine's through its cache).
+func validatePredicate(p *Predicate, path string, check func(field, pattern string) error) error {
 	nodes := 0
-	return p.validate(path, 1, &nodes)
+	return p.validate(path, 1, &nodes, check)
 }
 
-func (p *Predicate) validate(path string, depth int, nodes *int) error {
+func (p *Predicate) validate(path string, depth int, nodes *int, check func(field, pattern string) error) error {
 	*nodes++
 	if *nodes > MaxPredicateNodes {
 		return invalid(path, "the tree has more than %d nodes", MaxPredicateNodes)
@@ -150,7 +151,7 @@ func (p *Predicate) validate(path string, depth int, nodes *int) error {
 		return invalid(path, "a node has one key, this one has %s (combine them with all_of)", strings.Join(keys, " and "))
 	}
 	at := path + "." + keys[0]
-	regex := func(re string) error { return checkPattern(at, re) }
+	regex := func(re string) error { return checkPattern(at, re, check) }
 	count := func(n int) error {
 		if n < 0 {
 			return invalid(at, "%d is negative", n)
@@ -162,7 +163,7 @@ func (p *Predicate) validate(path string, depth int, nodes *int) error {
 			return invalid(at, "empty list: it needs at least one predicate")
 		}
 		for i := range list {
-			if err := list[i].validate(fmt.Sprintf("%s[%d]", at, i), depth+1, nodes); err != nil {
+			if err := list[i].validate(fmt.Sprintf("%s[%d]", at, i), depth+1, nodes, check); err != nil {
 				return err
 			}
 		}
@@ -188,13 +189,13 @@ func (p *Predicate) validate(path string, depth int, nodes *int) error {
 	case p.AnyOf != nil:
 		return kids(p.AnyOf)
 	}
-	return p.Not.validate(at, depth+1, nodes)
+	return p.Not.validate(at, depth+1, nodes, check)
 }
 
 // checkPattern runs the plain condition's check (length and cost bound, RE2 syntax) on a
 // regex held elsewhere, and names field in the error instead of "condition".
-func checkPattern(field, re string) error {
-	err := checkCondition(re)
+func checkPattern(field, re string, check func(field, pattern string) error) error {
+	err := check("condition", re)
 	var ve *ValidationError
 	if errors.As(err, &ve) {
 		return &ValidationError{Field: field, Reason: ve.Reason, err: ve.err}
@@ -279,6 +280,43 @@ func compilePredicate(p *Predicate, ps *patterns) predNode {
 	return n
 }
 
+// regexesOf calls add with every regex of r that a reload analyses: the condition, each
+// regex of its trees as validated and as the matcher runs it (compilePredicate anchors
+// starts_with and ends_with), and its fix's pattern.
+func regexesOf(r *Rule, add func(string)) {
+	add(r.Condition)
+	var walk func(p *Predicate)
+	walk = func(p *Predicate) {
+		for _, re := range []string{p.ContainsRegex, p.NotContainsRegex, p.StartsWithRegex, p.EndsWithRegex} {
+			if re != "" {
+				add(re)
+			}
+		}
+		for i := range p.AllOf {
+			walk(&p.AllOf[i])
+		}
+		for i := range p.AnyOf {
+			walk(&p.AnyOf[i])
+		}
+		if p.Not != nil {
+			walk(p.Not)
+		}
+	}
+	for _, p := range []*Predicate{r.Predicate, r.AppliesWhen} {
+		if p != nil {
+			walk(p)
+			var ps patterns
+			compilePredicate(p, &ps)
+			for _, re := range ps.list {
+				add(re)
+			}
+		}
+	}
+	if r.Fix != nil && r.Fix.ReplaceRegex != nil {
+		add(r.Fix.ReplaceRegex.Pattern)
+	}
+}
+
 // target is one text under judgement: the matcher's verdicts on it, and its word and
 // character counts, computed on first need (most trees never count).
 type target struct {
@@ -357,18 +395,19 @@ func (n *predNode) eval(t *target) bool {
 }
 
 // validateTree checks the wave-2 fields of a rule: its predicate and applies_when trees,
-// field, fix, severity and explanation. Validate calls it after the plain condition.
-func validateTree(r *Rule) error {
+// field, fix, severity and explanation. Validate calls it after the plain condition, with
+// its check of each regex.
+func validateTree(r *Rule, check func(field, pattern string) error) error {
 	if r.Predicate != nil {
 		if r.Condition != "" {
 			return invalid("predicate", "a rule has a condition or a predicate, not both (put the regex in the tree as contains_regex)")
 		}
-		if err := validatePredicate(r.Predicate, "predicate"); err != nil {
+		if err := validatePredicate(r.Predicate, "predicate", check); err != nil {
 			return err
 		}
 	}
 	if r.AppliesWhen != nil {
-		if err := validatePredicate(r.AppliesWhen, "applies_when"); err != nil {
+		if err := validatePredicate(r.AppliesWhen, "applies_when", check); err != nil {
 			return err
 		}
 	}
@@ -382,7 +421,7 @@ func validateTree(r *Rule) error {
 		if r.Scope != ScopeText {
 			return invalid("fix", "only a text rule can be fixed: a tool call that ran cannot be repaired")
 		}
-		if err := validateFix(r.Fix); err != nil {
+		if err := validateFix(r.Fix, check); err != nil {
 			return err
 		}
 	}

@@ -162,13 +162,21 @@ func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-var (
-	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
-)
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
 
 // ValidName reports whether s is a valid rule or environment name: [a-z][a-z0-9_]*.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+func ValidName(s string) bool {
+	// Not a regexp: every reload checks every stored name.
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Normalize trims the fields a person types, derives an empty mode from the scope and sorts When.
 // It does not validate.
@@ -214,7 +222,7 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 		return invalid("name", "empty")
 	case len(r.Name) > MaxNameBytes:
 		return invalid("name", "longer than %d bytes", MaxNameBytes)
-	case !nameRE.MatchString(r.Name):
+	case !ValidName(r.Name):
 		return invalid("name", "%q must match [a-z][a-z0-9_]*", r.Name)
 	}
 	want := ModeForScope(r.Scope)
@@ -230,7 +238,7 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	if err := checkRegex("condition", r.Condition); err != nil {
 		return err
 	}
-	if err := validateTree(r); err != nil {
+	if err := validateTree(r, checkRegex); err != nil {
 		return err
 	}
 	if r.Negate && r.Condition == "" && r.Predicate == nil {

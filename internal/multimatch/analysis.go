@@ -96,19 +96,15 @@ func (a *Analysis) RarePrefix() bool { return a.rarePrefix }
 // occur (letter frequencies taken as independent) to count as rare.
 const rarePrefixCost = 1e-6
 
-func rarePrefix(qs *syntax.Regexp) bool {
-	elems := []*syntax.Regexp{qs}
-	if qs.Op == syntax.OpConcat {
-		elems = qs.Sub
-	}
-	for _, e := range elems {
+func rarePrefix(m *memo) bool {
+	for i, e := range m.elems {
 		switch e.Op {
 		case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
 			syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpEmptyMatch:
 			continue
 		}
-		g := bestGroupOf(analyze(e))
-		return g != nil && setCost(g) <= rarePrefixCost
+		g := m.bestGroup(m.part(i))
+		return g != nil && m.cost(g) <= rarePrefixCost
 	}
 	return false
 }
@@ -132,7 +128,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	q := trimRight(trimLeft(re))
 	qstr := pattern // printing a tree is costly (case folding); skip it when nothing was cut
 	if q != re {
-		qstr = q.String()
+		qstr = printTree(q)
 	}
 	a.run, err = regexp.Compile(qstr)
 	if err != nil {
@@ -150,7 +146,9 @@ func Analyze(pattern string) (*Analysis, error) {
 	a.insts = len(prog.Inst)
 	a.live = liveThreads(prog)
 	a.wide = wokenWide(prog, 0)
-	a.rarePrefix = rarePrefix(qs)
+	m := newMemo(qs)
+	defer m.release()
+	a.rarePrefix = rarePrefix(m)
 	a.ctx = contextOf(qs)
 	if startsAnchored(qs) {
 		// regexp tries such a pattern at position 0 only: cheaper than any scan.
@@ -160,12 +158,11 @@ func Analyze(pattern string) (*Analysis, error) {
 	if p, _ := a.run.LiteralPrefix(); len(p) >= 2 {
 		a.prefix = true
 	}
-	x := analyze(qs)
-	groups, ok := requiredGroupsOf(x)
+	groups, ok := m.requiredGroups(m.whole())
 	if ok {
 		a.groups = groups
 	}
-	a.chooseAnchor(qs, x)
+	a.chooseAnchor(m)
 	if !ok && a.anchor != nil {
 		a.groups = [][]lit{a.anchor}
 	}
@@ -185,11 +182,8 @@ func Analyze(pattern string) (*Analysis, error) {
 // lie within known distances: a required set of an element (or a run of up
 // to four elements) of the top-level concatenation, the one whose
 // occurrences are expected to cost least to verify (see verify).
-func (a *Analysis) chooseAnchor(qs *syntax.Regexp, whole *info) {
-	elems := []*syntax.Regexp{qs}
-	if qs.Op == syntax.OpConcat {
-		elems = qs.Sub
-	}
+func (a *Analysis) chooseAnchor(m *memo) {
+	elems := m.elems
 	widths := make([]int, len(elems))
 	for i, e := range elems {
 		widths[i] = maxWidth(e)
@@ -230,7 +224,7 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp, whole *info) {
 		if len(g) == 0 || hasEmpty(g) {
 			return
 		}
-		c := setCost(g)
+		c := m.cost(g)
 		if c > groupCostLimit {
 			return
 		}
@@ -240,24 +234,23 @@ func (a *Analysis) chooseAnchor(qs *syntax.Regexp, whole *info) {
 		}
 	}
 	for i, e := range elems {
-		x := whole
+		x := m.whole()
 		if len(elems) > 1 {
-			x = analyze(e) // qs is simplified, so are its elements
+			x = m.part(i)
 		}
-		g := bestGroupOf(x)
+		g := m.bestGroup(x)
 		consider(g, sum(widths[:i], edgeWidth(e, true)), sum(widths[i+1:], edgeWidth(e, false)))
 		// Runs of elements: parsing splits (?:date|dob) into d(?:ate|ob),
 		// whose literals only the run has whole.
 		for j := i + 2; e.Op == syntax.OpLiteral && j <= min(len(elems), i+4); j++ {
-			run := &syntax.Regexp{Op: syntax.OpConcat, Flags: qs.Flags, Sub: elems[i:j]}
 			w := sum(widths[i:j], 0)
-			consider(bestGroupOf(analyze(run)), sum(widths[:i], w), sum(widths[j:], w))
+			consider(m.bestGroup(m.run(i, j)), sum(widths[:i], w), sum(widths[j:], w))
 		}
 	}
 	if len(elems) > 1 {
 		// The whole pattern as one element: its own best group.
 		w := sum(widths, 0)
-		consider(bestGroupOf(whole), w, w)
+		consider(m.bestGroup(m.whole()), w, w)
 	}
 }
 
@@ -283,21 +276,25 @@ func edgeWidth(e *syntax.Regexp, head bool) int {
 }
 
 // bestGroupOf returns the cheapest useful required group of x, minimized.
-func bestGroupOf(x *info) []lit {
+func bestGroupOf(x *info) []lit { return (*memo)(nil).bestGroup(x) }
+
+// bestGroup is bestGroupOf minimizing through m.
+func (m *memo) bestGroup(x *info) []lit {
 	var best []lit
 	bestCost := 0.0
-	for _, g := range x.allGroups() {
+	for i := range x.numGroups() {
+		g := x.group(i)
 		if len(g) == 0 || hasEmpty(g) {
 			continue
 		}
-		if c := setCost(g); best == nil || c < bestCost {
+		if c := m.cost(g); best == nil || c < bestCost {
 			best, bestCost = g, c
 		}
 	}
 	if best == nil || bestCost > 4*groupCostLimit {
 		return nil
 	}
-	return minimize(best)
+	return m.minimize(best)
 }
 
 // anchored returns the anchored forms, compiling them on first use; nil when
@@ -637,6 +634,16 @@ func liveThreads(prog *syntax.Prog) int {
 // minWake per byte together (English letter frequencies; \A stops a path);
 // with minWake 0, every reachable wide instruction.
 func wokenWide(prog *syntax.Prog, minWake float64) int {
+	if minWake <= 0 {
+		// Every wide instruction counts: the walk would change nothing.
+		n := 0
+		for pc := range prog.Inst {
+			if wide(&prog.Inst[pc]) {
+				n++
+			}
+		}
+		return n
+	}
 	wake := make([]float64, len(prog.Inst))
 	wake[prog.Start] = 1
 	work := []uint32{uint32(prog.Start)}

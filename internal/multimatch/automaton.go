@@ -1,7 +1,5 @@
 package multimatch
 
-import "slices"
-
 // denseBudget bounds the memory of the fully expanded (DFA) rows kept for the
 // states nearest the root, where a scan spends most of its time.
 const denseBudget = 1 << 20
@@ -45,8 +43,14 @@ type edge struct {
 }
 
 // buildAutomaton builds the automaton for keys (all already ASCII lower-case
-// and distinct); vals[i] are reported for an occurrence of keys[i].
-func buildAutomaton(keys []string, vals [][]int32) *automaton {
+// and distinct); vals[valOff[i]:valOff[i+1]] are reported for an occurrence
+// of keys[i].
+//
+// The trie lives in flat arrays (a sibling list per node, a table for the
+// root's children), and the failure links are read from the dense rows of
+// the shallow states as soon as those are complete, so that a build of a few
+// hundred thousand states makes a few dozen allocations.
+func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	a := &automaton{}
 	var used [256]bool
 	for _, k := range keys {
@@ -65,69 +69,82 @@ func buildAutomaton(keys []string, vals [][]int32) *automaton {
 		a.class[b] = a.class[b+'a'-'A']
 	}
 	a.nclass = n
+	nc := int(n)
 
-	// Trie.
-	kids := [][]edge{nil}
-	own := [][]int32{nil}
-	child := func(s uint32, c uint8) (uint32, bool) {
-		for _, e := range kids[s] {
-			if e.c == c {
-				return e.to, true
-			}
-		}
-		return 0, false
+	// Trie. Node 0 is the root; a node's children are a list through sib
+	// starting at first, in no order; term is the key ending at a node.
+	est := len(keys) * 4
+	first := make([]int32, 1, est)
+	sib := make([]int32, 1, est)
+	cls := make([]uint8, 1, est)
+	term := make([]int32, 1, est)
+	first[0], sib[0], term[0] = -1, -1, -1
+	var rootKid [256]int32
+	for i := range rootKid {
+		rootKid[i] = -1
 	}
 	for ki, k := range keys {
-		s := uint32(0)
+		s := int32(0)
 		for i := 0; i < len(k); i++ {
 			c := a.class[k[i]]
-			t, ok := child(s, c)
-			if !ok {
-				t = uint32(len(kids))
-				kids = append(kids, nil)
-				own = append(own, nil)
-				kids[s] = append(kids[s], edge{c, t})
+			t := int32(-1)
+			if s == 0 {
+				t = rootKid[c]
+			} else {
+				for t = first[s]; t >= 0 && cls[t] != c; t = sib[t] {
+				}
+			}
+			if t < 0 {
+				t = int32(len(first))
+				first, sib, cls, term = append(first, -1), append(sib, first[s]), append(cls, c), append(term, -1)
+				first[s] = t
+				if s == 0 {
+					rootKid[c] = t
+				}
 			}
 			s = t
 		}
-		own[s] = append(own[s], vals[ki]...)
+		term[s] = int32(ki)
 	}
-	ns := len(kids)
+	ns := len(first)
 
-	// Breadth-first order and failure links (on trie ids).
-	order := make([]uint32, 0, ns)
-	order = append(order, 0)
-	fail := make([]uint32, ns)
-	for qi := 0; qi < len(order); qi++ {
-		u := order[qi]
-		slices.SortFunc(kids[u], func(x, y edge) int { return int(x.c) - int(y.c) })
-		for _, e := range kids[u] {
-			v := e.to
-			order = append(order, v)
-			if u == 0 {
-				fail[v] = 0
-				continue
-			}
-			f := fail[u]
-			for {
-				if t, ok := child(f, e.c); ok {
-					fail[v] = t
-					break
-				}
-				if f == 0 {
-					fail[v] = 0
-					break
-				}
-				f = fail[f]
+	// Children sorted by class, in one array: kids[kidOff[u]:kidOff[u+1]].
+	kidOff := make([]uint32, ns+1)
+	for u := 0; u < ns; u++ {
+		cnt := uint32(0)
+		for t := first[u]; t >= 0; t = sib[t] {
+			cnt++
+		}
+		kidOff[u+1] = kidOff[u] + cnt
+	}
+	kids := make([]int32, ns-1)
+	for u := 0; u < ns; u++ {
+		row := kids[kidOff[u]:kidOff[u+1]]
+		k := 0
+		for t := first[u]; t >= 0; t = sib[t] {
+			row[k] = t
+			k++
+		}
+		// Insertion sort by class: most nodes have one child.
+		for x := 1; x < len(row); x++ {
+			for y := x; y > 0 && cls[row[y]] < cls[row[y-1]]; y-- {
+				row[y], row[y-1] = row[y-1], row[y]
 			}
 		}
+	}
+	first, sib = nil, nil
+
+	// Breadth-first order.
+	order := make([]int32, 1, ns)
+	for qi := 0; qi < len(order); qi++ {
+		order = append(order, kids[kidOff[order[qi]]:kidOff[order[qi]+1]]...)
 	}
 	// Numbering: a breadth-first prefix of the states is dense (the root
 	// and its children at least, more while the budget allows); the other
 	// states follow in depth-first order so that a chain of trie nodes,
 	// which a scan walks byte after byte, lies contiguous in memory.
-	nd := 1 + len(kids[0])
-	if byBudget := denseBudget / 4 / int(a.nclass); byBudget > nd {
+	nd := 1 + int(kidOff[1]-kidOff[0])
+	if byBudget := denseBudget / 4 / nc; byBudget > nd {
 		nd = byBudget
 	}
 	nd = min(nd, ns)
@@ -139,7 +156,7 @@ func buildAutomaton(keys []string, vals [][]int32) *automaton {
 		isDense[u] = true
 	}
 	next := uint32(nd)
-	stack := []uint32{}
+	stack := make([]int32, 0, 64)
 	for i := nd - 1; i >= 0; i-- {
 		stack = append(stack, order[i])
 	}
@@ -150,81 +167,114 @@ func buildAutomaton(keys []string, vals [][]int32) *automaton {
 			id[u] = next
 			next++
 		}
-		for k := len(kids[u]) - 1; k >= 0; k-- {
-			if v := kids[u][k].to; !isDense[v] {
+		row := kids[kidOff[u]:kidOff[u+1]]
+		for k := len(row) - 1; k >= 0; k-- {
+			if v := row[k]; !isDense[v] {
 				stack = append(stack, v)
 			}
 		}
 	}
-	byID := make([]uint32, ns)
+	byID := make([]int32, ns)
 	for u := range id {
-		byID[id[u]] = uint32(u)
+		byID[id[u]] = int32(u)
 	}
 
-	// Outputs. outLink follows the failure chain, so compute it in
-	// breadth-first order where failure states come first.
+	// Failure links, outputs and dense rows, in breadth-first order: a
+	// failure state is shallower, so its link, its outputs and (when dense)
+	// its complete row are known before the states that fail to it.
+	fail := make([]int32, ns) // trie ids
 	a.outLink = make([]int32, ns)
 	hasOut := make([]bool, ns) // by trie id
-	for _, u := range order {
-		i := id[u]
-		a.outLink[i] = -1
-		if u != 0 {
-			f := fail[u]
-			if len(own[f]) > 0 {
-				a.outLink[i] = int32(id[f])
-			} else {
-				a.outLink[i] = a.outLink[id[f]]
-			}
-		}
-		hasOut[u] = len(own[u]) > 0 || a.outLink[i] >= 0
-	}
-	a.outOff = make([]uint32, ns+1)
-	for i, u := range byID {
-		a.outOff[i] = uint32(len(a.outVal))
-		a.outVal = append(a.outVal, own[u]...)
-	}
-	a.outOff[ns] = uint32(len(a.outVal))
-	enc := func(u uint32) uint32 {
+	enc := func(u int32) uint32 {
 		e := id[u] << 1
 		if hasOut[u] {
 			e |= 1
 		}
 		return e
 	}
-
-	// Dense rows, in breadth-first order: a failure state is shallower,
-	// hence earlier and already complete.
-	nc := int(a.nclass)
 	a.dense = make([]uint32, nd*nc)
-	for i, u := range order[:nd] {
-		row := a.dense[i*nc : (i+1)*nc]
-		if u != 0 {
-			copy(row, a.dense[int(id[fail[u]])*nc:])
+	a.outLink[0] = -1
+	for qi, u := range order {
+		row := kids[kidOff[u]:kidOff[u+1]]
+		for _, v := range row {
+			c := cls[v]
+			f := int32(0)
+			if u != 0 {
+				// The longest proper suffix of v's key in the trie: follow
+				// u's failure chain to a state with a c-child, reading a
+				// dense state's row at once.
+				for g := fail[u]; ; {
+					if isDense[g] {
+						f = byID[a.dense[int(id[g])*nc+int(c)]>>1]
+						break
+					}
+					if t, ok := kidOf(kids, kidOff, cls, g, c); ok {
+						f = t
+						break
+					}
+					g = fail[g]
+				}
+			}
+			fail[v] = f
+			i := id[v]
+			if term[f] >= 0 {
+				a.outLink[i] = int32(id[f])
+			} else {
+				a.outLink[i] = a.outLink[id[f]]
+			}
+			hasOut[v] = term[v] >= 0 || a.outLink[i] >= 0
 		}
-		for _, e := range kids[u] {
-			row[e.c] = enc(e.to)
+		if qi < nd {
+			d := a.dense[qi*nc : (qi+1)*nc]
+			if u != 0 {
+				copy(d, a.dense[int(id[fail[u]])*nc:])
+			}
+			for _, v := range row {
+				d[cls[v]] = enc(v)
+			}
 		}
 	}
+	a.outOff = make([]uint32, ns+1)
+	a.outVal = make([]int32, 0, len(vals))
+	for i, u := range byID {
+		a.outOff[i] = uint32(len(a.outVal))
+		if k := term[u]; k >= 0 {
+			a.outVal = append(a.outVal, vals[valOff[k]:valOff[k+1]]...)
+		}
+	}
+	a.outOff[ns] = uint32(len(a.outVal))
+
 	// Sparse states.
 	a.sparse = make([]sparseState, ns-nd)
 	for i := nd; i < ns; i++ {
 		u := byID[i]
+		row := kids[kidOff[u]:kidOff[u+1]]
 		st := &a.sparse[i-nd]
 		st.fail = id[fail[u]]
-		st.n = uint16(len(kids[u]))
-		switch len(kids[u]) {
+		st.n = uint16(len(row))
+		switch len(row) {
 		case 0:
 		case 1:
-			st.cls, st.next = kids[u][0].c, enc(kids[u][0].to)
+			st.cls, st.next = cls[row[0]], enc(row[0])
 		default:
 			st.next = uint32(len(a.sCls))
-			for _, e := range kids[u] {
-				a.sCls = append(a.sCls, e.c)
-				a.sNext = append(a.sNext, enc(e.to))
+			for _, v := range row {
+				a.sCls = append(a.sCls, cls[v])
+				a.sNext = append(a.sNext, enc(v))
 			}
 		}
 	}
 	return a
+}
+
+// kidOf returns the child of trie node u along class c.
+func kidOf(kids []int32, kidOff []uint32, cls []uint8, u int32, c uint8) (int32, bool) {
+	for _, v := range kids[kidOff[u]:kidOff[u+1]] {
+		if cls[v] == c {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // step returns the encoded state after reading a byte of class c in the

@@ -2,9 +2,11 @@ package multimatch
 
 import (
 	"cmp"
+	"encoding/binary"
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -147,6 +149,13 @@ func product(a, b []lit) (res []lit, fits bool) {
 	if len(a)*len(b) > maxProduct {
 		return nil, false
 	}
+	// A side that is the empty string alone (an assertion: \b, ^) gives the other.
+	switch {
+	case len(b) == 1 && b[0] == lit{}:
+		return a, len(a) <= maxSet && maxLen(a) <= maxLitLen
+	case len(a) == 1 && a[0] == lit{}:
+		return b, len(b) <= maxSet && maxLen(b) <= maxLitLen
+	}
 	res = make([]lit, 0, len(a)*len(b))
 	for _, x := range a {
 		for _, y := range b {
@@ -202,48 +211,149 @@ func shrink(set []lit, keepPrefix bool) []lit {
 // minimize drops elements that contain another element (whose presence is
 // then implied), which shrinks the automaton without changing the condition.
 //
-// Small sets are compared pair by pair. In larger ones the case-insensitive
-// elements are found by looking up, in a set of them, the substrings of each
-// element of the lengths they have: n·L·D lookups (D distinct lengths)
-// instead of n² comparisons; only case-sensitive elements are compared in pairs.
-func minimize(set []lit) []lit {
-	set = dedup(slices.Clone(set))
-	if len(set) <= 16 {
-		return minimizePairs(set)
+// Small sets are compared pair by pair. In larger ones an element b can only
+// be implied by a substring of a that equals b once both are ASCII-folded, so
+// each element's substrings of the lengths the set has are looked up among
+// the folded elements: n·L·D lookups (D distinct lengths) instead of n²
+// comparisons, case-sensitive elements included, and implies runs only on the
+// few pairs a lookup finds.
+func minimize(set []lit) []lit { return minimizeWith(set, nil) }
+
+// minScratch is minimize's working memory, kept by a memo between calls.
+type minScratch struct {
+	folded  map[string]int32
+	next    []int32
+	lows    []string
+	lens    []int
+	filters []headFilter
+}
+
+// minimizeWith is minimize using sc's memory (nil: its own).
+func minimizeWith(set []lit, sc *minScratch) []lit {
+	if !slices.IsSortedFunc(set, cmpLit) || hasDup(set) {
+		set = dedup(slices.Clone(set))
 	}
-	ins := make(map[string]int, len(set)) // case-insensitive element -> index
-	var lens []int
-	var sens []int
+	if len(set) <= smallSet {
+		return minimizeSmall(set)
+	}
+	if sc == nil {
+		sc = &minScratch{}
+	}
+	// Folded element -> its indices, chained through next (-1 ends a chain);
+	// per length, a filter of the elements' first two bytes skips most
+	// lookups (a set's elements are mostly variants of one another, and few
+	// contain another).
+	if sc.folded == nil {
+		sc.folded = make(map[string]int32, len(set))
+	} else {
+		clear(sc.folded)
+	}
+	folded := sc.folded
+	next := slices.Grow(sc.next[:0], len(set))[:len(set)]
+	lows := slices.Grow(sc.lows[:0], len(set))[:len(set)]
+	lens, filters := sc.lens[:0], sc.filters[:0]
 	for i, l := range set {
+		low := l.s
 		if l.m != "" {
-			sens = append(sens, i)
-			continue
+			low = asciiLower(l.s)
 		}
-		ins[l.s] = i
-		if !slices.Contains(lens, len(l.s)) {
-			lens = append(lens, len(l.s))
+		lows[i] = low
+		next[i] = -1
+		if j, ok := folded[low]; ok {
+			next[i] = j
 		}
+		folded[low] = int32(i)
+		k := slices.Index(lens, len(low))
+		if k < 0 {
+			k = len(lens)
+			lens = append(lens, len(low))
+			filters = append(filters, headFilter{})
+		}
+		filters[k].add(low)
 	}
-	out := set[:0:0]
+	sc.next, sc.lows, sc.lens, sc.filters = next, lows, lens, filters
+	out := make([]lit, 0, len(set))
 outer:
 	for i, a := range set {
-		low := a.s
-		if a.m != "" {
-			low = asciiLower(a.s)
-		}
-		for _, n := range lens {
-			if n > len(low) {
-				continue
-			}
+		low := lows[i]
+		for k, n := range lens {
+			f := &filters[k]
 			for x := 0; x+n <= len(low); x++ {
-				if j, ok := ins[low[x:x+n]]; ok && j != i && (n < len(a.s) || j < i) {
-					continue outer
+				if !f.has(low[x : x+n]) {
+					continue
+				}
+				j, ok := folded[low[x:x+n]]
+				for ; ok && j >= 0; j = next[j] {
+					if int(j) != i && (n < len(a.s) || int(j) < i) && implies(a, set[j]) {
+						continue outer
+					}
 				}
 			}
 		}
-		for _, j := range sens {
-			b := set[j]
-			if j != i && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) && implies(a, b) {
+		out = append(out, a)
+	}
+	clear(lows) // do not keep the strings alive
+	return out
+}
+
+// headFilter is a 256-bit filter of the first two bytes of strings.
+type headFilter [4]uint64
+
+func headBit(s string) uint {
+	h := uint(s[0])
+	if len(s) > 1 {
+		h = h*31 + uint(s[1])
+	}
+	return h & 255
+}
+
+func (f *headFilter) add(s string) {
+	if s != "" {
+		b := headBit(s)
+		f[b>>6] |= 1 << (b & 63)
+	}
+}
+
+// has reports whether s may have been added.
+func (f *headFilter) has(s string) bool {
+	b := headBit(s)
+	return f[b>>6]&(1<<(b&63)) != 0
+}
+
+// hasDup reports whether a sorted set holds an element twice.
+func hasDup(set []lit) bool {
+	for i := 1; i < len(set); i++ {
+		if set[i] == set[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// smallSet is the size up to which minimize compares pairs.
+const smallSet = 16
+
+// minimizeSmall is minimizePairs for a set of at most smallSet elements, calling implies
+// only when a's bytes hold b's first byte (folded): an occurrence of b in a would.
+func minimizeSmall(set []lit) []lit {
+	var first [smallSet]int16   // folded first byte, -1: the empty string
+	var has [smallSet][4]uint64 // folded bytes present
+	for i, l := range set {
+		first[i] = -1
+		for k := 0; k < len(l.s); k++ {
+			c := asciiLowerByte(l.s[k])
+			if k == 0 {
+				first[i] = int16(c)
+			}
+			has[i][c>>6] |= 1 << (c & 63)
+		}
+	}
+	out := make([]lit, 0, len(set))
+outer:
+	for i, a := range set {
+		for j, b := range set {
+			if i != j && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) &&
+				(first[j] < 0 || has[i][first[j]>>6]&(1<<(first[j]&63)) != 0) && implies(a, b) {
 				continue outer
 			}
 		}
@@ -252,8 +362,10 @@ outer:
 	return out
 }
 
+// minimizePairs is minimize by comparing every pair: the reference the tests hold the
+// others to.
 func minimizePairs(set []lit) []lit {
-	out := set[:0:0]
+	out := make([]lit, 0, len(set))
 outer:
 	for i, a := range set {
 		for j, b := range set {
@@ -345,11 +457,26 @@ func byteProb(c byte, sensitive bool) float64 {
 
 func litCost(l lit) float64 {
 	p := 1.0
+	if l.m == "" {
+		for i := 0; i < len(l.s); i++ {
+			p *= probOf[0][l.s[i]]
+		}
+		return p
+	}
 	for i := 0; i < len(l.s); i++ {
-		p *= byteProb(l.s[i], l.sensitive(i))
+		p *= probOf[l.m[i]][l.s[i]]
 	}
 	return p
 }
+
+// probOf[sensitive][c] is byteProb(c, sensitive == 1), looked up rather than computed:
+// every group's cost multiplies it over every byte of every element.
+var probOf = func() (t [2][256]float64) {
+	for c := range 256 {
+		t[0][c], t[1][c] = byteProb(byte(c), false), byteProb(byte(c), true)
+	}
+	return t
+}()
 
 // setCost estimates the probability that some element occurs at a position.
 func setCost(set []lit) float64 {
@@ -380,7 +507,11 @@ type info struct {
 
 var emptyOnly = []lit{{}}
 
-func anything() *info { return &info{pre: emptyOnly, suf: emptyOnly} }
+// anything is the info of a subexpression that says nothing; one value serves them all,
+// as an info is never modified once made (analyses share infos and their sets freely).
+func anything() *info { return anyInfo }
+
+var anyInfo = &info{pre: emptyOnly, suf: emptyOnly}
 
 func exactInfo(set []lit) *info {
 	return &info{exact: true, ex: set, pre: set, suf: set}
@@ -396,11 +527,33 @@ func (x *info) allGroups() [][]lit {
 	return gs
 }
 
+// numGroups and group list allGroups without making the list.
+func (x *info) numGroups() int {
+	n := len(x.groups) + 2
+	if x.exact {
+		n++
+	}
+	return n
+}
+
+func (x *info) group(i int) []lit {
+	switch i -= len(x.groups); {
+	case i < 0:
+		return x.groups[i+len(x.groups)]
+	case i == 0:
+		return x.pre
+	case i == 1:
+		return x.suf
+	}
+	return x.ex
+}
+
 // bestGroup returns the cheapest non-trivial group of x, or nil.
 func (x *info) bestGroup() []lit {
 	var best []lit
 	bestCost := 0.0
-	for _, g := range x.allGroups() {
+	for i := range x.numGroups() {
+		g := x.group(i)
 		if hasEmpty(g) {
 			continue
 		}
@@ -448,6 +601,9 @@ func analyze(re *syntax.Regexp) *info {
 		return exactInfo(emptyOnly)
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
+		if x := literalInfo(re.Rune, fold); x != nil {
+			return x
+		}
 		parts := make([]*info, len(re.Rune))
 		for i, r := range re.Rune {
 			parts[i] = runeInfo(r, fold)
@@ -568,8 +724,45 @@ func runesToLits(rs []rune) []lit {
 	return dedup(out)
 }
 
-// classInfo describes a character class given as sorted ranges.
+// classInfo describes a character class given as sorted ranges. The same
+// classes (\d, \w, [A-Za-z0-9], an emoji block) recur in pattern after
+// pattern, and a large one costs more to describe than the rest of its
+// pattern, so descriptions are kept (infos are never modified once made).
 func classInfo(ranges []rune) *info {
+	var buf [64]byte
+	key := buf[:0]
+	for _, r := range ranges {
+		key = binary.LittleEndian.AppendUint32(key, uint32(r))
+	}
+	classes.RLock()
+	x, ok := classes.m[string(key)]
+	classes.RUnlock()
+	if ok {
+		return x
+	}
+	x = describeClass(ranges)
+	classes.Lock()
+	if len(classes.m) < maxClasses {
+		if classes.m == nil {
+			classes.m = map[string]*info{}
+		}
+		classes.m[string(key)] = x
+	}
+	classes.Unlock()
+	return x
+}
+
+// classes holds the descriptions of classes seen, by their ranges (4 bytes
+// per rune), up to maxClasses of them.
+var classes struct {
+	sync.RWMutex
+	m map[string]*info
+}
+
+const maxClasses = 4096
+
+// describeClass is classInfo without the cache.
+func describeClass(ranges []rune) *info {
 	n := 0
 	for i := 0; i < len(ranges); i += 2 {
 		lo, hi := ranges[i], ranges[i+1]
@@ -771,19 +964,19 @@ func alternateInfo(parts []*info) *info {
 // sets such that every match contains an element of each set. ok is false
 // when no useful requirement exists: the pattern must then always be run.
 func requiredGroups(re *syntax.Regexp) (groups [][]lit, ok bool) {
-	return requiredGroupsOf(analyze(re))
+	return (*memo)(nil).requiredGroups(analyze(re))
 }
 
-// requiredGroupsOf is requiredGroups given the pattern's analysis.
-func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
+// requiredGroups is requiredGroups given the pattern's analysis, minimizing
+// through m.
+func (m *memo) requiredGroups(x *info) (groups [][]lit, ok bool) {
 	type cand struct {
 		g    []lit
 		cost float64
-		key  string
 	}
 	var cands []cand
-	seen := map[string]bool{}
-	for _, g := range x.allGroups() {
+	for i := range x.numGroups() {
+		g := x.group(i)
 		if hasEmpty(g) {
 			continue
 		}
@@ -791,26 +984,17 @@ func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
 			// The pattern cannot match; be conservative and run it.
 			return nil, false
 		}
-		if setCost(g) > 4*groupCostLimit {
+		if m.cost(g) > 4*groupCostLimit {
 			continue // hopeless even after minimize
 		}
-		g = minimize(g)
-		var kb strings.Builder
-		for _, l := range g {
-			kb.WriteString(l.s)
-			kb.WriteByte(0)
-			kb.WriteString(l.m)
-			kb.WriteByte(0)
-		}
-		k := kb.String()
-		if seen[k] {
+		g = m.minimize(g)
+		if slices.ContainsFunc(cands, func(c cand) bool { return sameKey(c.g, g) }) {
 			continue
 		}
-		seen[k] = true
-		cands = append(cands, cand{g, setCost(g), k})
+		cands = append(cands, cand{g, m.cost(g)})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
-		return cmp.Or(cmp.Compare(a.cost, b.cost), strings.Compare(a.key, b.key))
+		return cmp.Or(cmp.Compare(a.cost, b.cost), keyCompare(a.g, b.g))
 	})
 	// Take groups cheapest first until the conjunction is selective
 	// enough: further groups would only make the scan report more often.
@@ -826,6 +1010,74 @@ func requiredGroupsOf(x *info) (groups [][]lit, ok bool) {
 		}
 	}
 	return groups, len(groups) > 0
+}
+
+// keyCompare compares two groups as strings.Compare compares their keys, each element's
+// s and m followed by a NUL byte, without making the keys.
+func keyCompare(a, b []lit) int {
+	var x, y keyReader
+	x.g, y.g = a, b
+	for {
+		c, okc := x.next()
+		d, okd := y.next()
+		switch {
+		case !okc && !okd:
+			return 0
+		case !okc:
+			return -1
+		case !okd:
+			return 1
+		case c != d:
+			return cmp.Compare(c, d)
+		}
+	}
+}
+
+// sameKey reports whether keyCompare(a, b) == 0, quickly when it is not.
+func sameKey(a, b []lit) bool {
+	if slices.Equal(a, b) {
+		return true
+	}
+	n := 0
+	for _, l := range a {
+		n += len(l.s) + len(l.m)
+	}
+	for _, l := range b {
+		n -= len(l.s) + len(l.m)
+	}
+	return n == 2*(len(b)-len(a)) && keyCompare(a, b) == 0
+}
+
+// keyReader reads a group's key byte by byte.
+type keyReader struct {
+	g    []lit
+	part int // 0: in s, 1: the NUL after s, 2: in m, 3: the NUL after m
+	i    int
+}
+
+func (r *keyReader) next() (byte, bool) {
+	for len(r.g) > 0 {
+		l := &r.g[0]
+		switch r.part {
+		case 0, 2:
+			str := l.s
+			if r.part == 2 {
+				str = l.m
+			}
+			if r.i < len(str) {
+				r.i++
+				return str[r.i-1], true
+			}
+			r.part, r.i = r.part+1, 0
+		case 1:
+			r.part = 2
+			return 0, true
+		default:
+			r.part, r.g = 0, r.g[1:]
+			return 0, true
+		}
+	}
+	return 0, false
 }
 
 // groupImplies reports whether an occurrence of some element of h always

@@ -128,6 +128,33 @@ func TestShrink(t *testing.T) {
 	}
 }
 
+// TestMinimizeSmall: the filtered pairwise form keeps what the plain one keeps.
+func TestMinimizeSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for k := 0; k < 5000; k++ {
+		var set []lit
+		for n := 1 + r.IntN(smallSet); n > 0; n-- {
+			b := make([]byte, r.IntN(4))
+			var m []byte
+			sensitive := r.IntN(3) == 0
+			for i := range b {
+				b[i] = "abAB\xe9-"[r.IntN(6)]
+				m = append(m, 0)
+				if sensitive && isLower(asciiLowerByte(b[i])) && r.IntN(2) == 0 {
+					m[i] = 1
+				} else {
+					b[i] = asciiLowerByte(b[i])
+				}
+			}
+			set = append(set, lit{s: string(b), m: normMask(string(m))})
+		}
+		set = dedup(set)
+		if got, want := minimizeSmall(set), minimizePairs(set); !slices.Equal(got, want) {
+			t.Fatalf("set %q: minimizeSmall %q, pairwise %q", set, got, want)
+		}
+	}
+}
+
 // TestMinimizeLarge: the lookup form of minimize keeps what the pairwise form keeps.
 func TestMinimizeLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -154,6 +181,44 @@ func TestMinimizeLarge(t *testing.T) {
 		want := minimizePairs(dedup(slices.Clone(set)))
 		if got := minimize(set); !slices.Equal(got, want) {
 			t.Fatalf("set %q: minimize %q, pairwise %q", set, got, want)
+		}
+	}
+}
+
+// TestKeyCompare: keyCompare orders groups as strings.Compare orders their keys (each
+// element's s and m followed by a NUL), NUL bytes in literals included.
+func TestKeyCompare(t *testing.T) {
+	key := func(g []lit) string {
+		var b strings.Builder
+		for _, l := range g {
+			b.WriteString(l.s)
+			b.WriteByte(0)
+			b.WriteString(l.m)
+			b.WriteByte(0)
+		}
+		return b.String()
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	group := func() []lit {
+		g := make([]lit, r.IntN(3))
+		for i := range g {
+			s := make([]byte, r.IntN(3))
+			for k := range s {
+				s[k] = "a\x00b"[r.IntN(3)]
+			}
+			g[i].s = string(s)
+			if r.IntN(3) == 0 && len(s) > 0 {
+				m := make([]byte, len(s))
+				m[0] = 1
+				g[i].m = string(m)
+			}
+		}
+		return g
+	}
+	for range 20000 {
+		a, b := group(), group()
+		if got, want := keyCompare(a, b), strings.Compare(key(a), key(b)); got != want {
+			t.Fatalf("keyCompare(%q, %q) = %d, the keys compare %d", a, b, got, want)
 		}
 	}
 }

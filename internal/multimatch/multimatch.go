@@ -97,18 +97,32 @@ func Build(as []*Analysis) *Set {
 	}
 	useAC := filtered > 0 && !(allPrefix && filtered <= maxDirectPrefix)
 
-	litID := map[lit]int32{}
+	// Literal ids in order of first use; each literal's entries (pattern,
+	// group) gathered from a flat list of pairs by a stable counting sort.
+	nl := 0
+	for _, a := range as {
+		for _, g := range a.groups {
+			nl += len(g)
+		}
+		nl += len(a.anchor)
+	}
+	litID := make(map[lit]int32, nl)
 	var litList []lit
-	var litEnts [][]uint32
 	var litPos []bool
+	var lastEnt []uint32 // per literal: its last entry + 1, 0: none yet
+	type pair struct {
+		lid int32
+		e   uint32
+	}
+	pairs := make([]pair, 0, nl)
 	id := func(l lit) int32 {
 		i, ok := litID[l]
 		if !ok {
 			i = int32(len(litList))
 			litID[l] = i
 			litList = append(litList, l)
-			litEnts = append(litEnts, nil)
 			litPos = append(litPos, false)
+			lastEnt = append(lastEnt, 0)
 		}
 		return i
 	}
@@ -122,8 +136,9 @@ func Build(as []*Analysis) *Set {
 			for _, l := range g {
 				lid := id(l)
 				e := uint32(i)<<2 | uint32(gi)
-				if n := len(litEnts[lid]); n == 0 || litEnts[lid][n-1] != e {
-					litEnts[lid] = append(litEnts[lid], e)
+				if lastEnt[lid] != e+1 {
+					lastEnt[lid] = e + 1
+					pairs = append(pairs, pair{lid, e})
 				}
 			}
 		}
@@ -138,29 +153,55 @@ func Build(as []*Analysis) *Set {
 	}
 	if len(litList) > 0 {
 		s.lits = make([]litInfo, len(litList))
-		keyID := map[string]int{}
+		for _, p := range pairs {
+			s.lits[p.lid].e1++
+		}
+		off := uint32(0)
+		for lid := range s.lits {
+			li := &s.lits[lid]
+			li.e0, off = off, off+li.e1
+			li.e1 = li.e0
+		}
+		s.ents = make([]uint32, len(pairs))
+		for _, p := range pairs {
+			li := &s.lits[p.lid]
+			s.ents[li.e1] = p.e
+			li.e1++
+		}
+		// Keys: the literals folded; literals differing only in case
+		// sensitivity share one key (and its automaton state).
+		keyID := make(map[string]int32, len(litList))
 		var keys []string
-		var vals [][]int32
+		keyOf := make([]int32, len(litList))
 		for lid, l := range litList {
 			li := &s.lits[lid]
 			if l.m != "" {
 				li.cs, li.mask = l.s, l.m
 			}
 			li.n, li.pos = int32(len(l.s)), litPos[lid]
-			li.e0 = uint32(len(s.ents))
-			s.ents = append(s.ents, litEnts[lid]...)
-			li.e1 = uint32(len(s.ents))
 			k := l.key()
 			ki, ok := keyID[k]
 			if !ok {
-				ki = len(keys)
+				ki = int32(len(keys))
 				keyID[k] = ki
 				keys = append(keys, k)
-				vals = append(vals, nil)
 			}
-			vals[ki] = append(vals[ki], int32(lid))
+			keyOf[lid] = ki
 		}
-		s.ac = buildAutomaton(keys, vals)
+		valOff := make([]uint32, len(keys)+1)
+		for _, ki := range keyOf {
+			valOff[ki+1]++
+		}
+		for k := range keys {
+			valOff[k+1] += valOff[k]
+		}
+		vals := make([]int32, len(litList))
+		fill := slices.Clone(valOff[:len(keys)])
+		for lid, ki := range keyOf {
+			vals[fill[ki]] = int32(lid)
+			fill[ki]++
+		}
+		s.ac = buildAutomaton(keys, valOff, vals)
 	}
 	nlits, npats := len(s.lits), len(as)
 	s.pool.New = func() any {

@@ -1,0 +1,125 @@
+package multimatch
+
+import (
+	"regexp/syntax"
+	"sync"
+)
+
+// memo holds what one Analyze computes about a pattern more than once: the
+// analyses of the top-level elements of the simplified pattern and of the
+// whole, and the minimized groups. The required groups, the anchor search
+// and the rare-prefix test all look at the same elements and groups; without
+// it each analysed them again (the anchor search alone took a third of a
+// cold compile). A nil *memo computes everything afresh.
+type memo struct {
+	qs     *syntax.Regexp
+	elems  []*syntax.Regexp // qs's elements: its subexpressions if a concatenation, else qs
+	parts  []*info          // analyze(elems[i]), nil until first needed
+	all    *info            // analyze(qs), nil until first needed
+	groups []groupMemo      // by first use; a pattern has a few dozen groups at most
+	min    *minScratch      // from scratchPool; back there on release
+}
+
+// scratchPool keeps minimize's working memory from pattern to pattern.
+var scratchPool = sync.Pool{New: func() any { return &minScratch{} }}
+
+// release gives back m's working memory; m computes nothing afterwards.
+func (m *memo) release() {
+	if m.min != nil {
+		scratchPool.Put(m.min)
+		m.min = nil
+	}
+}
+
+// groupMemo is what is known of one group: its minimized form, its cost.
+type groupMemo struct {
+	key     groupKey
+	min     []lit
+	cost    float64
+	hasMin  bool
+	hasCost bool
+}
+
+// groupKey names a group by identity: infos share their sets, so the same
+// group reached twice is the same slice.
+type groupKey struct {
+	first *lit
+	n     int
+}
+
+func newMemo(qs *syntax.Regexp) *memo {
+	m := &memo{qs: qs, elems: []*syntax.Regexp{qs}}
+	if qs.Op == syntax.OpConcat {
+		m.elems = qs.Sub
+	}
+	m.parts = make([]*info, len(m.elems))
+	return m
+}
+
+// part returns analyze(m.elems[i]).
+func (m *memo) part(i int) *info {
+	if m.parts[i] == nil {
+		m.parts[i] = analyze(m.elems[i])
+	}
+	return m.parts[i]
+}
+
+// whole returns analyze(m.qs); for a concatenation, from its elements' analyses.
+func (m *memo) whole() *info {
+	if m.all == nil {
+		if m.qs.Op == syntax.OpConcat {
+			m.all = m.run(0, len(m.elems))
+		} else {
+			m.all = analyze(m.qs)
+		}
+	}
+	return m.all
+}
+
+// run returns the analysis of the concatenation of elements i to j-1.
+func (m *memo) run(i, j int) *info {
+	parts := make([]*info, j-i)
+	for k := range parts {
+		parts[k] = m.part(i + k)
+	}
+	return concatInfo(parts)
+}
+
+// minimize is the package's minimize, each group once.
+func (m *memo) minimize(g []lit) []lit {
+	if m == nil || len(g) == 0 {
+		return minimize(g)
+	}
+	gm := m.group(g)
+	if !gm.hasMin {
+		if m.min == nil {
+			m.min = scratchPool.Get().(*minScratch)
+		}
+		gm.min, gm.hasMin = minimizeWith(g, m.min), true
+	}
+	return gm.min
+}
+
+// cost is setCost, each group once.
+func (m *memo) cost(g []lit) float64 {
+	if m == nil || len(g) == 0 {
+		return setCost(g)
+	}
+	gm := m.group(g)
+	if !gm.hasCost {
+		gm.cost, gm.hasCost = setCost(g), true
+	}
+	return gm.cost
+}
+
+// group returns the memo of a non-empty group, made if new.
+func (m *memo) group(g []lit) *groupMemo {
+	k := groupKey{&g[0], len(g)}
+	for i := range m.groups {
+		if m.groups[i].key == k {
+			return &m.groups[i]
+		}
+	}
+	m.groups = append(m.groups, groupMemo{key: k})
+	return &m.groups[len(m.groups)-1]
+}
