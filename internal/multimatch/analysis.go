@@ -21,10 +21,15 @@ import (
 // An Analysis is immutable and may be shared by any number of sets.
 type Analysis struct {
 	pattern string
-	// run is the regexp that is run. It is the pattern with its unbounded
-	// edges cut (see trim): the two match the same texts, and the cut one
-	// has a bounded width more often and keeps fewer threads alive.
-	run *regexp.Regexp
+	// runText is the pattern that is run: the pattern with its unbounded edges
+	// cut (see trim). The two match the same texts, and the cut one has a
+	// bounded width more often and keeps fewer threads alive. Its lazy DFA and,
+	// where that gives up, its regexp are compiled when first needed (see lazy,
+	// regexp): most patterns are never candidates, and a cold load of 10,000
+	// patterns spent a quarter of its time in regexp.Compile.
+	runText string
+	runOnce sync.Once
+	run     *regexp.Regexp
 
 	groups [][]lit // required groups: a text lacking one cannot match
 	anchor []lit   // window anchor: every match holds one of these within [before, after]
@@ -115,7 +120,20 @@ func (a *Analysis) Anchored() bool { return a.direct }
 
 // Run returns the regexp the set runs for the pattern: the pattern with
 // unbounded repetitions at its edges cut, which matches the same texts.
-func (a *Analysis) Run() string { return a.run.String() }
+func (a *Analysis) Run() string { return a.runText }
+
+// regexp returns the compiled regexp of runText, compiling it on first use.
+func (a *Analysis) regexp() *regexp.Regexp {
+	a.runOnce.Do(func() {
+		var err error
+		if a.run, err = regexp.Compile(a.runText); err != nil {
+			// A cut pattern always prints back (TestPrintTree); if not, the original
+			// matches the same texts, and it compiled in Analyze's parse.
+			a.run = regexp.MustCompile(a.pattern)
+		}
+	})
+	return a.run
+}
 
 // Analyze parses and compiles one pattern (Go regexp syntax).
 func Analyze(pattern string) (*Analysis, error) {
@@ -130,14 +148,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	if q != re {
 		qstr = printTree(q)
 	}
-	a.run, err = regexp.Compile(qstr)
-	if err != nil {
-		// The cut pattern should always print back; if not, run the original.
-		q = re
-		if a.run, err = regexp.Compile(pattern); err != nil {
-			return nil, err
-		}
-	}
+	a.runText = qstr
 	qs := q.Simplify()
 	prog, err := syntax.Compile(qs)
 	if err != nil {
@@ -155,7 +166,7 @@ func Analyze(pattern string) (*Analysis, error) {
 		a.direct = true
 		return a, nil
 	}
-	if p, _ := a.run.LiteralPrefix(); len(p) >= 2 {
+	if p, _ := prog.Prefix(); len(p) >= 2 {
 		a.prefix = true
 	}
 	groups, ok := m.requiredGroups(m.whole())
@@ -324,21 +335,23 @@ func (a *Analysis) matches(text string) bool {
 			return m
 		}
 	}
-	return a.run.MatchString(text)
+	return a.regexp().MatchString(text)
 }
 
 // matchesFrom is matches for the anchored forms (from1 when context is set), also
-// saying how much of text it read: the run stops when no thread is left.
+// saying how much of text it read: the run stops when no thread is left. Only for a
+// pattern whose anchored forms compiled (hasFrom).
 func (a *Analysis) matchesFrom(text string, context bool, rd *strings.Reader) (matched bool, read int) {
-	a.lazy()
-	d, re := a.dfa0, a.from0
+	d := a.dfa0
 	if context {
-		d, re = a.dfa1, a.from1
+		d = a.dfa1
 	}
-	if d != nil {
-		if m, n, ok := d.MatchRead(text); ok {
-			return m, n
-		}
+	if m, n, ok := d.MatchRead(text); ok {
+		return m, n
+	}
+	re, re1 := a.anchored()
+	if context {
+		re = re1
 	}
 	// A reader keeps regexp on its NFA, which reads no further than threads live; on a
 	// string it may pick the backtracker, whose set-up costs the length of the text.
@@ -347,14 +360,20 @@ func (a *Analysis) matchesFrom(text string, context bool, rd *strings.Reader) (m
 	return m, len(text) - rd.Len()
 }
 
+// hasFrom reports whether the pattern is verified by anchored runs (see verifyFrom).
+func (a *Analysis) hasFrom() bool {
+	a.lazy()
+	return a.dfa0 != nil
+}
+
 // lazy returns the DFA of run, making the DFAs on first use (most patterns are never
 // candidates). Nil when it does not compile, which cannot happen: run compiled.
 func (a *Analysis) lazy() *lazydfa.DFA {
 	a.dfaOnce.Do(func() {
-		a.dfa, _ = lazydfa.Compile(a.run.String())
-		if f0, f1 := a.anchored(); f0 != nil {
-			d0, err0 := lazydfa.Compile(f0.String())
-			d1, err1 := lazydfa.Compile(f1.String())
+		a.dfa, _ = lazydfa.Compile(a.runText)
+		if a.fromBody != "" {
+			d0, err0 := lazydfa.Compile(`\A` + a.fromBody)
+			d1, err1 := lazydfa.Compile(`\A(?s:.)` + a.fromBody)
 			if err0 == nil && err1 == nil {
 				a.dfa0, a.dfa1 = d0, d1
 			}
@@ -725,5 +744,5 @@ func LargestRepeat(pattern string) (string, int) {
 
 func (a *Analysis) String() string {
 	return fmt.Sprintf("%q: run %q, groups %d, anchor %d lits [-%d,+%d], direct %v, insts %d, live %d",
-		a.pattern, a.run.String(), len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
+		a.pattern, a.runText, len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
 }

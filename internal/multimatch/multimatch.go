@@ -368,4 +368,4 @@ func (s *Set) Explain(text string) (matched []int, verified, whole int) {
 func (s *Set) Patterns() int { return len(s.pats) }
 
 // Regexp returns the compiled regexp of pattern i (as run: see Analysis.Run).
-func (s *Set) Regexp(i int) *regexp.Regexp { return s.pats[i].run }
+func (s *Set) Regexp(i int) *regexp.Regexp { return s.pats[i].regexp() }

@@ -48,7 +48,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		return a.matches(text)
 	}
 	n := len(text)
-	if f0, _ := a.anchored(); f0 != nil {
+	if a.hasFrom() {
 		return s.verifyFrom(a, text, hs, sc)
 	}
 	if a.before < 0 || a.after < 0 {
