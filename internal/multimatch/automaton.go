@@ -298,3 +298,11 @@ func (a *automaton) step(s uint32, c uint8) uint32 {
 	}
 	return a.dense[s*a.nclass+uint32(c)]
 }
+
+// states returns how many states the automaton has (0 for none).
+func (a *automaton) states() int {
+	if a == nil {
+		return 0
+	}
+	return len(a.outOff) - 1
+}

@@ -47,6 +47,9 @@ type scratch struct {
 	patMask []uint8
 	cands   []int32
 	headGen []uint32 // head valid in this generation
+	doneGen []uint32 // per automaton state: nothing left to report in this generation
+	count   []int32  // per literal, its hits recorded (valid with head)
+	limit   int32    // hits of one literal past which its windows cost more than the text
 	head    []int32  // per literal, its last hit, or -1
 	hits    []hit
 	spill   bool  // hits were dropped (maxHits)
@@ -212,6 +215,8 @@ func Build(as []*Analysis) *Set {
 			cands:   make([]int32, 0, npats),
 			headGen: make([]uint32, nlits),
 			head:    make([]int32, nlits),
+			count:   make([]int32, nlits),
+			doneGen: make([]uint32, s.ac.states()),
 		}
 	}
 	return s
@@ -237,11 +242,13 @@ func (s *Set) match(text string, dst []int, sc *scratch) []int {
 		clear(sc.litGen)
 		clear(sc.patGen)
 		clear(sc.headGen)
+		clear(sc.doneGen)
 		sc.gen = 1
 	}
 	sc.cands = sc.cands[:0]
 	sc.hits = sc.hits[:0]
 	sc.spill = false
+	sc.limit = int32(len(text)/windowCost + 1)
 	sc.runs, sc.whole = 0, 0
 	if s.ac != nil {
 		s.scan(text, sc)
@@ -277,27 +284,36 @@ func (s *Set) scan(text string, sc *scratch) {
 		} else {
 			st = a.step(u, c)
 		}
-		if st&1 != 0 {
+		if st&1 != 0 && sc.doneGen[st>>1] != sc.gen {
 			s.report(text, i, st>>1, sc)
 		}
 	}
 }
 
-// report handles the keys ending at text[end] that the state u recognises.
+// report handles the keys ending at text[end] that the state u recognises. Once
+// every literal u recognises has been seen in this text and none is positional, u's
+// later occurrences have nothing left to say: u is marked done for this text, and scan
+// no longer calls report for it (a common literal such as a digit or "the" occurs
+// hundreds of times in an answer).
 func (s *Set) report(text string, end int, u uint32, sc *scratch) {
 	a := s.ac
 	gen := sc.gen
+	done := true
 	for v := int32(u); v >= 0; v = a.outLink[v] {
 		for _, id := range a.outVal[a.outOff[v]:a.outOff[v+1]] {
 			l := &s.lits[id]
 			seen := sc.litGen[id] == gen
-			if seen && !l.pos {
+			// A positional literal that occurred too often to window around is not
+			// recorded any more: the patterns it anchors run over the whole text.
+			pos := l.pos && (sc.headGen[id] != gen || sc.count[id] < sc.limit)
+			if seen && !pos {
 				continue
 			}
+			done = false // positional, or not seen before this occurrence
 			if l.cs != "" && !caseMatch(text[end+1-len(l.cs):end+1], l.cs, l.mask) {
 				continue
 			}
-			if l.pos {
+			if pos {
 				s.record(id, end+1, sc)
 			}
 			if seen {
@@ -323,6 +339,9 @@ func (s *Set) report(text string, end int, u uint32, sc *scratch) {
 			}
 		}
 	}
+	if done {
+		sc.doneGen[u] = gen
+	}
 }
 
 // record notes an occurrence of literal id ending at end.
@@ -334,6 +353,9 @@ func (s *Set) record(id int32, end int, sc *scratch) {
 	next := int32(-1)
 	if sc.headGen[id] == sc.gen {
 		next = sc.head[id]
+		sc.count[id]++
+	} else {
+		sc.count[id] = 1
 	}
 	sc.headGen[id] = sc.gen
 	sc.head[id] = int32(len(sc.hits))

@@ -36,6 +36,11 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		if sc.headGen[id] != sc.gen {
 			continue
 		}
+		if sc.count[id] >= sc.limit {
+			// Too many occurrences to window around (report stopped recording them).
+			sc.whole++
+			return a.matches(text)
+		}
 		for h := sc.head[id]; h >= 0; h = sc.hits[h].next {
 			hs = append(hs, sc.hits[h])
 		}
