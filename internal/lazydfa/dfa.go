@@ -100,14 +100,22 @@ type cache struct {
 	states map[string]*state
 	start  *state
 	idle   [kindOther + 1]*state // nothing pending, by kind: where an idle skip lands
-	// The hot loop's table: per state id, a row of nclass entries, each 1 + the row
-	// offset (id·nclass) of the plain state (no flag) an ASCII class leads to, or 0 (not known yet, or a state with
-	// flags: the loop leaves for the slower path). One load per byte. byID maps ids
-	// back to states. Both are replaced whole when they grow (under DFA.mu); an id read
-	// from any table is in every byID published after it.
-	table atomic.Pointer[[]atomic.Uint32]
-	byID  atomic.Pointer[[]*state]
+	// The hot loop's table: per state id, a row of nclass entries, each leading to the
+	// plain or idle state an ASCII class leads to (see entryIdle), or 0 (not known yet,
+	// or a state with other flags: the loop leaves for the slower path). One load per
+	// byte. byID maps ids back to states. Both are replaced whole when they grow (under
+	// DFA.mu); an id read from any table is in every byID published after it.
+	table   atomic.Pointer[[]atomic.Uint32]
+	byID    atomic.Pointer[[]*state]
+	idleRow [kindOther + 1]int // the idle states' rows in table
 }
+
+// A table entry: (1 + the target's row offset) << 3, then entryIdle when the target is
+// an idle state (the hot loop skips on from it), and the target's kind.
+const (
+	entryIdle uint32 = 4
+	entryKind uint32 = 3
+)
 
 // state is a DFA state: the instructions pending after a character of the given kind.
 type state struct {
@@ -277,6 +285,7 @@ func (d *DFA) reset() {
 	c.start = d.intern(c, kindStart, nil, nil)
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
 		c.idle[k] = d.intern(c, k, nil, nil)
+		c.idleRow[k] = int(c.idle[k].id) * d.nclass
 	}
 	d.cache.Store(c) // whole before readers see it
 }
@@ -428,8 +437,12 @@ func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 	}
 	if r < utf8.RuneSelf {
 		st.next[d.class[r]].Store(nx)
-		if nx.flags == 0 && st.cache == nx.cache {
-			(*c.table.Load())[int(st.id)*d.nclass+int(d.class[r])].Store(uint32(int(nx.id)*d.nclass) + 1)
+		if st.cache == nx.cache && (nx.flags == 0 || nx.flags == flagIdle && d.prefix == "") {
+			e := uint32(int(nx.id)*d.nclass+1) << 3
+			if nx.flags == flagIdle {
+				e |= entryIdle | uint32(nx.kind)
+			}
+			(*c.table.Load())[int(st.id)*d.nclass+int(d.class[r])].Store(e)
 		}
 	} else if o := st.other.Load(); o == nil || len(*o) < maxOther {
 		var edges []runeEdge
@@ -571,8 +584,8 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 				break
 			}
 		}
-		// The hot loop: known transitions on ASCII bytes into plain states, one table
-		// load per byte.
+		// The hot loop: known transitions on ASCII bytes, one table load per byte, and
+		// through idle states the skip over bytes that cannot leave them.
 		c := st.cache
 		tbl, row := *c.table.Load(), int(st.id)*d.nclass
 		j := i
@@ -585,8 +598,16 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 			if e == 0 {
 				break
 			}
-			row = int(e - 1)
+			row = int(e>>3) - 1
 			j++
+			if e&entryIdle != 0 {
+				k := uint8(e & entryKind) // of the character before text[j]
+				for j < len(text) && !esc[k][text[j]] {
+					k = kindOfBytes[text[j]]
+					j++
+				}
+				row = c.idleRow[k]
+			}
 		}
 		if j > i {
 			st, i = (*c.byID.Load())[row/d.nclass], j
