@@ -20,7 +20,7 @@ import (
 //   - a negate rule decides only at the end (the tail may still come);
 //   - a condition that needs the end of the text (`$` without (?m), `\z`) decides only
 //     at the end;
-//   - ``, `\B` and `(?m)$` look one character ahead: a match is certain once the
+//   - `\b`, `\B` and `(?m)$` look one character ahead: a match is certain once the
 //     character after it has arrived (the scanner sees it so);
 //   - a shadowed rule never cuts anything;
 //   - a rule with a predicate tree, an applies_when or a fix decides only at the end: a
