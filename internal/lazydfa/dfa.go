@@ -92,6 +92,7 @@ type DFA struct {
 	gen   uint32
 	stack []uint32
 	pcs   []uint32
+	runes []uint32 // rune instructions reached by closure
 	out   []int32
 	key   []byte
 }
@@ -294,13 +295,32 @@ func (d *DFA) reset() {
 // instructions pending after r in d.pcs and the patterns that matched before it in
 // d.out, both sorted and without repeats.
 func (d *DFA) step(st *state, r rune, rkind uint8) {
+	d.closure(st, rkind)
+	d.pcs = d.pcs[:0]
+	if rkind != kindEnd {
+		for _, pc := range d.runes {
+			if in := &d.prog.Inst[pc]; matchRune(in, r) {
+				d.pcs = append(d.pcs, in.Out)
+			}
+		}
+	}
+	slices.Sort(d.pcs)
+	d.pcs = slices.Compact(d.pcs)
+}
+
+// closure follows, under mu, the empty transitions from st's pending instructions (and
+// the starts) under the assertions that hold between st's character and one of kind
+// rkind: the rune instructions reached go to d.runes, the patterns that matched to
+// d.out (sorted, without repeats). It depends on the kind of the next rune, not on the
+// rune: escape reads it once per kind.
+func (d *DFA) closure(st *state, rkind uint8) {
 	flags := syntax.EmptyOpContext(repRune[st.kind], repRune[rkind])
 	d.gen++
 	if d.gen == 0 {
 		clear(d.seen)
 		d.gen = 1
 	}
-	d.pcs, d.out = d.pcs[:0], d.out[:0]
+	d.runes, d.out = d.runes[:0], d.out[:0]
 	stack := append(d.stack[:0], st.pcs...)
 	if !d.anchored || st.kind == kindStart {
 		stack = append(stack, d.starts...)
@@ -325,14 +345,10 @@ func (d *DFA) step(st *state, r rune, rkind uint8) {
 		case syntax.InstMatch:
 			d.out = append(d.out, d.matchOf[pc])
 		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			if rkind != kindEnd && matchRune(in, r) {
-				d.pcs = append(d.pcs, in.Out)
-			}
+			d.runes = append(d.runes, pc)
 		}
 	}
 	d.stack = stack
-	slices.Sort(d.pcs)
-	d.pcs = slices.Compact(d.pcs)
 	slices.Sort(d.out)
 	d.out = slices.Compact(d.out)
 }
@@ -507,13 +523,24 @@ func byteRate(b byte) float64 {
 func (d *DFA) escape() {
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
 		idle := &state{kind: k}
-		for b := range 256 {
-			if b >= utf8.RuneSelf {
-				d.esc[k][b] = true
-				continue
+		for b := utf8.RuneSelf; b < 256; b++ {
+			d.esc[k][b] = true
+		}
+		for _, bk := range []uint8{kindNewline, kindWord, kindOther} {
+			d.closure(idle, bk) // the same for every byte of kind bk
+			for b := range rune(utf8.RuneSelf) {
+				if kindOf(b) != bk {
+					continue
+				}
+				esc := len(d.out) > 0
+				for _, pc := range d.runes {
+					if esc {
+						break
+					}
+					esc = matchRune(&d.prog.Inst[pc], b)
+				}
+				d.esc[k][b] = esc
 			}
-			d.step(idle, rune(b), kindOf(rune(b)))
-			d.esc[k][b] = len(d.pcs) > 0 || len(d.out) > 0
 		}
 	}
 	// Most bytes of prose follow a letter; the rest, mostly a space.
