@@ -89,9 +89,16 @@ func planEarly(r *Rule) *earlyPlan {
 // several DFAs, each stepped per byte.
 const earlyGroupInsts = 2000
 
+// earlyGroupCut makes group boundaries local: a group also ends after a rule whose name
+// hashes to 0 modulo it (about 32 rules a group). An edit then changes one group, and
+// every other group keeps its DFA, warm states included, across the reload; a cut by
+// size alone would shift every boundary after the edited rule.
+const earlyGroupCut = 32
+
 // earlySet is a rule set's early rules, compiled once with the rule set.
 type earlySet struct {
 	groups []earlyGroup
+	byKey  map[string]*lazydfa.DFA // each group's DFA by its conditions, for the next reload
 }
 
 type earlyGroup struct {
@@ -99,17 +106,30 @@ type earlyGroup struct {
 	rules []*compiledRule // output k of dfa is rules[k]
 }
 
-// compileEarly builds the early set of text rules (nil when none is early).
-func (e *Engine) compileEarly(text []*compiledRule) *earlySet {
-	es := &earlySet{}
+// compileEarly builds the early set of text rules (nil when none is early), reusing the
+// DFAs of prev's groups whose conditions are the same.
+func (e *Engine) compileEarly(text []*compiledRule, prev *earlySet) *earlySet {
+	es := &earlySet{byKey: map[string]*lazydfa.DFA{}}
 	var rules []*compiledRule
 	var progs []*syntax.Prog
+	var key strings.Builder
 	size := 0
 	flush := func() {
-		if len(rules) > 0 {
-			es.groups = append(es.groups, earlyGroup{dfa: lazydfa.New(progs...), rules: rules})
+		if len(rules) == 0 {
+			return
 		}
+		k := key.String()
+		d := es.byKey[k] // two groups of the same conditions may share one DFA
+		if d == nil && prev != nil {
+			d = prev.byKey[k]
+		}
+		if d == nil {
+			d = lazydfa.New(progs...)
+		}
+		es.byKey[k] = d
+		es.groups = append(es.groups, earlyGroup{dfa: d, rules: rules})
 		rules, progs, size = nil, nil, 0
+		key.Reset()
 	}
 	for _, r := range text {
 		if r.early == nil {
@@ -120,12 +140,26 @@ func (e *Engine) compileEarly(text []*compiledRule) *earlySet {
 		}
 		rules, progs = append(rules, r), append(progs, r.early.prog)
 		size += r.early.insts
+		key.WriteString(r.Condition)
+		key.WriteByte(0)
+		if nameHash(r.Name)%earlyGroupCut == 0 {
+			flush()
+		}
 	}
 	flush()
 	if len(es.groups) == 0 {
 		return nil
 	}
 	return es
+}
+
+// nameHash is FNV-1a of a rule's name.
+func nameHash(name string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return h
 }
 
 // Scanner watches the streamed text of one tour's answer for the armed text rules a

@@ -2,11 +2,14 @@ package streamrules
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
 func TestPlanEarly(t *testing.T) {
@@ -260,5 +263,49 @@ func TestScannerGivesUpQuietly(t *testing.T) {
 	}
 	if v := m.CheckAnswer(context.Background(), text); !v.Discard {
 		t.Fatalf("the end-of-answer check did not discard: %+v", v)
+	}
+}
+
+// TestEarlyGroupsKeptAcrossEdits: an edit rebuilds the DFA of the edited rule's group,
+// and of the next one when the edit moved a cut by size; every other early group keeps
+// its DFA (and the states it has learned).
+func TestEarlyGroupsKeptAcrossEdits(t *testing.T) {
+	t.Parallel()
+	var rules []Rule
+	for i := range 400 {
+		rules = append(rules, textRule(fmt.Sprintf("r%03d", i), fmt.Sprintf(`(?i)\bword%d\b.{0,20}\bother%d\b`, i, i)))
+	}
+	fx := newFixture(t, rules, &Config{EarlyInterrupt: true})
+	before := map[*lazydfa.DFA]bool{}
+	set := fx.eng.rules.Load()
+	for _, g := range set.early.groups {
+		before[g.dfa] = true
+	}
+	if len(set.early.groups) < 5 {
+		t.Fatalf("only %d early groups: the test needs several", len(set.early.groups))
+	}
+	edited := rules[200]
+	edited.Condition = `(?i)\bedited\b`
+	if _, err := fx.store.UpdateRule(context.Background(), edited.Name, edited); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.eng.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := fx.eng.rules.Load().early.groups
+	fresh := 0
+	for _, g := range after {
+		if !before[g.dfa] {
+			fresh++
+		}
+	}
+	if fresh < 1 || fresh > 2 {
+		t.Errorf("%d of %d early groups got a new DFA after one edit, want 1 or 2", fresh, len(after))
+	}
+	// The edited rule is scanned with its new condition.
+	_, m := fx.eng.BeginMove(context.Background(), "c")
+	v, cut := scanIn(t, m.EarlyScanner(), "so this is edited, and more text follows "+strings.Repeat("here ", 30), 4)
+	if cut < 0 || !slices.Equal(v.Rules, []string{"r200"}) {
+		t.Fatalf("verdict %+v cut %d", v, cut)
 	}
 }

@@ -381,7 +381,11 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		prevText = prev.match
 	}
 	set.match = e.compileGroup(set.text, next, prevText, prev)
-	set.early = e.compileEarly(set.text) // DFAs of the early rules: cheap to make
+	var prevEarly *earlySet
+	if prev != nil {
+		prevEarly = prev.early
+	}
+	set.early = e.compileEarly(set.text, prevEarly)
 	for tool, tr := range set.byTool {
 		var prevTool textMatcher
 		if prev != nil && prev.byTool[tool] != nil {
