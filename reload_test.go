@@ -185,19 +185,27 @@ func verdictsOf(s *ruleSet, texts []string, calls map[string][]string) []string 
 			for _, g := range s.early.groups {
 				c := g.dfa.Start()
 				p := []byte(text)
-				for len(p) > 0 {
+				gaveUp := false
+				for len(p) > 0 && !gaveUp {
 					found, rest, ok := g.dfa.Feed(&c, p)
-					if !ok {
-						break
-					}
 					for _, k := range found {
 						hit = append(hit, g.rules[k].Name)
 					}
-					p = rest
+					p, gaveUp = rest, !ok
 				}
-				end, _ := g.dfa.End(&c)
+				end, ok := g.dfa.End(&c)
 				for _, k := range end {
 					hit = append(hit, g.rules[k].Name)
+				}
+				if gaveUp || !ok {
+					// A DFA that gives up says nothing; whether it does depends on the
+					// states it has already learned (a kept DFA is warmer than a cold
+					// engine's). Ask the rules' regexps instead.
+					for _, r := range g.rules {
+						if regexp.MustCompile(r.Condition).MatchString(text) {
+							hit = append(hit, r.Name)
+						}
+					}
 				}
 			}
 			slices.Sort(hit)
