@@ -209,12 +209,12 @@ func (c *importCmd) validate(args []string) error {
 }
 
 func (c *importCmd) run(ctx context.Context, e *proc) error {
-	o, dry, args := c.o, c.dry, []string{c.file}
+	o, dry, file := c.o, c.dry, c.file
 	cfg, err := e.config()
 	if err != nil {
 		return err
 	}
-	set, err := rulefile.Load(args[0], cfg.Environments...)
+	set, err := rulefile.Load(file, cfg.Environments...)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (c *importCmd) run(ctx context.Context, e *proc) error {
 			c.Action = "create"
 			if !dry {
 				if _, err := store.CreateRule(ctx, r); err != nil {
-					return fmt.Errorf("%s: rule %q: %w", args[0], r.Name, err)
+					return fmt.Errorf("%s: rule %q: %w", file, r.Name, err)
 				}
 			}
 		case err != nil:
@@ -256,7 +256,7 @@ func (c *importCmd) run(ctx context.Context, e *proc) error {
 				c.Action = "update"
 				if !dry {
 					if _, err := store.UpdateRule(ctx, r.Name, r); err != nil {
-						return fmt.Errorf("%s: rule %q: %w", args[0], r.Name, err)
+						return fmt.Errorf("%s: rule %q: %w", file, r.Name, err)
 					}
 				}
 			}
@@ -281,7 +281,7 @@ func (c *importCmd) run(ctx context.Context, e *proc) error {
 	if dry {
 		verb = "would import"
 	}
-	fmt.Fprintf(e.stderr, "%s %s into %s: %d to create, %d to update, %d unchanged\n", verb, args[0], e.about(o),
+	fmt.Fprintf(e.stderr, "%s %s into %s: %d to create, %d to update, %d unchanged\n", verb, file, e.about(o),
 		counts["create"], counts["update"], counts["unchanged"])
 	return nil
 }

@@ -27,12 +27,8 @@ type storeFlags struct {
 func addStoreFlags(fs *flag.FlagSet, o *storeFlags, withJSON bool) {
 	fs.StringVar(&o.dsn, "dsn", "", "the database `DSN` (default $"+rulesdb.EnvDSN+", else the SQLite file streamrules.db)")
 	if withJSON {
-		addJSONFlag(fs, &o.json)
+		fs.BoolVar(&o.json, "json", false, "print one JSON document with the rule's field names")
 	}
-}
-
-func addJSONFlag(fs *flag.FlagSet, v *bool) {
-	fs.BoolVar(v, "json", false, "print one JSON document with the rule's field names")
 }
 
 // config reads rulesdb.Config from the environment (STREAMRULES_SQLITE_PATH,
@@ -70,15 +66,6 @@ func (e *proc) config() (rulesdb.Config, error) {
 	return cfg, nil
 }
 
-// environments returns the names a rule's `when` may use: the builtins and the host's.
-func (e *proc) environments() ([]string, error) {
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
-	}
-	return cfg.Environments, nil
-}
-
 func known(cfg rulesdb.Config) []string {
 	return append(slices.Clone(streamrules.BuiltinEnvironments), cfg.Environments...)
 }
@@ -91,10 +78,7 @@ func (e *proc) open(ctx context.Context, o storeFlags) (*rulesdb.Store, rulesdb.
 	if err != nil {
 		return nil, cfg, err
 	}
-	dsn, from := o.dsn, "--dsn"
-	if dsn == "" {
-		dsn, from = e.getenv(rulesdb.EnvDSN), rulesdb.EnvDSN
-	}
+	dsn, from := e.dsn(o)
 	if _, err := rulesdb.Describe(dsn, cfg.DefaultSQLitePath); err != nil {
 		return nil, cfg, fmt.Errorf("%s: %w", from, err)
 	}
@@ -110,12 +94,18 @@ func (e *proc) open(ctx context.Context, o storeFlags) (*rulesdb.Store, rulesdb.
 // the file; never the password.
 func (e *proc) about(o storeFlags) string {
 	cfg, _ := e.config()
-	dsn := o.dsn
-	if dsn == "" {
-		dsn = e.getenv(rulesdb.EnvDSN)
-	}
+	dsn, _ := e.dsn(o)
 	about, _ := rulesdb.Describe(dsn, cfg.DefaultSQLitePath)
 	return about
+}
+
+// dsn is the DSN the command uses and where it came from: --dsn, else $STREAMRULES_DSN
+// (empty: the default SQLite file).
+func (e *proc) dsn(o storeFlags) (dsn, from string) {
+	if o.dsn != "" {
+		return o.dsn, "--dsn"
+	}
+	return e.getenv(rulesdb.EnvDSN), rulesdb.EnvDSN
 }
 
 func plural(n int, one string) string {
