@@ -79,7 +79,6 @@ func Run(ctx context.Context, rules []streamrules.Rule, sources []Source, opts *
 // It is not safe for concurrent use (ReadFrom uses its own goroutines inside).
 type Replayer struct {
 	eng    *streamrules.Engine
-	store  *store
 	opts   Options
 	names  []string // the loaded rules' names, by name
 	known  map[string]bool
@@ -142,7 +141,7 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	rp := &Replayer{eng: eng, store: st, opts: o, known: map[string]bool{}}
+	rp := &Replayer{eng: eng, opts: o, known: map[string]bool{}}
 	for _, name := range eng.Environments() {
 		rp.known[name] = true
 	}
