@@ -184,6 +184,17 @@ func TestRulesCommands(t *testing.T) {
 	}
 	must(t, cli(t, env, `{"name":"from_stdin","scope":"text","text":"t"}`, "rules", "create", "-f", "-"))
 
+	// --disabled is the wire's "enabled", inverted: it must land as Disabled, and
+	// --disabled=false must bring the rule back.
+	must(t, cli(t, env, "", "rules", "create", "--name", "off_rule", "--scope", "text", "--text", "t", "--disabled"))
+	if v := listJSON(t, env)["off_rule"]; !v.Disabled || v.Loaded {
+		t.Errorf("created with --disabled: %+v", v)
+	}
+	must(t, cli(t, env, "", "rules", "edit", "off_rule", "--disabled=false"))
+	if v := listJSON(t, env)["off_rule"]; v.Disabled || !v.Loaded {
+		t.Errorf("edited with --disabled=false: %+v", v)
+	}
+
 	// Edit some fields, keep the rest; rename.
 	r = must(t, cli(t, env, "", "rules", "edit", "no_lorem", "--text", "Never lorem.", "--new-name", "no_lorem_ipsum", "--json"))
 	var v ruletools.RuleView
@@ -208,7 +219,7 @@ func TestRulesCommands(t *testing.T) {
 	}
 	// show prints a rule file that create -f reads back.
 	shown := must(t, cli(t, env, "", "rules", "show", "from_file")).stdout
-	if got, err := rulefile.ParseRule([]byte(shown)); err != nil || got.Name != "from_file" {
+	if got, err := rulefile.ParseRule([]byte(shown)); err != nil || got.Name != "from_file" || got.Scope != "tool:shell" || got.Repeat != "once" || got.Text != "Ours." {
 		t.Errorf("show's output is not the rule's file: %v %+v\n%s", err, got, shown)
 	}
 	if !strings.HasPrefix(shown, "# loaded: yes; fired: 0") {
