@@ -312,3 +312,51 @@ func TestParseShadowAndEarly(t *testing.T) {
 		t.Errorf("live: %+v, want neither (absent means false)", r)
 	}
 }
+
+// TestSeedFixes: the two seeded fixes repair a sample miss so that the rule passes it,
+// and the reply tail takes the move's message_id (without it, no fix: the retry runs).
+func TestSeedFixes(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, rule, answer string
+		vars               map[string]string
+		want               string // "" when no fix applies
+	}{
+		{"image to link", "telegram_markdown_image", "Here it is: ![chart](https://x.test/c.png)\n↩ #7", nil, "Here it is: https://x.test/c.png\n↩ #7"},
+		{"tail appended", "telegram_reply_tail", "Done, the file is saved.", map[string]string{"message_id": "4711"}, "Done, the file is saved.\n\n↩ #4711"},
+		{"tail without message_id", "telegram_reply_tail", "Done, the file is saved.", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ok := set.Rule(tt.rule)
+			if !ok || r.Fix == nil {
+				t.Fatalf("seed %q: found %v, fix %v", tt.rule, ok, r.Fix)
+			}
+			j, err := streamrules.NewJudge(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := j.Check(tt.answer); st != streamrules.StatusViolation {
+				t.Fatalf("sample %q: %s, want a violation", tt.answer, st)
+			}
+			got, _, ok := j.Fix(tt.answer, tt.vars)
+			if tt.want == "" {
+				if ok {
+					t.Errorf("fixed to %q, want no fix", got)
+				}
+				return
+			}
+			if !ok || got != tt.want {
+				t.Errorf("Fix = %q, %v; want %q", got, ok, tt.want)
+			}
+			if st := j.Check(got); st != streamrules.StatusPass {
+				t.Errorf("the fixed answer %q: %s, want pass", got, st)
+			}
+		})
+	}
+}
