@@ -139,6 +139,17 @@ func TestRoundTrip(t *testing.T) {
 		{Name: "true", Scope: "tool:a.b-c:d", Text: "yes", Mode: streamrules.ModeRemind, Repeat: "once"},
 		{Name: "null", Scope: "text", Condition: "^$", Text: "- [x] {a: b}", Mode: streamrules.ModeInterrupt},
 	}}
+	// The wave-2 fields, nested trees included: the YAML writer is the package's own.
+	tree := streamrules.AnyOf(streamrules.AllOf(streamrules.StartsWith(`^"hi`), streamrules.MaxWords(3)),
+		streamrules.Not(streamrules.EndsWith(`↩ #\d+$`)), streamrules.MinWords(0))
+	scope := streamrules.Not(streamrules.MaxChars(10))
+	odd.Rules = append(odd.Rules,
+		streamrules.Rule{Name: "tree", Scope: "text", Predicate: &tree, AppliesWhen: &scope, Text: "t",
+			Fix:      &streamrules.Fix{PrependIfMissing: "# x: y\n"},
+			Severity: "high", Explanation: "why: \"this\"\n- not a list"},
+		streamrules.Rule{Name: "field", Scope: "tool:edit", Field: "edits.new_string", Condition: "TODO", Text: "t", Severity: "low"},
+		streamrules.Rule{Name: "swap", Scope: "text", Condition: `"a"`, Text: "t",
+			Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `"(a)"`, With: "'$1' #"}}})
 	for i := range odd.Rules {
 		odd.Rules[i].Normalize()
 		if err := streamrules.Validate(&odd.Rules[i], nil); err != nil {
