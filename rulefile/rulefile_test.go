@@ -251,7 +251,21 @@ func TestEveryRuleFieldIsAFileField(t *testing.T) {
 			if f.Type().Elem().Kind() == reflect.String {
 				f.Set(reflect.ValueOf([]string{"telegram"}).Convert(f.Type()))
 			}
+		case reflect.Pointer:
+			// The trees and the fix (Predicate, AppliesWhen, Fix), their strings set: a
+			// pointer field the file drops fails too.
+			if el := f.Type().Elem(); el.Kind() == reflect.Struct {
+				f.Set(reflect.New(el))
+				for j := range el.NumField() {
+					if g := f.Elem().Field(j); g.Kind() == reflect.String {
+						g.SetString("x")
+					}
+				}
+			}
 		}
+	}
+	if r.Predicate == nil || r.AppliesWhen == nil || r.Fix == nil {
+		t.Fatalf("the pointer fields were not set: %+v", r)
 	}
 	r.ID = 0
 	data, err := rulefile.MarshalRule(r, rulefile.JSON)
