@@ -100,12 +100,22 @@ func (c *exportCmd) run(ctx context.Context, e *proc) error {
 }
 
 // writeFile replaces path whole or not at all: a temporary file beside it, then a rename.
+// The file keeps the mode of the one it replaces, else 0644: CreateTemp makes it 0600,
+// which a rules repository's other readers could not open.
 func writeFile(path string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err

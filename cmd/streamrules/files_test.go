@@ -46,6 +46,11 @@ func TestExportImport(t *testing.T) {
 	// Export to a file, edit it as a person would, and import it.
 	path := t.TempDir() + "/rules.yaml"
 	must(t, cli(t, env, "", "export", "-o", path))
+	if st, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if st.Mode().Perm() != 0o644 {
+		t.Errorf("export -o: mode %v, want 0644 (not the temporary file's 0600)", st.Mode())
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
