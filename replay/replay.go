@@ -95,7 +95,6 @@ type shard struct {
 	moves    int
 	lastMove map[string]int64 // chat → its last move number replayed
 	unknown  map[string]bool  // names in transcripts the engine does not know
-	examples int              // examples kept per rule
 	err      *seqError        // the first error this shard met; it replays nothing after it
 }
 
@@ -150,7 +149,7 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 		rp.names = append(rp.names, r.Name)
 	}
 	for range o.Workers {
-		sh := &shard{byName: map[string]*ruleStat{}, lastMove: map[string]int64{}, unknown: map[string]bool{}, examples: o.Examples}
+		sh := &shard{byName: map[string]*ruleStat{}, lastMove: map[string]int64{}, unknown: map[string]bool{}}
 		for _, r := range loaded {
 			r.When = slices.Clone(r.When)
 			rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Examples: []Example{}}}
@@ -383,7 +382,7 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		if f.Mode == streamrules.ModeInterrupt && f.Retry {
 			rs.Discards++
 		}
-		if len(rs.Examples) >= sh.examples {
+		if len(rs.Examples) >= rp.opts.Examples {
 			continue // a shard's first examples are its earliest: enough for the merge
 		}
 		ex := Example{File: pos.File, Line: pos.Line, Chat: m.Chat, Move: mv.Number(), seq: seq}
