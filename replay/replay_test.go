@@ -116,6 +116,24 @@ func TestRunExamples(t *testing.T) {
 	}
 }
 
+// TestRunExamplesCap: Options.Examples caps each rule's examples, keeping the earliest in
+// input order whichever shard met them.
+func TestRunExamplesCap(t *testing.T) {
+	t.Parallel()
+	for _, workers := range []int{1, 3} {
+		rep := run(t, testRules(), transcript, &replay.Options{Examples: 1, Workers: workers})
+		first := map[string]int{"anywrite": 4, "img": 2, "shell": 2, "tail": 1}
+		for _, r := range rep.Rules {
+			if len(r.Examples) > 1 {
+				t.Errorf("%d workers: %s keeps %d examples, want at most 1", workers, r.Rule, len(r.Examples))
+			}
+			if line, ok := first[r.Rule]; ok && (len(r.Examples) != 1 || r.Examples[0].Line != line) {
+				t.Errorf("%d workers: %s examples %+v, want the one at line %d", workers, r.Rule, r.Examples, line)
+			}
+		}
+	}
+}
+
 func TestRunExcerptCut(t *testing.T) {
 	t.Parallel()
 	rules := []streamrules.Rule{{Name: "word", Scope: "text", Condition: `needle`, Text: "x"}}
