@@ -453,9 +453,11 @@ func (c *seedCmd) run(ctx context.Context, e *proc) error {
 	if err != nil {
 		return err
 	}
-	set, err := seeds.Default()
+	var set seeds.Set
 	if len(args) == 1 {
 		set, err = seeds.Load(args[0], cfg.Environments...)
+	} else {
+		set, err = seeds.Default()
 	}
 	if err != nil {
 		return err
