@@ -187,3 +187,21 @@ func TestStats(t *testing.T) {
 		t.Errorf("rules list: fired %d", *v.Fired)
 	}
 }
+
+// TestSeedFile: seed FILE seeds that set, not the embedded one; a bad file is exit 2
+// naming it.
+func TestSeedFile(t *testing.T) {
+	t.Parallel()
+	env := sqliteEnv(t)
+	set := writeTemp(t, "mine.yaml", "version: 1\nrules:\n  - name: mine\n    scope: text\n    text: Ours.\n")
+	if r := must(t, cli(t, env, "", "seed", set)); !strings.Contains(r.stdout, "with version 1 (was 0): 1 added") {
+		t.Errorf("seed FILE: %q", r.stdout)
+	}
+	if rules := listJSON(t, env); len(rules) != 1 || !rules["mine"].Loaded {
+		t.Errorf("after seed FILE: %+v", rules)
+	}
+	bad := writeTemp(t, "bad.yaml", "version: 1\nrules:\n  - name: mine\n    scope: txt\n    text: Ours.\n")
+	if r := cli(t, env, "", "seed", bad); r.code != 2 || !strings.Contains(r.stderr, bad+":") {
+		t.Errorf("seed a bad FILE: %+v", r)
+	}
+}
