@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,17 +36,13 @@ func newBoundRig(t *testing.T, cfg middleware.Config, withTransport bool, replie
 	clk := middleware.NewFakeClock()
 	middleware.SetClock(&cfg, clk)
 	arrived := make(chan int, 100)
-	var mu sync.Mutex
-	next := 0
+	next := scripted.Sequence(replies...)
 	srv := openaitest.NewFunc(t, func(req openaitest.Request) scripted.Reply {
-		mu.Lock()
-		defer mu.Unlock()
 		arrived <- req.N
-		if next >= len(replies) {
-			return scripted.Reply{Err: errors.New("no reply left")}
+		if reply, ok := next(); ok {
+			return reply
 		}
-		next++
-		return replies[next-1]
+		return scripted.Reply{Err: errors.New("no reply left")}
 	})
 	var opts []openai.Option
 	if withTransport {
