@@ -254,45 +254,41 @@ func TestStallTimesOutAndRetries(t *testing.T) {
 func TestDropMidStream(t *testing.T) {
 	t.Parallel()
 	const text = "a long answer that goes on and on"
-	t.Run("shown", func(t *testing.T) {
-		t.Parallel()
-		b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
-			scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
-		var shown strings.Builder
-		res := wait(t, first(b.call(false, func(_ context.Context, c []byte) error { shown.Write(c); return nil })))
-		if !errors.Is(res.err, io.ErrUnexpectedEOF) {
-			t.Fatalf("err %v, want an unexpected EOF", res.err)
-		}
-		if shown.Len() == 0 {
-			t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
-		}
-		if n := len(b.srv.Requests()); n != 1 {
-			t.Errorf("%d requests: a call whose chunks were shown was retried", n)
-		}
-		noMoreTimers(t, b)
-	})
-	t.Run("shown outside a move", func(t *testing.T) {
-		t.Parallel()
-		b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
-			scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
-		var shown strings.Builder
-		done := make(chan callResult, 1)
-		go func() {
-			_, err := b.llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
-				llms.WithStreamingFunc(func(_ context.Context, c []byte) error { shown.Write(c); return nil }))
-			done <- callResult{err: err}
-		}()
-		if res := wait(t, done); !errors.Is(res.err, io.ErrUnexpectedEOF) {
-			t.Fatalf("err %v, want an unexpected EOF", res.err)
-		}
-		if shown.Len() == 0 {
-			t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
-		}
-		if n := len(b.srv.Requests()); n != 1 {
-			t.Errorf("%d requests: a call whose chunks were shown was retried", n)
-		}
-		noMoreTimers(t, b)
-	})
+	// How the call is made when its chunks reach the client: in a move that holds nothing,
+	// or outside a move.
+	shownCalls := map[string]func(b *boundRig, stream func(context.Context, []byte) error) <-chan callResult{
+		"shown": func(b *boundRig, stream func(context.Context, []byte) error) <-chan callResult {
+			return first(b.call(false, stream))
+		},
+		"shown outside a move": func(b *boundRig, stream func(context.Context, []byte) error) <-chan callResult {
+			done := make(chan callResult, 1)
+			go func() {
+				_, err := b.llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
+					llms.WithStreamingFunc(stream))
+				done <- callResult{err: err}
+			}()
+			return done
+		},
+	}
+	for name, call := range shownCalls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
+				scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
+			var shown strings.Builder
+			res := wait(t, call(b, func(_ context.Context, c []byte) error { shown.Write(c); return nil }))
+			if !errors.Is(res.err, io.ErrUnexpectedEOF) {
+				t.Fatalf("err %v, want an unexpected EOF", res.err)
+			}
+			if shown.Len() == 0 {
+				t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
+			}
+			if n := len(b.srv.Requests()); n != 1 {
+				t.Errorf("%d requests: a call whose chunks were shown was retried", n)
+			}
+			noMoreTimers(t, b)
+		})
+	}
 	t.Run("held", func(t *testing.T) {
 		t.Parallel()
 		b := newBoundRig(t, middleware.Config{CallRetries: 3}, false,
