@@ -345,3 +345,37 @@ func TestHeartbeat(t *testing.T) {
 	default:
 	}
 }
+
+// TestHeartbeatAcrossRetries: a beat during a retry counts the attempts begun so far, and
+// its Elapsed runs from the call's start, the failed attempt and the backoff included.
+func TestHeartbeatAcrossRetries(t *testing.T) {
+	t.Parallel()
+	beats := make(chan middleware.Heartbeat, 10)
+	cfg := middleware.Config{CallTimeout: time.Minute, CallRetries: 1, Heartbeat: 10 * time.Minute,
+		OnHeartbeat: func(_ context.Context, h middleware.Heartbeat) { beats <- h }}
+	stall := scripted.Reply{Delay: time.Hour}
+	b := newBoundRig(t, cfg, true, stall, stall)
+	done, _ := b.call(true, nil)
+	hb, timeout := b.timer(t), b.timer(t)
+	b.request(t, 0)
+	timeout.Fire()
+	backoff := b.timer(t)
+	backoff.Fire()
+	timeout2 := b.timer(t)
+	b.request(t, 1)
+	hb.Fire()
+	if got, want := <-beats, (middleware.Heartbeat{Elapsed: timeout.D + backoff.D + hb.D, Attempt: 2}); got != want {
+		t.Errorf("heartbeat %+v, want %+v", got, want)
+	}
+	next := b.timer(t)
+	timeout2.Fire()
+	if res := wait(t, done); !errors.Is(res.err, middleware.ErrCallTimeout) {
+		t.Fatalf("err %v, want ErrCallTimeout", res.err)
+	}
+	if !next.Stopped() {
+		t.Error("the heartbeat outlived the call")
+	}
+	if n := len(b.srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
