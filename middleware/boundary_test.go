@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,17 +36,13 @@ func newBoundRig(t *testing.T, cfg middleware.Config, withTransport bool, replie
 	clk := middleware.NewFakeClock()
 	middleware.SetClock(&cfg, clk)
 	arrived := make(chan int, 100)
-	var mu sync.Mutex
-	next := 0
+	next := scripted.Sequence(replies...)
 	srv := openaitest.NewFunc(t, func(req openaitest.Request) scripted.Reply {
-		mu.Lock()
-		defer mu.Unlock()
 		arrived <- req.N
-		if next >= len(replies) {
-			return scripted.Reply{Err: errors.New("no reply left")}
+		if reply, ok := next(); ok {
+			return reply
 		}
-		next++
-		return replies[next-1]
+		return scripted.Reply{Err: errors.New("no reply left")}
 	})
 	var opts []openai.Option
 	if withTransport {
@@ -259,45 +254,41 @@ func TestStallTimesOutAndRetries(t *testing.T) {
 func TestDropMidStream(t *testing.T) {
 	t.Parallel()
 	const text = "a long answer that goes on and on"
-	t.Run("shown", func(t *testing.T) {
-		t.Parallel()
-		b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
-			scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
-		var shown strings.Builder
-		res := wait(t, first(b.call(false, func(_ context.Context, c []byte) error { shown.Write(c); return nil })))
-		if !errors.Is(res.err, io.ErrUnexpectedEOF) {
-			t.Fatalf("err %v, want an unexpected EOF", res.err)
-		}
-		if shown.Len() == 0 {
-			t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
-		}
-		if n := len(b.srv.Requests()); n != 1 {
-			t.Errorf("%d requests: a call whose chunks were shown was retried", n)
-		}
-		noMoreTimers(t, b)
-	})
-	t.Run("shown outside a move", func(t *testing.T) {
-		t.Parallel()
-		b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
-			scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
-		var shown strings.Builder
-		done := make(chan callResult, 1)
-		go func() {
-			_, err := b.llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
-				llms.WithStreamingFunc(func(_ context.Context, c []byte) error { shown.Write(c); return nil }))
-			done <- callResult{err: err}
-		}()
-		if res := wait(t, done); !errors.Is(res.err, io.ErrUnexpectedEOF) {
-			t.Fatalf("err %v, want an unexpected EOF", res.err)
-		}
-		if shown.Len() == 0 {
-			t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
-		}
-		if n := len(b.srv.Requests()); n != 1 {
-			t.Errorf("%d requests: a call whose chunks were shown was retried", n)
-		}
-		noMoreTimers(t, b)
-	})
+	// How the call is made when its chunks reach the client: in a move that holds nothing,
+	// or outside a move.
+	shownCalls := map[string]func(b *boundRig, stream func(context.Context, []byte) error) <-chan callResult{
+		"shown": func(b *boundRig, stream func(context.Context, []byte) error) <-chan callResult {
+			return first(b.call(false, stream))
+		},
+		"shown outside a move": func(b *boundRig, stream func(context.Context, []byte) error) <-chan callResult {
+			done := make(chan callResult, 1)
+			go func() {
+				_, err := b.llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
+					llms.WithStreamingFunc(stream))
+				done <- callResult{err: err}
+			}()
+			return done
+		},
+	}
+	for name, call := range shownCalls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newBoundRig(t, middleware.Config{CallRetries: 3}, true,
+				scripted.Reply{Text: text, Chunk: 4, DropAfter: 4}, scripted.Reply{Text: text})
+			var shown strings.Builder
+			res := wait(t, call(b, func(_ context.Context, c []byte) error { shown.Write(c); return nil }))
+			if !errors.Is(res.err, io.ErrUnexpectedEOF) {
+				t.Fatalf("err %v, want an unexpected EOF", res.err)
+			}
+			if shown.Len() == 0 {
+				t.Fatal("the client saw nothing: the test needs chunks shown before the drop")
+			}
+			if n := len(b.srv.Requests()); n != 1 {
+				t.Errorf("%d requests: a call whose chunks were shown was retried", n)
+			}
+			noMoreTimers(t, b)
+		})
+	}
 	t.Run("held", func(t *testing.T) {
 		t.Parallel()
 		b := newBoundRig(t, middleware.Config{CallRetries: 3}, false,
@@ -352,5 +343,39 @@ func TestHeartbeat(t *testing.T) {
 	case h := <-beats:
 		t.Errorf("beat after the call: %+v", h)
 	default:
+	}
+}
+
+// TestHeartbeatAcrossRetries: a beat during a retry counts the attempts begun so far, and
+// its Elapsed runs from the call's start, the failed attempt and the backoff included.
+func TestHeartbeatAcrossRetries(t *testing.T) {
+	t.Parallel()
+	beats := make(chan middleware.Heartbeat, 10)
+	cfg := middleware.Config{CallTimeout: time.Minute, CallRetries: 1, Heartbeat: 10 * time.Minute,
+		OnHeartbeat: func(_ context.Context, h middleware.Heartbeat) { beats <- h }}
+	stall := scripted.Reply{Delay: time.Hour}
+	b := newBoundRig(t, cfg, true, stall, stall)
+	done, _ := b.call(true, nil)
+	hb, timeout := b.timer(t), b.timer(t)
+	b.request(t, 0)
+	timeout.Fire()
+	backoff := b.timer(t)
+	backoff.Fire()
+	timeout2 := b.timer(t)
+	b.request(t, 1)
+	hb.Fire()
+	if got, want := <-beats, (middleware.Heartbeat{Elapsed: timeout.D + backoff.D + hb.D, Attempt: 2}); got != want {
+		t.Errorf("heartbeat %+v, want %+v", got, want)
+	}
+	next := b.timer(t)
+	timeout2.Fire()
+	if res := wait(t, done); !errors.Is(res.err, middleware.ErrCallTimeout) {
+		t.Fatalf("err %v, want ErrCallTimeout", res.err)
+	}
+	if !next.Stopped() {
+		t.Error("the heartbeat outlived the call")
+	}
+	if n := len(b.srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
 	}
 }

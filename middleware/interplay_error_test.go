@@ -51,7 +51,12 @@ func TestInterplayAnthropicCutErrorEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("answer %q firings %+v", resp.Choices[0].Content, move.Firings())
+	if got := resp.Choices[0].Content; got != good || shown.String() != good {
+		t.Fatalf("answer %q, client saw %q", got, shown.String())
+	}
+	if f := move.Firings(); len(f) != 1 || !f[0].Early {
+		t.Fatalf("not cut early: %+v", f)
+	}
 	if len(er.errs) > 0 {
 		t.Errorf("the client's handler got an LLM error for the cut answer: %q", er.errs)
 	}

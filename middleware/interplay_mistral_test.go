@@ -29,14 +29,36 @@ func TestInterplayMistralEarlyCutLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("answer %q shown %q firings %+v", resp.Choices[0].Content, shown.String(), move.Firings())
+	if got := resp.Choices[0].Content; got != good || shown.String() != good {
+		t.Errorf("answer %q, shown %q", got, shown.String())
+	}
+	if f := move.Firings(); len(f) != 1 || !f[0].Early {
+		t.Errorf("not cut early: %+v", f)
+	}
 	move.End(ctx, nil)
-	time.Sleep(500 * time.Millisecond)
+	// The SDK's reader goroutine of the cut stream must end; give it until the deadline.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		leaked := mistralGoroutines()
+		if len(leaked) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leaked goroutine:\n%s", strings.Join(leaked, "\n\n"))
+		}
+		<-time.After(10 * time.Millisecond) // poll: done as soon as it has gone
+	}
+}
+
+// mistralGoroutines returns the stacks of the goroutines running in the Mistral SDK.
+func mistralGoroutines() []string {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
+	var out []string
 	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 		if strings.Contains(g, "mistral-go") {
-			t.Errorf("leaked goroutine:\n%s", g)
+			out = append(out, g)
 		}
 	}
+	return out
 }

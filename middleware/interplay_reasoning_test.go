@@ -29,8 +29,14 @@ func TestInterplayFixReasoningFunc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("resp %q stream %q reasoning-func content %q", resp.Choices[0].Content, shown.String(), rshown.String())
+	const fixed = "Look: https://x/c.png"
+	if got := resp.Choices[0].Content; got != fixed || shown.String() != fixed {
+		t.Errorf("answer %q, stream %q, want the repaired %q", got, shown.String(), fixed)
+	}
 	if strings.Contains(rshown.String(), "![cat]") {
 		t.Errorf("the reasoning func got the unrepaired draft %q", rshown.String())
+	}
+	if rshown.String() != fixed {
+		t.Errorf("the reasoning func got %q, want the repaired %q", rshown.String(), fixed)
 	}
 }

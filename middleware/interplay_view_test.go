@@ -17,18 +17,30 @@ import (
 // Early cut + provider callbacks: the replay's HandleLLMGenerateContentStart must not show
 // the interrupt nor the cut answer.
 func TestInterplayEarlyCutCleanView(t *testing.T) {
+	cutCleanView(t, earlyImageRule(), true)
+}
+
+// Same with the end-of-answer path: control.
+func TestInterplayLateCutCleanView(t *testing.T) {
+	cutCleanView(t, imageRule(), false)
+}
+
+// cutCleanView runs a move whose first answer rule cuts (early or at its end) through the
+// real openai client and checks what the provider's callbacks showed.
+func cutCleanView(t *testing.T, rule streamrules.Rule, early bool) {
+	t.Helper()
 	bad, _ := doomed(0)
 	bad.ToolCalls = nil
 	const good = "Here it is: https://x/c.png"
-	r := newRig(t, nil, earlyImageRule())
+	r := newRig(t, nil, rule)
 	srv := openaitest.New(t, bad, scripted.Reply{Text: good, Chunk: 5})
 	exec, _ := r.executorOf(kindFunctions, srv.LLM(t, openai.WithCallback(r.clean)), &echoTool{name: "shell"})
-	out, _, err := r.run(context.Background(), exec, "chat-early-view", "show the cat", "telegram")
+	out, _, err := r.run(context.Background(), exec, "chat-view", "show the cat", "telegram")
 	if err != nil || out != good {
 		t.Fatalf("%q %v", out, err)
 	}
-	if f := r.store.AllFirings(); len(f) != 1 || !f[0].Early {
-		t.Fatalf("not cut early: %+v", f)
+	if f := r.store.AllFirings(); len(f) != 1 || f[0].Early != early {
+		t.Fatalf("want one firing with Early %v: %+v", early, f)
 	}
 	assertClean(t, r.rec.all(), "![cat]")
 	assertReplayStartsClean(t, r.rec.all())
@@ -49,22 +61,6 @@ func assertReplayStartsClean(t *testing.T, view string) {
 	if want := append(prompt, prompt...); !slices.Equal(starts, want) {
 		t.Errorf("start events %q, want the prompt twice, unchanged: %q", starts, want)
 	}
-}
-
-// Same with the end-of-answer path: control.
-func TestInterplayLateCutCleanView(t *testing.T) {
-	bad, _ := doomed(0)
-	bad.ToolCalls = nil
-	const good = "Here it is: https://x/c.png"
-	r := newRig(t, nil, imageRule())
-	srv := openaitest.New(t, bad, scripted.Reply{Text: good, Chunk: 5})
-	exec, _ := r.executorOf(kindFunctions, srv.LLM(t, openai.WithCallback(r.clean)), &echoTool{name: "shell"})
-	out, _, err := r.run(context.Background(), exec, "chat-late-view", "show the cat", "telegram")
-	if err != nil || out != good {
-		t.Fatalf("%q %v", out, err)
-	}
-	assertClean(t, r.rec.all(), "![cat]")
-	assertReplayStartsClean(t, r.rec.all())
 }
 
 // Fixed answer via the real openai client: the provider's held End event carries the repair.

@@ -41,11 +41,23 @@ func viaProvider(k providertest.Kind) func(t *testing.T, replies ...scripted.Rep
 }
 
 // viaOpenAI is the openai client against an OpenAI-protocol server: what Ollama's and
-// Mistral's /v1 endpoints speak. Its requests are checked by openaitest itself.
+// Mistral's /v1 endpoints speak. openaitest rejects what the API rejects; its requests are
+// given in the matrix's shape, so the row gets the same checks as the others.
 func viaOpenAI(t *testing.T, replies ...scripted.Reply) (llms.Model, func() []providertest.Request) {
 	srv := openaitest.New(t, replies...)
 	return srv.LLM(t), func() []providertest.Request {
-		out := make([]providertest.Request, len(srv.Requests()))
+		var out []providertest.Request
+		for _, req := range srv.Requests() {
+			pr := providertest.Request{N: req.N, Header: req.Header, Raw: req.Raw, Stream: req.Body.Stream}
+			for _, m := range req.Body.Messages {
+				pm := providertest.Message{Role: m.Role, Text: m.Content.String(), ToolCallID: m.ToolCallID}
+				for _, tc := range m.ToolCalls {
+					pm.ToolUses = append(pm.ToolUses, providertest.ToolUse{ID: tc.ID, Name: tc.Function.Name, Input: tc.Function.Arguments})
+				}
+				pr.Messages = append(pr.Messages, pm)
+			}
+			out = append(out, pr)
+		}
 		return out
 	}
 }
@@ -102,9 +114,6 @@ func TestProviderMatrixBothHalves(t *testing.T) {
 			}
 			block := `<system-reminder rule="local_shell">` + shellText + "</system-reminder>\noutput of ls"
 			for i, req := range reqs {
-				if req.Raw == nil {
-					continue // openaitest checks its own requests
-				}
 				if len(req.Violations) > 0 {
 					t.Errorf("request %d broke the provider's rules: %q", i, req.Violations)
 				}
@@ -118,18 +127,17 @@ func TestProviderMatrixBothHalves(t *testing.T) {
 					t.Errorf("request %d lacks the spliced tool result:\n%s", i, requestBody(req))
 				}
 			}
-			if last := reqs[2]; last.Raw != nil {
-				n := len(last.Messages)
-				tail := last.Messages[n-1]
-				if tail.Role != "user" || !strings.HasPrefix(tail.Text, `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">`) {
-					t.Errorf("retry tail %+v", tail)
-				}
-				if !strings.Contains(requestBody(last), "![cat]") {
-					t.Errorf("the retry does not show the model its discarded answer")
-				}
-				if requestBody(reqs[1]) != requestBody(last)[:len(requestBody(reqs[1]))] {
-					t.Errorf("the retry does not extend the first request")
-				}
+			last := reqs[2]
+			n := len(last.Messages)
+			tail := last.Messages[n-1]
+			if tail.Role != "user" || !strings.HasPrefix(tail.Text, `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">`) {
+				t.Errorf("retry tail %+v", tail)
+			}
+			if !strings.Contains(requestBody(last), "![cat]") {
+				t.Errorf("the retry does not show the model its discarded answer")
+			}
+			if requestBody(reqs[1]) != requestBody(last)[:len(requestBody(reqs[1]))] {
+				t.Errorf("the retry does not extend the first request")
 			}
 			streamed := strings.Join(r.rec.streamed(), "")
 			if strings.Contains(streamed, "![cat]") || !strings.Contains(streamed, goodImage) {

@@ -84,17 +84,12 @@ func (e *StatusError) Error() string {
 // do not consume a reply. Once the script has run out, it answers 500.
 func New(t testing.TB, replies ...scripted.Reply) *Server {
 	t.Helper()
-	replies = slices.Clone(replies)
-	var mu sync.Mutex
-	next := 0
+	next := scripted.Sequence(replies...)
 	return NewFunc(t, func(req Request) scripted.Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(replies) {
-			return scripted.Reply{Err: fmt.Errorf("openaitest: no reply left for request %d", req.N)}
+		if reply, ok := next(); ok {
+			return reply
 		}
-		next++
-		return replies[next-1]
+		return scripted.Reply{Err: fmt.Errorf("openaitest: no reply left for request %d", req.N)}
 	})
 }
 

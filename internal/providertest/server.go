@@ -104,17 +104,12 @@ type Server struct {
 // in order; rejected requests do not consume one. Past the script it answers 500.
 func New(t testing.TB, k Kind, replies ...scripted.Reply) *Server {
 	t.Helper()
-	replies = slices.Clone(replies)
-	var mu sync.Mutex
-	next := 0
+	next := scripted.Sequence(replies...)
 	return NewFunc(t, k, func(req Request) scripted.Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(replies) {
-			return scripted.Reply{Err: fmt.Errorf("providertest: no reply left for request %d", req.N)}
+		if reply, ok := next(); ok {
+			return reply
 		}
-		next++
-		return replies[next-1]
+		return scripted.Reply{Err: fmt.Errorf("providertest: no reply left for request %d", req.N)}
 	})
 }
 

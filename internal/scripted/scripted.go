@@ -101,6 +101,25 @@ func New(replies ...Reply) *Model {
 	})
 }
 
+// Sequence returns a function that hands out replies in order, one per call,
+// and false once they have run out. It is safe for concurrent use. The test
+// servers answer with it, since a request they reject consumes no reply (so
+// the request's number cannot index the script the way [New] does).
+func Sequence(replies ...Reply) func() (Reply, bool) {
+	replies = slices.Clone(replies)
+	var mu sync.Mutex
+	next := 0
+	return func() (Reply, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(replies) {
+			return Reply{}, false
+		}
+		next++
+		return replies[next-1], true
+	}
+}
+
 // NewFunc returns a model that answers each call with f(call). f may be
 // called concurrently (one goroutine per GenerateContent) and gets its own
 // copy of the call, so it can drive many independent chats, e.g. by looking

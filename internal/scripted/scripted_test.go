@@ -490,3 +490,16 @@ func TestSplitChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestSequence: replies come out once each, in order, then ok is false.
+func TestSequence(t *testing.T) {
+	next := scripted.Sequence(scripted.Reply{Text: "a"}, scripted.Reply{Text: "b"})
+	for _, want := range []string{"a", "b"} {
+		if r, ok := next(); !ok || r.Text != want {
+			t.Fatalf("got %q %v, want %q", r.Text, ok, want)
+		}
+	}
+	if r, ok := next(); ok {
+		t.Fatalf("past the end: %+v", r)
+	}
+}
