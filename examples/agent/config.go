@@ -35,6 +35,8 @@ type Config struct {
 	EarlyInterrupt     bool              `env:"STREAMRULES_EARLY_INTERRUPT" usage:"true: cut a held answer at the first certain miss of any text rule, not only of rules marked early"`
 	CallTimeout        time.Duration     `env:"STREAMRULES_CALL_TIMEOUT" usage:"bound on each model request, e.g. 2m; empty or 0: no bound"`
 	CallRetries        int               `env:"STREAMRULES_CALL_RETRIES" usage:"how often a model request that timed out, lost its connection or got 429/5xx is made again (never once the client saw a chunk of it); 0: never"`
+	RetryDelay         time.Duration     `env:"STREAMRULES_RETRY_DELAY" usage:"wait before the first retry of a model request; it doubles with each retry, with jitter; a Retry-After header replaces it; empty or 0: 1s"`
+	RetryMaxDelay      time.Duration     `env:"STREAMRULES_RETRY_MAX_DELAY" usage:"cap on that wait; a Retry-After longer than it is not retried; empty or 0: 30s"`
 	Heartbeat          time.Duration     `env:"STREAMRULES_HEARTBEAT" usage:"while a model request runs, print a progress line this often, e.g. 30s; empty or 0: never"`
 	TranscriptPath     string            `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
 }
@@ -127,7 +129,7 @@ func (c *Config) check() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"STREAMRULES_CALL_TIMEOUT", c.CallTimeout}, {"STREAMRULES_HEARTBEAT", c.Heartbeat}} {
+	}{{"STREAMRULES_CALL_TIMEOUT", c.CallTimeout}, {"STREAMRULES_RETRY_DELAY", c.RetryDelay}, {"STREAMRULES_RETRY_MAX_DELAY", c.RetryMaxDelay}, {"STREAMRULES_HEARTBEAT", c.Heartbeat}} {
 		if d.v < 0 {
 			return &configError{d.name, fmt.Sprintf("%s is negative: use 0 for none, or a duration such as 30s", d.v)}
 		}

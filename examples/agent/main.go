@@ -194,7 +194,8 @@ type rig struct {
 // and, if configured, the stats server, and prints what it found.
 func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w io.Writer) (_ *rig, err error) {
 	r := &rig{log: log, w: w, chat: chat, tr: newTranscript(w), stopStats: func() {}}
-	r.bounds = middleware.Config{CallTimeout: cfg.CallTimeout, CallRetries: cfg.CallRetries, Heartbeat: cfg.Heartbeat,
+	r.bounds = middleware.Config{CallTimeout: cfg.CallTimeout, CallRetries: cfg.CallRetries,
+		RetryDelay: cfg.RetryDelay, RetryMaxDelay: cfg.RetryMaxDelay, Heartbeat: cfg.Heartbeat,
 		OnHeartbeat: func(_ context.Context, h middleware.Heartbeat) {
 			// Warn, the default level: whoever set STREAMRULES_HEARTBEAT wants to see it.
 			log.Warn("model call still running", "elapsed", h.Elapsed.Round(time.Second), "attempt", h.Attempt)

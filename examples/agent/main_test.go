@@ -496,6 +496,8 @@ func TestConfigBadValues(t *testing.T) {
 		{"STREAMRULES_CALL_TIMEOUT", "-1s", "negative"},
 		{"STREAMRULES_CALL_TIMEOUT", "soon", "not valid"},
 		{"STREAMRULES_HEARTBEAT", "-30s", "negative"},
+		{"STREAMRULES_RETRY_DELAY", "-1s", "negative"},
+		{"STREAMRULES_RETRY_MAX_DELAY", "-2s", "negative"},
 		{"STREAMRULES_CALL_RETRIES", "-1", "negative"},
 		{"STREAMRULES_EARLY_INTERRUPT", "maybe", "not valid"},
 	}
@@ -564,8 +566,17 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	if n := len(variables()); n != 16 {
+	if n := len(variables()); n != 18 {
 		t.Errorf("%d variables; update the README's configuration table", n)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variables() {
+		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
+			t.Errorf("%s is not in the README's configuration table", v.Name)
+		}
 	}
 }
 
