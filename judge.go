@@ -16,6 +16,7 @@ type logic struct {
 	cond    *predNode   // the predicate, nil for a plain condition
 	applies *predNode   // nil: the rule applies everywhere
 	own     textMatcher // a field rule's own matcher: it judges field values, not the group's target
+	path    []string    // a field rule's Field, split at its dots
 	fix     *compiledFix
 }
 
@@ -50,6 +51,7 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 				}
 			}
 			c.own = e.newTextMatcherOn(ps.list, next, prevOwn)
+			c.path = strings.Split(c.Field, ".")
 		}
 	}
 	return e.newTextMatcherOn(group.list, next, prevMatch)
@@ -72,13 +74,13 @@ func (c *compiledRule) fires(t *target) bool {
 
 // firesOnArgs is fires for a tool call's compact-JSON arguments: a field rule judges each
 // value its path names and fires on the first that fires; a call without the field does
-// not fire it.
-func (c *compiledRule) firesOnArgs(group *target, args string) bool {
+// not fire it. The arguments are decoded once per call, not once per field rule.
+func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
 	if c.own == nil {
 		return c.fires(group)
 	}
 	var buf [16]int
-	for _, v := range FieldValues(args, c.Field) {
+	for _, v := range args.values(c.path) {
 		t := target{text: v, matched: c.own.Match(v, buf[:0])}
 		if c.fires(&t) {
 			return true
@@ -127,7 +129,7 @@ func (j *Judge) Check(target string) Status {
 	if c.own == nil && c.applies != nil && !c.applies.eval(&t) {
 		return StatusNotApplicable
 	}
-	if c.firesOnArgs(&t, target) {
+	if c.firesOnArgs(&t, &callArgs{text: target}) {
 		return StatusViolation
 	}
 	return StatusPass

@@ -219,7 +219,7 @@ func verdictsOf(s *ruleSet, texts []string, calls map[string][]string) []string 
 				a := CompactArgs(args)
 				t := targetOf(a, tr.match, nil)
 				for _, r := range tr.rules {
-					if r.firesOnArgs(&t, a) {
+					if r.firesOnArgs(&t, &callArgs{text: a}) {
 						fired = append(fired, r.Name)
 					}
 				}
