@@ -160,19 +160,24 @@ func targetOf(text string, m textMatcher, buf []int) target {
 func (m *Move) missedLocked(text string) []*compiledRule {
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
-	return m.missedOn(&t, false)
+	missed, _ := m.missedOn(&t)
+	return missed
 }
 
-// missedOn returns the armed text rules that fire on a judged target: the live ones, or
-// with shadow the shadowed ones (which only record a would-fire). Caller holds m.mu.
-func (m *Move) missedOn(t *target, shadow bool) []*compiledRule {
-	var missed []*compiledRule
+// missedOn returns the armed text rules that fire on a judged target, in one pass over
+// the text rules: the live ones, and the shadowed ones (which only record a would-fire).
+// Caller holds m.mu.
+func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 	for _, r := range m.set.text {
-		if r.shadow == shadow && m.armed(r) && r.fires(t) {
-			missed = append(missed, r)
+		if m.armed(r) && r.fires(t) {
+			if r.shadow {
+				shadowed = append(shadowed, r)
+			} else {
+				live = append(live, r)
+			}
 		}
 	}
-	return missed
+	return live, shadowed
 }
 
 // fixLocked applies, in rule-name order, the fixes of the missed rules that have one and

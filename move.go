@@ -257,7 +257,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
 	m.judgeReplayLocked(awaiting, &t, false)
-	missed, shadowed := m.missedOn(&t, false), m.missedOn(&t, true)
+	missed, shadowed := m.missedOn(&t)
 	if len(missed) == 0 && len(shadowed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}
