@@ -284,6 +284,9 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 		m.mu.Unlock()
 		return Verdict{}, false
 	}
+	// Found in text order; judged, like CheckAnswer's misses, in rule-name order (the
+	// order of ruleSet.text).
+	slices.SortFunc(missed, func(a, b *compiledRule) int { return a.index - b.index })
 	m.retries++
 	if m.fired == nil {
 		m.fired = map[string]bool{}

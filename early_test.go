@@ -143,6 +143,24 @@ func TestScannerCutsWithinABatch(t *testing.T) {
 	}
 }
 
+// TestScannerCutInNameOrder: two misses found in one batch, the later-named one first in
+// the text, cut with the rules and their interrupt blocks in rule-name order, as
+// CheckAnswer gives them.
+func TestScannerCutInNameOrder(t *testing.T) {
+	t.Parallel()
+	early := func(r *Rule) { r.Early = true }
+	fx := newFixture(t, []Rule{with(textRule("a_late", `zzz`), early), with(textRule("b_soon", `yyy`), early)}, nil)
+	_, m := fx.eng.BeginMove(context.Background(), "c")
+	text := "yyy " + strings.Repeat("w", 20) + " zzz " + strings.Repeat("word ", 100)
+	v, _ := scanIn(t, m.EarlyScanner(), text, len(text))
+	if !v.Discard || !slices.Equal(v.Rules, []string{"a_late", "b_soon"}) {
+		t.Fatalf("verdict %+v, want both rules in name order", v)
+	}
+	if a, b := strings.Index(v.Interrupt, `rule="a_late"`), strings.Index(v.Interrupt, `rule="b_soon"`); a < 0 || b < a {
+		t.Errorf("interrupt blocks out of name order: %q", v.Interrupt)
+	}
+}
+
 // TestScannerEngineSwitch: Config.EarlyInterrupt makes every decidable rule early.
 func TestScannerEngineSwitch(t *testing.T) {
 	t.Parallel()

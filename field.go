@@ -32,12 +32,30 @@ func checkField(field string) error {
 // compact JSON. A missing key, or input that is not JSON, yields no value: the rule then
 // does not fire. Values come in document order, at most MaxFieldValues of them.
 func FieldValues(input, field string) []string {
-	root, ok := decodeJSONValue(input)
-	if !ok {
+	a := callArgs{text: input}
+	return a.values(strings.Split(field, "."))
+}
+
+// callArgs is one tool call's arguments, decoded as JSON at most once however many field
+// rules judge them.
+type callArgs struct {
+	text    string
+	root    any
+	decoded bool
+	ok      bool
+}
+
+// values returns the values path names in the arguments (see FieldValues).
+func (a *callArgs) values(path []string) []string {
+	if !a.decoded {
+		a.root, a.ok = decodeJSONValue(a.text)
+		a.decoded = true
+	}
+	if !a.ok {
 		return nil
 	}
 	var out []string
-	walkField(root, strings.Split(field, "."), &out)
+	walkField(a.root, path, &out)
 	return out
 }
 

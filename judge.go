@@ -16,6 +16,7 @@ type logic struct {
 	cond    *predNode   // the predicate, nil for a plain condition
 	applies *predNode   // nil: the rule applies everywhere
 	own     textMatcher // a field rule's own matcher: it judges field values, not the group's target
+	path    []string    // a field rule's Field, split at its dots
 	fix     *compiledFix
 }
 
@@ -50,6 +51,7 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 				}
 			}
 			c.own = e.newTextMatcherOn(ps.list, next, prevOwn)
+			c.path = strings.Split(c.Field, ".")
 		}
 	}
 	return e.newTextMatcherOn(group.list, next, prevMatch)
@@ -72,13 +74,13 @@ func (c *compiledRule) fires(t *target) bool {
 
 // firesOnArgs is fires for a tool call's compact-JSON arguments: a field rule judges each
 // value its path names and fires on the first that fires; a call without the field does
-// not fire it.
-func (c *compiledRule) firesOnArgs(group *target, args string) bool {
+// not fire it. The arguments are decoded once per call, not once per field rule.
+func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
 	if c.own == nil {
 		return c.fires(group)
 	}
 	var buf [16]int
-	for _, v := range FieldValues(args, c.Field) {
+	for _, v := range args.values(c.path) {
 		t := target{text: v, matched: c.own.Match(v, buf[:0])}
 		if c.fires(&t) {
 			return true
@@ -127,7 +129,7 @@ func (j *Judge) Check(target string) Status {
 	if c.own == nil && c.applies != nil && !c.applies.eval(&t) {
 		return StatusNotApplicable
 	}
-	if c.firesOnArgs(&t, target) {
+	if c.firesOnArgs(&t, &callArgs{text: target}) {
 		return StatusViolation
 	}
 	return StatusPass
@@ -158,19 +160,24 @@ func targetOf(text string, m textMatcher, buf []int) target {
 func (m *Move) missedLocked(text string) []*compiledRule {
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
-	return m.missedOn(&t, false)
+	missed, _ := m.missedOn(&t)
+	return missed
 }
 
-// missedOn returns the armed text rules that fire on a judged target: the live ones, or
-// with shadow the shadowed ones (which only record a would-fire). Caller holds m.mu.
-func (m *Move) missedOn(t *target, shadow bool) []*compiledRule {
-	var missed []*compiledRule
+// missedOn returns the armed text rules that fire on a judged target, in one pass over
+// the text rules: the live ones, and the shadowed ones (which only record a would-fire).
+// Caller holds m.mu.
+func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 	for _, r := range m.set.text {
-		if r.shadow == shadow && m.armed(r) && r.fires(t) {
-			missed = append(missed, r)
+		if m.armed(r) && r.fires(t) {
+			if r.shadow {
+				shadowed = append(shadowed, r)
+			} else {
+				live = append(live, r)
+			}
 		}
 	}
-	return missed
+	return live, shadowed
 }
 
 // fixLocked applies, in rule-name order, the fixes of the missed rules that have one and

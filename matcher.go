@@ -178,13 +178,6 @@ func (m *matcher) samePatterns(patterns []string) bool {
 	return true
 }
 
-func firstOf(patterns []string) string {
-	if len(patterns) == 0 {
-		return ""
-	}
-	return patterns[0]
-}
-
 // newTextMatcherOn is newTextMatcher on the base of prev, the same group's matcher in the
 // set in force (nil: none). The conditions were validated already, so an error means a
 // bug: it is logged, and the rules of this set then never match rather than stop a tour.

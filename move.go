@@ -133,13 +133,13 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil)
 	tr := m.set.byTool[tool]
 	var buf [16]int
-	var args string
+	var args callArgs
 	var t target
 	if tr != nil {
 		// One prefilter pass over the arguments, outside the lock; only candidates run
 		// their regexp.
-		args = CompactArgs(input)
-		t = targetOf(args, tr.match, buf[:0])
+		args.text = CompactArgs(input)
+		t = targetOf(args.text, tr.match, buf[:0])
 	}
 	m.mu.Lock()
 	if m.ended {
@@ -155,7 +155,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	var fired []Firing
 	if tr != nil {
 		for _, r := range tr.rules {
-			if !r.firesOnArgs(&t, args) {
+			if !r.firesOnArgs(&t, &args) {
 				continue
 			}
 			if !m.armed(r) {
@@ -257,7 +257,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
 	m.judgeReplayLocked(awaiting, &t, false)
-	missed, shadowed := m.missedOn(&t, false), m.missedOn(&t, true)
+	missed, shadowed := m.missedOn(&t)
 	if len(missed) == 0 && len(shadowed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}

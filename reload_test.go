@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -219,7 +220,7 @@ func verdictsOf(s *ruleSet, texts []string, calls map[string][]string) []string 
 				a := CompactArgs(args)
 				t := targetOf(a, tr.match, nil)
 				for _, r := range tr.rules {
-					if r.firesOnArgs(&t, a) {
+					if r.firesOnArgs(&t, &callArgs{text: a}) {
 						fired = append(fired, r.Name)
 					}
 				}
@@ -342,8 +343,11 @@ func TestReloadConcurrentChecks(t *testing.T) {
 	t.Parallel()
 	w := newReloadWorld(11)
 	var rules []Rule
-	for range 400 {
+	for i := range 500 {
 		r := textRule(w.newName(), w.cond())
+		if i%5 == 0 {
+			r = softRule(r.Name, "shell", r.Condition)
+		}
 		r.Negate = w.r.IntN(8) == 0
 		rules = append(rules, r)
 	}
@@ -379,17 +383,33 @@ func TestReloadConcurrentChecks(t *testing.T) {
 				}
 				_, m := f.eng.BeginMove(ctx, fmt.Sprint("chat-", c, "-", k))
 				text := texts[k%len(texts)]
-				var want []string
-				for _, r := range m.set.text {
-					re := naive[r.Condition]
-					if re == nil {
-						re = regexp.MustCompile(r.Condition)
-						naive[r.Condition] = re
+				fires := func(rules []*compiledRule, target string) []string {
+					out := []string{}
+					for _, r := range rules {
+						re := naive[r.Condition]
+						if re == nil {
+							re = regexp.MustCompile(r.Condition)
+							naive[r.Condition] = re
+						}
+						if re.MatchString(target) != r.Negate {
+							out = append(out, r.Name)
+						}
 					}
-					if re.MatchString(text) != r.Negate {
-						want = append(want, r.Name)
-					}
+					return out
 				}
+				// The tool call first: a soft rule fires on a fresh move, with no
+				// pending reminder of a missed text rule mixed in.
+				q, _ := json.Marshal(text)
+				args := `{"cmd":` + string(q) + `}`
+				var shell []*compiledRule
+				if tr := m.set.byTool["shell"]; tr != nil {
+					shell = tr.rules
+				}
+				if got, want := reminderNames(m.ToolReminders(ctx, "shell", args)), fires(shell, CompactArgs(args)); !slices.Equal(got, want) {
+					errs <- fmt.Errorf("args %s: reminded %v, the naive loop %v", args, got, want)
+					return
+				}
+				want := fires(m.set.text, text)
 				if got := m.CheckAnswer(ctx, text).Rules; !slices.Equal(got, want) {
 					errs <- fmt.Errorf("text %q: fired %v, the naive loop %v", text, got, want)
 					return
@@ -407,7 +427,11 @@ func TestReloadConcurrentChecks(t *testing.T) {
 		case 0:
 			_, err = f.store.UpdateRule(ctx, pick.Name, with(pick, func(r *Rule) { r.Condition = w.cond() }))
 		case 1:
-			_, err = f.store.CreateRule(ctx, textRule(w.newName(), w.cond()))
+			r := textRule(w.newName(), w.cond())
+			if i%2 == 0 {
+				r = softRule(r.Name, "shell", r.Condition)
+			}
+			_, err = f.store.CreateRule(ctx, r)
 		default:
 			err = f.store.DeleteRule(ctx, pick.Name)
 		}
