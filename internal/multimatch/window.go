@@ -85,7 +85,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		return a.matches(text)
 	}
 	if len(hs) > 1 {
-		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
+		slices.SortFunc(hs, byEnd)
 	}
 	// Merge the windows; give up on windows when they cost more than the text.
 	cost, m := 0, 0
@@ -126,7 +126,7 @@ func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
 		return a.matches(text)
 	}
 	if len(hs) > 1 {
-		slices.SortFunc(hs, func(x, y hit) int { return int(x.start - y.start) })
+		slices.SortFunc(hs, byEnd)
 	}
 	last, read := -1, 0
 	for _, h := range hs {
@@ -199,3 +199,10 @@ func widen(text string, lo, hi int, ctx ctxFlags) (int, int) {
 func isWordByte(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
 }
+
+// byEnd orders occurrences by where they end: the windows (and anchored runs) start a
+// fixed distance before an occurrence's end, so they then start in order too, which the
+// merging relies on. (By start, an occurrence inside a longer one would come after it
+// with a window starting earlier; minimal literal sets make that unlikely, not
+// impossible across case variants.)
+func byEnd(x, y hit) int { return int(x.end - y.end) }
