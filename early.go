@@ -45,8 +45,7 @@ const EarlyBatchBytes = 64
 
 // earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program.
 type earlyPlan struct {
-	prog  *syntax.Prog
-	insts int
+	prog *syntax.Prog
 }
 
 // planEarly returns how r can be judged on a prefix, or nil if only the whole answer
@@ -81,7 +80,7 @@ func planEarly(r *Rule) *earlyPlan {
 		// leaving them to the end is always right).
 		return nil
 	}
-	return &earlyPlan{prog: prog, insts: len(prog.Inst)}
+	return &earlyPlan{prog: prog}
 }
 
 // earlyGroupInsts bounds the instructions of the programs one early DFA holds: a DFA
@@ -135,11 +134,11 @@ func (e *Engine) compileEarly(text []*compiledRule, prev *earlySet) *earlySet {
 		if r.early == nil {
 			continue
 		}
-		if size > 0 && size+r.early.insts > earlyGroupInsts {
+		if size > 0 && size+len(r.early.prog.Inst) > earlyGroupInsts {
 			flush()
 		}
 		rules, progs = append(rules, r), append(progs, r.early.prog)
-		size += r.early.insts
+		size += len(r.early.prog.Inst)
 		key.WriteString(r.Condition)
 		key.WriteByte(0)
 		if nameHash(r.Name)%earlyGroupCut == 0 {
