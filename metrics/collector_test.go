@@ -26,6 +26,15 @@ func rules() []streamrules.Rule {
 	}
 }
 
+func memStore(t *testing.T) *streamrules.MemoryStore {
+	t.Helper()
+	mem, err := streamrules.NewMemoryStore(rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
+
 // queueStore stands in for a store with a write queue (the interface metrics.Queue).
 type queueStore struct{ *streamrules.MemoryStore }
 
@@ -68,10 +77,7 @@ func play(t *testing.T, eng *streamrules.Engine) {
 
 func TestCollector(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(rules())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memStore(t)
 	store := &queueStore{MemoryStore: mem}
 	col := metrics.NewCollector(&metrics.Config{Store: store})
 	eng := newEngine(t, store, col)
@@ -168,10 +174,7 @@ func sampleCounts(t *testing.T, g prometheus.Gatherer) map[string]uint64 {
 // counted as write failures, and a deleted rule's series go at the next reload.
 func TestCollectorWithoutQueue(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(rules())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memStore(t)
 	failing := &failingStore{MemoryStore: mem}
 	col := metrics.NewCollector(&metrics.Config{Store: failing})
 	eng := newEngine(t, failing, col)
@@ -220,10 +223,7 @@ func (s *failingStore) SaveMove(ctx context.Context, rec streamrules.MoveRecord)
 
 func TestNoRuleLabel(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(rules())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memStore(t)
 	col := metrics.NewCollector(&metrics.Config{NoRuleLabel: true})
 	eng := newEngine(t, mem, col)
 	play(t, eng)
