@@ -48,7 +48,7 @@ type Collector struct {
 
 	mu     sync.Mutex
 	counts streamrules.RuleCounts
-	names  []string // rules in force, by name: a rule gone from it loses its series
+	names  []string // rules in force, by name, as of the last change (unused with NoRuleLabel): a rule gone from it loses its series
 
 	rulesLoaded, rulesDisabled, rulesSkipped *prometheus.Desc
 	roundTrips, queued, dropped, failures    *prometheus.Desc
@@ -194,12 +194,13 @@ func (c *Collector) reload(info streamrules.ReloadInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts = info.Rules
-	if !c.cfg.NoRuleLabel && info.Changed {
-		// A deleted rule's series go now, so the label set stays bounded by the rule set.
-		for _, name := range c.names {
-			if _, found := slices.BinarySearch(info.Names, name); !found {
-				c.firings.DeletePartialMatch(prometheus.Labels{"rule": name})
-			}
+	if c.cfg.NoRuleLabel || !info.Changed {
+		return // no rule label, or the same names as before
+	}
+	// A deleted rule's series go now, so the label set stays bounded by the rule set.
+	for _, name := range c.names {
+		if _, found := slices.BinarySearch(info.Names, name); !found {
+			c.firings.DeletePartialMatch(prometheus.Labels{"rule": name})
 		}
 	}
 	c.names = slices.Clone(info.Names)
