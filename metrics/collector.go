@@ -14,21 +14,20 @@ import (
 // Config tunes a Collector. A nil *Config means all defaults.
 type Config struct {
 	// Store, if set, is read at scrape time for the store's counters, kept in memory (no
-	// query): round trips (RoundTrips() int64, as *rulesdb.Store has) and the write queue
-	// (QueueLen() int, Dropped() int64, WriteFailures() int64). Whatever it lacks is not
-	// exported. Default nil: no store metrics but SaveMove's time and errors.
+	// query): round trips (RoundTrips() int64) and the write queue (Queue), both as
+	// *rulesdb.Store has them. Whatever it lacks is not exported. Default nil: no store metrics but SaveMove's time and errors.
 	Store any
 	// NoRuleLabel drops the rule label from the firing counter, for hosts with thousands
 	// of rules. Default false: one series per rule, mode and outcome.
 	NoRuleLabel bool
 }
 
-// Queue is what a store with a write queue tells about it. The collector exports it when
-// Config.Store implements it.
+// Queue is what a store with a write queue tells about it, named as *rulesdb.Store names
+// it. The collector exports it when Config.Store implements it.
 type Queue interface {
-	QueueLen() int        // records waiting to be written now
-	Dropped() int64       // records dropped since Open (the queue was full or closed)
-	WriteFailures() int64 // writes that failed since Open
+	QueuedMoves() int         // records waiting to be written now
+	DroppedMoves() int64      // records dropped since Open (the queue was full)
+	MoveWriteFailures() int64 // writes that failed since Open
 }
 
 // roundTripper is a store that counts its statements (*rulesdb.Store).
@@ -49,7 +48,7 @@ type Collector struct {
 
 	mu     sync.Mutex
 	counts streamrules.RuleCounts
-	names  []string // rules in force, by name: a rule gone from it loses its series
+	names  []string // rules in force, by name, as of the last change (unused with NoRuleLabel): a rule gone from it loses its series
 
 	rulesLoaded, rulesDisabled, rulesSkipped *prometheus.Desc
 	roundTrips, queued, dropped, failures    *prometheus.Desc
@@ -195,12 +194,13 @@ func (c *Collector) reload(info streamrules.ReloadInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts = info.Rules
-	if !c.cfg.NoRuleLabel && info.Changed {
-		// A deleted rule's series go now, so the label set stays bounded by the rule set.
-		for _, name := range c.names {
-			if _, found := slices.BinarySearch(info.Names, name); !found {
-				c.firings.DeletePartialMatch(prometheus.Labels{"rule": name})
-			}
+	if c.cfg.NoRuleLabel || !info.Changed {
+		return // no rule label, or the same names as before
+	}
+	// A deleted rule's series go now, so the label set stays bounded by the rule set.
+	for _, name := range c.names {
+		if _, found := slices.BinarySearch(info.Names, name); !found {
+			c.firings.DeletePartialMatch(prometheus.Labels{"rule": name})
 		}
 	}
 	c.names = slices.Clone(info.Names)
@@ -261,9 +261,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.roundTrips, prometheus.CounterValue, float64(rt.RoundTrips()))
 	}
 	if q, ok := c.cfg.Store.(Queue); ok {
-		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.QueueLen()))
-		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(q.Dropped()))
-		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(q.WriteFailures()))
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.QueuedMoves()))
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(q.DroppedMoves()))
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(q.MoveWriteFailures()))
 	} else {
 		c.saveFails.Collect(ch)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/metrics"
+	"github.com/streamrules/streamrules/rulesdb"
 )
 
 func rules() []streamrules.Rule {
@@ -25,13 +26,22 @@ func rules() []streamrules.Rule {
 	}
 }
 
+func memStore(t *testing.T) *streamrules.MemoryStore {
+	t.Helper()
+	mem, err := streamrules.NewMemoryStore(rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
+
 // queueStore stands in for a store with a write queue (the interface metrics.Queue).
 type queueStore struct{ *streamrules.MemoryStore }
 
-func (s *queueStore) QueueLen() int        { return 3 }
-func (s *queueStore) Dropped() int64       { return 2 }
-func (s *queueStore) WriteFailures() int64 { return 1 }
-func (s *queueStore) RoundTrips() int64    { return 42 }
+func (s *queueStore) QueuedMoves() int         { return 3 }
+func (s *queueStore) DroppedMoves() int64      { return 2 }
+func (s *queueStore) MoveWriteFailures() int64 { return 1 }
+func (s *queueStore) RoundTrips() int64        { return 42 }
 
 func newEngine(t *testing.T, store streamrules.Store, col *metrics.Collector) *streamrules.Engine {
 	t.Helper()
@@ -67,10 +77,7 @@ func play(t *testing.T, eng *streamrules.Engine) {
 
 func TestCollector(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(rules())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memStore(t)
 	store := &queueStore{MemoryStore: mem}
 	col := metrics.NewCollector(&metrics.Config{Store: store})
 	eng := newEngine(t, store, col)
@@ -167,10 +174,7 @@ func sampleCounts(t *testing.T, g prometheus.Gatherer) map[string]uint64 {
 // counted as write failures, and a deleted rule's series go at the next reload.
 func TestCollectorWithoutQueue(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(rules())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memStore(t)
 	failing := &failingStore{MemoryStore: mem}
 	col := metrics.NewCollector(&metrics.Config{Store: failing})
 	eng := newEngine(t, failing, col)
@@ -219,10 +223,7 @@ func (s *failingStore) SaveMove(ctx context.Context, rec streamrules.MoveRecord)
 
 func TestNoRuleLabel(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(rules())
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := memStore(t)
 	col := metrics.NewCollector(&metrics.Config{NoRuleLabel: true})
 	eng := newEngine(t, mem, col)
 	play(t, eng)
@@ -267,5 +268,38 @@ streamrules_engine_rules_disabled %d
 	}
 	if err := testutil.CollectAndCompare(col, strings.NewReader(rulesWant(2, 2)), gauges...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRulesdbStore: the store the project ships has the write queue and the round-trip
+// counter the collector looks for, so their series are exported from it (a fake with the
+// interface's methods would pass even if the two drifted apart).
+func TestRulesdbStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := rulesdb.Open(ctx, "sqlite::memory:", &rulesdb.Config{Logger: slog.New(slog.DiscardHandler), ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	var _ metrics.Queue = store
+	col := metrics.NewCollector(&metrics.Config{Store: store})
+	want := `
+# HELP streamrules_store_queued_records Finished moves waiting in the write queue.
+# TYPE streamrules_store_queued_records gauge
+streamrules_store_queued_records 0
+# HELP streamrules_store_dropped_records_total Finished moves the write queue dropped.
+# TYPE streamrules_store_dropped_records_total counter
+streamrules_store_dropped_records_total 0
+# HELP streamrules_store_write_failures_total Writes of finished moves that failed.
+# TYPE streamrules_store_write_failures_total counter
+streamrules_store_write_failures_total 0
+`
+	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_store_queued_records",
+		"streamrules_store_dropped_records_total", "streamrules_store_write_failures_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(col, "streamrules_store_round_trips_total"); n != 1 {
+		t.Fatalf("round trips: %d series, want 1", n)
 	}
 }

@@ -392,7 +392,13 @@ func TestQueueCloseLogsWhatIsLost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	begin := time.Now()
 	s.Close()
+	// Not a benchmark: without the bound Close would retry for ever. The margin absorbs a
+	// loaded machine.
+	if took := time.Since(begin); took > 300*time.Millisecond+2*time.Second {
+		t.Fatalf("Close took %s with FlushTimeout 300ms", took)
+	}
 	if lines := buf.Lines("level=ERROR", "not written at close", "records=2", "chats=2", "firings=2"); len(lines) != 1 {
 		t.Fatalf("want one line on the lost records, log:\n%s", buf)
 	}

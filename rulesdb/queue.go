@@ -45,6 +45,10 @@ type writeQueue struct {
 	wake    chan struct{} // capacity 1: the flusher has work
 
 	dropped, rejected, failures, written atomic.Int64
+	// inflight counts write attempts still running, including those their caller stopped
+	// waiting for (see pendingMove.running): Close keeps the idempotency rows while one
+	// may still commit.
+	inflight atomic.Int64
 }
 
 type pendingMove struct {
@@ -63,7 +67,11 @@ type pendingMove struct {
 // attempt writes p once, within ctx.
 func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
 	p.running.Add(1)
-	return s.writeMove(ctx, p.rec, p.seq, func() { p.running.Add(-1) })
+	s.wq.inflight.Add(1)
+	return s.writeMove(ctx, p.rec, p.seq, func() {
+		p.running.Add(-1)
+		s.wq.inflight.Add(-1)
+	})
 }
 
 // QueuedMoves returns how many move records wait in the write queue now: the database

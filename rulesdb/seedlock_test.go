@@ -61,9 +61,10 @@ func TestSeedersTakeTurns(t *testing.T) {
 	}
 }
 
-// waitLockWaiter reports when a session waits on an advisory lock. The server sends no
-// signal for a lock wait, so this polls pg_locks (each poll one cheap query), within one
-// generous deadline.
+// waitLockWaiter reports when a session waits on an advisory lock in dsn's database (the
+// server is shared with the package's other tests, which take such locks in theirs). The
+// server sends no signal for a lock wait, so this polls pg_locks (each poll one cheap
+// query), within one generous deadline.
 func waitLockWaiter(dsn string) <-chan error {
 	out := make(chan error, 1)
 	go func() {
@@ -76,7 +77,9 @@ func waitLockWaiter(dsn string) <-chan error {
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
 			var n int
-			if err := s.DB().Get(&n, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`); err != nil {
+			if err := s.DB().Get(&n, `SELECT COUNT(*) FROM pg_locks
+				WHERE locktype = 'advisory' AND NOT granted
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`); err != nil {
 				out <- err
 				return
 			}

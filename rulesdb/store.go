@@ -340,14 +340,16 @@ func (s *Store) Close() error {
 }
 
 // dropWriterRows deletes this Store's idempotency rows: nothing of it is retried after
-// Close. If records are still queued (lost) or the database does not answer, they stay:
-// harmless, one row per chat.
+// Close. If records are still queued (lost), a write attempt is still running (one its
+// caller stopped waiting for: it may commit after Close, and without its row it would
+// count a second time) or the database does not answer, they stay: harmless, one row per
+// chat.
 func (s *Store) dropWriterRows() {
 	s.qmu.Lock()
 	left, taken := s.wq.fifo.Len(), s.wq.nextSeq
 	s.qmu.Unlock()
-	if left > 0 || taken == 0 {
-		return // records lost, or none ever taken: nothing to delete, no write at Close
+	if left > 0 || taken == 0 || s.wq.inflight.Load() > 0 {
+		return // records lost, none ever taken, or a write may still land: no delete
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.writeTimeout)
 	defer cancel()

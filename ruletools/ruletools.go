@@ -188,11 +188,14 @@ func (b *base) view(r streamrules.Rule, loaded map[string]int64, counts map[stri
 		for _, sk := range b.eng.Skipped() {
 			if sk.ID == r.ID && sk.Name == r.Name {
 				v.Problem = clip(sk.Reason, maxProblemChars)
+				break
 			}
 		}
-		probe := r // Validate normalizes a copy: Normalize builds a new When
-		if err := b.eng.Validate(&probe); v.Problem == "" && err != nil {
-			v.Problem = clip(err.Error(), maxProblemChars)
+		if v.Problem == "" { // only then compile the rule again
+			probe := r // Validate normalizes a copy: Normalize builds a new When
+			if err := b.eng.Validate(&probe); err != nil {
+				v.Problem = clip(err.Error(), maxProblemChars)
+			}
 		}
 	}
 	if counts != nil {
