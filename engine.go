@@ -263,13 +263,17 @@ type toolRules struct {
 
 // ruleSet is immutable once built; a reload swaps in a new one.
 type ruleSet struct {
-	all      []*compiledRule // by name
-	byTool   map[string]*toolRules
-	text     []*compiledRule // by name
-	match    textMatcher
-	early    *earlySet     // the early text rules; nil: none
-	disabled int           // disabled rows the store returned
-	skipped  []SkippedRule // enabled rows not loaded, in the order they were judged
+	all    []*compiledRule // by name
+	byTool map[string]*toolRules
+	text   []*compiledRule // by name
+	match  textMatcher
+	// textByPattern lists the plain, positive text rules by their pattern in match;
+	// textOthers the other text rules (see missedOn).
+	textByPattern [][]*compiledRule
+	textOthers    []*compiledRule
+	early         *earlySet     // the early text rules; nil: none
+	disabled      int           // disabled rows the store returned
+	skipped       []SkippedRule // enabled rows not loaded, in the order they were judged
 }
 
 // compile builds the rule set of the stored rows. prev is the set in force (nil: none, a
@@ -381,6 +385,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		prevText = prev.match
 	}
 	set.match = e.compileGroup(set.text, next, prevText, prev)
+	set.indexText()
 	var prevEarly *earlySet
 	if prev != nil {
 		prevEarly = prev.early

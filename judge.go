@@ -164,11 +164,13 @@ func (m *Move) missedLocked(text string) []*compiledRule {
 	return missed
 }
 
-// missedOn returns the armed text rules that fire on a judged target, in one pass over
-// the text rules: the live ones, and the shadowed ones (which only record a would-fire).
-// Caller holds m.mu.
+// missedOn returns the armed text rules that fire on a judged target, in name order: the
+// live ones, and the shadowed ones (which only record a would-fire). Only the rules that
+// can fire are looked at: those whose plain condition matched (through the set's index by
+// pattern), and those that decide otherwise (negate, predicate, applies_when). At 10,000
+// rules a pass over all of them was most of a check. Caller holds m.mu.
 func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
-	for _, r := range m.set.text {
+	add := func(r *compiledRule) {
 		if m.armed(r) && r.fires(t) {
 			if r.shadow {
 				shadowed = append(shadowed, r)
@@ -177,7 +179,36 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 			}
 		}
 	}
+	byPattern := m.set.textByPattern
+	for _, p := range t.matched {
+		if p < len(byPattern) {
+			for _, r := range byPattern[p] {
+				add(r)
+			}
+		}
+	}
+	for _, r := range m.set.textOthers {
+		add(r)
+	}
+	byIndex := func(a, b *compiledRule) int { return a.index - b.index }
+	slices.SortFunc(live, byIndex) // m.set.text is in name order
+	slices.SortFunc(shadowed, byIndex)
 	return live, shadowed
+}
+
+// indexText fills the set's index of the text rules by plain pattern (see missedOn).
+func (s *ruleSet) indexText() {
+	s.textByPattern, s.textOthers = nil, nil
+	for _, r := range s.text {
+		if r.plain < 0 || r.Negate || r.applies != nil || r.own != nil {
+			s.textOthers = append(s.textOthers, r)
+			continue
+		}
+		for len(s.textByPattern) <= r.plain {
+			s.textByPattern = append(s.textByPattern, nil)
+		}
+		s.textByPattern[r.plain] = append(s.textByPattern[r.plain], r)
+	}
 }
 
 // fixLocked applies, in rule-name order, the fixes of the missed rules that have one and
