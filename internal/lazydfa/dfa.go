@@ -711,6 +711,44 @@ func (d *DFA) MatchRead(text string) (matched bool, read int, ok bool) {
 	return len(d.endOut(st)) > 0, i, true
 }
 
+// Which appends to dst the patterns (their indices in New's programs) that match
+// text, ascending and each once, as regexp.MatchString would report each of them, and
+// returns dst. It reads the whole text unless no pattern can match any more. ok is
+// false when the DFA gave up (see Match): then dst means nothing and the caller must
+// ask regexp.
+func (d *DFA) Which(text string, dst []int32) (_ []int32, ok bool) {
+	n := len(dst)
+	built, limit := 0, d.budget(len(text))
+	st, i := d.cache.Load().start, 0
+	for {
+		nx, read, how := d.run(st, text[i:], &built, limit)
+		st, i = nx, i+read
+		switch how {
+		case found:
+			dst = append(dst, st.out...)
+			if i < len(text) {
+				continue
+			}
+			// The text ends just after the match: what matches at its end is seen below.
+		case dead:
+			return sortedOnce(dst, n), true
+		case gaveUp:
+			return dst[:n], false
+		}
+		dst = append(dst, d.endOut(st)...)
+		return sortedOnce(dst, n), true
+	}
+}
+
+// sortedOnce sorts dst[n:] and drops repeats.
+func sortedOnce(dst []int32, n int) []int32 {
+	if len(dst)-n > 1 {
+		slices.Sort(dst[n:])
+		dst = append(dst[:n], slices.Compact(dst[n:])...)
+	}
+	return dst
+}
+
 // Cursor is a position in a stream fed to a DFA piece by piece (Feed, End). Its zero
 // value is not usable: get one from Start.
 type Cursor struct {

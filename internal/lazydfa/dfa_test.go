@@ -274,6 +274,47 @@ func TestSetOutputs(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("set %q over %q: got %v, regexp %v", pats, text, got, want)
 			}
+			which, ok := d.Which(text, []int32{-1})
+			if !ok {
+				t.Fatalf("Which gave up on %q", text)
+			}
+			if !slices.Equal(which[1:], want) || which[0] != -1 {
+				t.Fatalf("set %q over %q: Which %v, regexp %v", pats, text, which, want)
+			}
+		}
+	}
+}
+
+// TestWhichTricky runs the tricky patterns combined, eight to a DFA, over the texts
+// cut and laid end to end: Which must say exactly which of them regexp finds.
+func TestWhichTricky(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for lo := 0; lo < len(tricky); lo += 8 {
+		pats := tricky[lo:min(lo+8, len(tricky))]
+		var progs []*syntax.Prog
+		for _, p := range pats {
+			progs = append(progs, mustProg(t, p))
+		}
+		d := New(progs...)
+		decided := 0
+		for range 200 {
+			text := texts[r.IntN(len(texts))] + texts[r.IntN(len(texts))] + texts[r.IntN(len(texts))]
+			var want []int32
+			for i, p := range pats {
+				if regexp.MustCompile(p).MatchString(text) {
+					want = append(want, int32(i))
+				}
+			}
+			got, ok := d.Which(text, nil)
+			if ok && !slices.Equal(got, want) {
+				t.Fatalf("%q over %q: Which %v, regexp %v", pats, text, got, want)
+			}
+			if ok {
+				decided++
+			}
+		}
+		if decided < 150 { // texts this short rarely exhaust the budget
+			t.Errorf("%q: Which decided %d texts of 200", pats, decided)
 		}
 	}
 }

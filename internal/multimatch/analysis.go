@@ -36,7 +36,10 @@ type Analysis struct {
 	// A match containing an anchor occurrence [s, e) lies within
 	// [e-before, s+after]; -1: unbounded on that side.
 	before, after int
-	ctx           ctxFlags
+	// anchorCost is the expected cost of verifying around the anchor, in bytes run per
+	// byte of text (1: as much as the whole text; see chooseAnchor).
+	anchorCost float64
+	ctx        ctxFlags
 	// fromBody, when set, is the pattern preceded by (?s:.){0,k}; from0 (\A and
 	// it) and from1 (\A, one character, and it) are run anchored just before
 	// each anchor occurrence when only before is bounded (see verifyFrom).
@@ -242,6 +245,7 @@ func (a *Analysis) chooseAnchor(m *memo) {
 		if c = expected(c, before, after); a.anchor == nil || c < best {
 			a.anchor, a.before, a.after = g, before, after
 			best = c
+			a.anchorCost = c
 		}
 	}
 	for i, e := range elems {

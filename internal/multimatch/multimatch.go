@@ -18,7 +18,12 @@ type Set struct {
 	full   []uint8   // per pattern: mask of all its groups; 0 = always run
 	anchor [][]int32 // per pattern: ids of its anchor literals, nil = run on the whole text
 	always []int32   // patterns run on every text, ascending
-	pool   sync.Pool
+	// Combined runs (combo.go): per pattern, its combo (-1: none) and its output there.
+	combos     []*combo
+	comboOf    []int32
+	comboAt    []uint8
+	comboRider []bool
+	pool       sync.Pool
 }
 
 // litInfo is one distinct required literal.
@@ -57,6 +62,8 @@ type scratch struct {
 	rd      strings.Reader
 	runs    int // regexp runs in this call (see Explain)
 	whole   int // of which over the whole text
+	combo   []comboRun
+	which   []int32 // a combo's outputs
 }
 
 // New compiles the patterns (Go regexp syntax). It returns an error naming
@@ -145,7 +152,7 @@ func Build(as []*Analysis) *Set {
 				}
 			}
 		}
-		if a.anchor != nil && (a.before >= 0 || a.after >= 0) {
+		if a.anchor != nil && (a.before >= 0 || a.after >= 0) && a.anchorCost < denseAnchorCost {
 			ids := make([]int32, len(a.anchor))
 			for k, l := range a.anchor {
 				ids[k] = id(l)
@@ -206,9 +213,11 @@ func Build(as []*Analysis) *Set {
 		}
 		s.ac = buildAutomaton(keys, valOff, vals)
 	}
-	nlits, npats := len(s.lits), len(as)
+	s.buildCombos()
+	nlits, npats, ncombos := len(s.lits), len(as), len(s.combos)
 	s.pool.New = func() any {
 		return &scratch{
+			combo:   make([]comboRun, ncombos),
 			litGen:  make([]uint32, nlits),
 			patGen:  make([]uint32, npats),
 			patMask: make([]uint8, npats),
@@ -254,6 +263,9 @@ func (s *Set) match(text string, dst []int, sc *scratch) []int {
 		s.scan(text, sc)
 		slices.Sort(sc.cands)
 	}
+	if s.combos != nil {
+		s.countCombos(sc)
+	}
 	// Merge the candidates with the always-run patterns and verify.
 	c, a := sc.cands, s.always
 	for len(c) > 0 || len(a) > 0 {
@@ -263,7 +275,11 @@ func (s *Set) match(text string, dst []int, sc *scratch) []int {
 		} else {
 			i, a = a[0], a[1:]
 		}
-		if s.verify(i, text, sc) {
+		if m, ok := s.comboVerdict(i, text, sc); ok {
+			if m {
+				dst = append(dst, int(i))
+			}
+		} else if s.verify(i, text, sc) {
 			dst = append(dst, int(i))
 		}
 	}
