@@ -713,30 +713,37 @@ func (d *DFA) MatchRead(text string) (matched bool, read int, ok bool) {
 
 // Which appends to dst the patterns (their indices in New's programs) that match
 // text, ascending and each once, as regexp.MatchString would report each of them, and
-// returns dst. It reads the whole text unless no pattern can match any more. ok is
-// false when the DFA gave up (see Match): then dst means nothing and the caller must
-// ask regexp.
-func (d *DFA) Which(text string, dst []int32) (_ []int32, ok bool) {
-	n := len(dst)
+// returns dst. It reads the whole text unless no pattern can match any more, or all
+// have matched. A pattern that matches again and again costs a slower step at each
+// match: after maxStops of them, Which stops and returns the patterns seen so far with
+// done false (each of them matches; of the others it says nothing). ok is false when
+// the DFA gave up (see Match): then dst means nothing and the caller must ask regexp.
+func (d *DFA) Which(text string, dst []int32, maxStops int) (_ []int32, done, ok bool) {
+	n, all := len(dst), len(d.starts)
 	built, limit := 0, d.budget(len(text))
 	st, i := d.cache.Load().start, 0
-	for {
+	for stops := 0; ; stops++ {
 		nx, read, how := d.run(st, text[i:], &built, limit)
 		st, i = nx, i+read
 		switch how {
 		case found:
-			dst = append(dst, st.out...)
+			dst = sortedOnce(append(dst, st.out...), n)
+			if len(dst)-n == all {
+				return dst, true, true
+			}
+			if stops >= maxStops {
+				return dst, false, true
+			}
 			if i < len(text) {
 				continue
 			}
 			// The text ends just after the match: what matches at its end is seen below.
 		case dead:
-			return sortedOnce(dst, n), true
+			return dst, true, true
 		case gaveUp:
-			return dst[:n], false
+			return dst[:n], false, false
 		}
-		dst = append(dst, d.endOut(st)...)
-		return sortedOnce(dst, n), true
+		return sortedOnce(append(dst, d.endOut(st)...), n), true, true
 	}
 }
 

@@ -274,9 +274,9 @@ func TestSetOutputs(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("set %q over %q: got %v, regexp %v", pats, text, got, want)
 			}
-			which, ok := d.Which(text, []int32{-1})
-			if !ok {
-				t.Fatalf("Which gave up on %q", text)
+			which, done, ok := d.Which(text, []int32{-1}, len(text))
+			if !ok || !done {
+				t.Fatalf("Which gave up on %q (done %v, ok %v)", text, done, ok)
 			}
 			if !slices.Equal(which[1:], want) || which[0] != -1 {
 				t.Fatalf("set %q over %q: Which %v, regexp %v", pats, text, which, want)
@@ -305,9 +305,17 @@ func TestWhichTricky(t *testing.T) {
 					want = append(want, int32(i))
 				}
 			}
-			got, ok := d.Which(text, nil)
-			if ok && !slices.Equal(got, want) {
+			got, done, ok := d.Which(text, nil, len(text)+1)
+			if ok && done && !slices.Equal(got, want) {
 				t.Fatalf("%q over %q: Which %v, regexp %v", pats, text, got, want)
+			}
+			// Stopped after one match, it says only what matches.
+			if some, done, ok := d.Which(text, nil, 0); ok && !done {
+				for _, k := range some {
+					if !slices.Contains(want, k) {
+						t.Fatalf("%q over %q: Which stopped early with %v, regexp %v", pats, text, some, want)
+					}
+				}
 			}
 			if ok {
 				decided++

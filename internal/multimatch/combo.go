@@ -57,13 +57,14 @@ type combo struct {
 type comboRun struct {
 	gen   uint32
 	cands int32
-	state uint8 // comboPending, comboRan, comboFailed
+	state uint8 // comboPending, comboRan, comboPartial, comboFailed
 	res   uint64
 }
 
 const (
 	comboPending uint8 = iota
 	comboRan
+	comboPartial // stopped early: the members in res match, the others are undecided
 	comboFailed
 )
 
@@ -155,7 +156,7 @@ func (s *Set) countCombos(sc *scratch) {
 // comboVerdict says whether pattern i matches text from its combo's pass, running the
 // pass when its first candidate member asks. ok is false when the pattern is to be
 // verified by itself: its combo has fewer than two whole-prone candidates in this text,
-// or gave up.
+// gave up, or stopped before it could say (see maxComboStops).
 func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool) {
 	if s.combos == nil {
 		return false, false
@@ -171,37 +172,48 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 	if r.state == comboPending {
 		sc.runs++
 		sc.whole++
-		res, ok := s.combos[c].which(text, &sc.which)
-		if !ok {
+		res, done, ok := s.combos[c].which(text, &sc.which)
+		switch {
+		case !ok:
 			r.state = comboFailed
 			return false, false
+		case !done:
+			r.state = comboPartial
+		default:
+			r.state = comboRan
 		}
-		r.state, r.res = comboRan, res
+		r.res = res
 	}
-	return r.res&(1<<s.comboAt[i]) != 0, true
+	m := r.res&(1<<s.comboAt[i]) != 0
+	return m, m || r.state == comboRan
 }
 
+// maxComboStops bounds the matches a combo's pass stops at (see lazydfa.DFA.Which):
+// a member that matches again and again makes each of its matches a slower step.
+const maxComboStops = 32
+
 // which runs the combo's DFA over text and returns the mask of its members that
-// match; ok is false when it gave up or is off.
-func (c *combo) which(text string, buf *[]int32) (mask uint64, ok bool) {
+// match. When the pass stopped early (done false), the members in mask match and the
+// others are undecided. ok is false when it gave up or is off.
+func (c *combo) which(text string, buf *[]int32) (mask uint64, done, ok bool) {
 	if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() {
-		return 0, false // off: see combo
+		return 0, false, false // off: see combo
 	}
 	c.once.Do(c.compile)
 	if c.dfa == nil {
-		return 0, false
+		return 0, false, false
 	}
 	c.runs.Add(1)
-	out, ok := c.dfa.Which(text, (*buf)[:0])
+	out, done, ok := c.dfa.Which(text, (*buf)[:0], maxComboStops)
 	*buf = out
 	if !ok {
 		c.gaveUp.Add(1)
-		return 0, false
+		return 0, false, false
 	}
 	for _, k := range out {
 		mask |= 1 << k
 	}
-	return mask, true
+	return mask, done, true
 }
 
 func (c *combo) compile() {

@@ -1,10 +1,12 @@
 package multimatch
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -167,3 +169,83 @@ func newNaive(pats []string) naiveSet {
 }
 
 func (n naiveSet) match(text string) []int { return naiveMatch(n, text) }
+
+// TestComboStopsEarly: a member that matches at every other byte stops the combo's pass
+// after maxComboStops matches; the members seen matching are decided, the others are
+// verified by themselves.
+func TestComboStopsEarly(t *testing.T) {
+	pats := []string{`\pL\pN`, `\pN{3}\pL{30}`, `\pN\pL\pL\pN\pN\pN`}
+	s, err := New(pats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pats {
+		if !s.wholeProne(i) || s.comboOf[i] != 0 {
+			t.Fatalf("%q: whole-prone %v, combo %d", pats[i], s.wholeProne(i), s.comboOf[i])
+		}
+	}
+	naive := newNaive(pats)
+	for _, text := range []string{
+		strings.Repeat("a1", 500),
+		strings.Repeat("a1", 500) + "123" + strings.Repeat("b", 30),
+		strings.Repeat("a1", 500) + "1ab123",
+		"123" + strings.Repeat("b", 30) + strings.Repeat("a1", 500),
+	} {
+		for range 3 {
+			sc := s.pool.New().(*scratch)
+			if got, want := s.match(text, nil, sc), naive.match(text); !slices.Equal(got, want) {
+				t.Fatalf("%.30q…: got %v, regexp %v", text, got, want)
+			}
+			if st := sc.combo[0].state; st != comboPartial && st != comboFailed {
+				t.Errorf("%.30q…: combo state %d, want stopped early", text, st)
+			}
+		}
+	}
+}
+
+// TestCombosConcurrent: goroutines matching at once on a fresh set compile and warm the
+// same combos; every verdict is regexp's.
+func TestCombosConcurrent(t *testing.T) {
+	rules, err := ReadRules("testdata/realworld/guardrails.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers, err := ReadAnswers("testdata/realworld")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive := newNaive(rules)
+	var texts []string
+	var wants [][]int
+	for _, size := range []int{512, 4096} {
+		for v := range answers {
+			texts = append(texts, AnswerText(answers, size, v))
+			wants = append(wants, naive.match(texts[len(texts)-1]))
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var dst []int
+			for k := range 3 * len(texts) {
+				i := (g + k) % len(texts)
+				if dst = s.Match(texts[i], dst[:0]); !slices.Equal(dst, wants[i]) {
+					errs <- fmt.Errorf("text %d: got %v, regexp %v", i, dst, wants[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
