@@ -3,7 +3,6 @@ package streamrules
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"slices"
 	"sync"
@@ -87,22 +86,6 @@ func validOnly(patterns []string, n int) []string {
 // warmChecks is how many times a workload's text is matched before it is timed.
 const warmChecks = 8
 
-// quietEngine is benchEngine with a logger that drops every record before it is
-// formatted: a check that fires logs a line per rule, and what that costs is the
-// handler's (a text handler: about 5 µs a line), not the check's.
-func quietEngine(b *testing.B, rules []Rule) *Engine {
-	b.Helper()
-	store, err := NewMemoryStore(rules)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := New(context.Background(), store, &Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return eng
-}
-
 func (w workload) rules() []Rule {
 	rules := textRules(w.patterns)
 	for i := range rules {
@@ -129,7 +112,7 @@ func BenchmarkWorkloads(b *testing.B) {
 			}
 		}
 		b.Run("engine/"+w.name, func(b *testing.B) {
-			eng := quietEngine(b, w.rules())
+			eng := benchEngine(b, w.rules())
 			set := eng.rules.Load()
 			// Warm: the DFAs build their states on the first texts they see (up to a
 			// budget per text), as a long-lived engine's have.

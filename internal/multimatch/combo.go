@@ -47,9 +47,10 @@ type combo struct {
 
 	once sync.Once
 	dfa  *lazydfa.DFA // nil: did not compile (cannot happen: every member compiled)
-	// A combo that keeps giving up is not tried any more (its members' texts need
-	// more states than one pass may build): see off.
-	runs, gaveUp atomic.Int64
+	// A combo that has mostly given up (its members' texts need more states than one
+	// pass may build) is off: tried once in comboRetry passes only, as its DFA, warmer
+	// with each try, may yet do.
+	runs, gaveUp, skipped atomic.Int64
 }
 
 // comboRun is a combo's state in one Match: how many of its members are
@@ -188,6 +189,9 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 	return m, m || r.state == comboRan
 }
 
+// comboRetry: a combo that is off is tried once in this many of the passes asked of it.
+const comboRetry = 64
+
 // maxComboStops bounds the matches a combo's pass stops at (see lazydfa.DFA.Which):
 // a member that matches again and again makes each of its matches a slower step.
 const maxComboStops = 32
@@ -196,8 +200,8 @@ const maxComboStops = 32
 // match. When the pass stopped early (done false), the members in mask match and the
 // others are undecided. ok is false when it gave up or is off.
 func (c *combo) which(text string, buf *[]int32) (mask uint64, done, ok bool) {
-	if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() {
-		return 0, false, false // off: see combo
+	if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() && c.skipped.Add(1)%comboRetry != 0 {
+		return 0, false, false // off, but tried again now and then: see combo
 	}
 	c.once.Do(c.compile)
 	if c.dfa == nil {

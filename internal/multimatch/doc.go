@@ -54,7 +54,17 @@
 // whole-text runs, literal-free rules and dense windows cheap. Where a DFA
 // gives up (it would build a new state every few bytes of this text, or the
 // process's DFAs are at their memory limit), regexp runs instead, with the
-// same verdict. Analyses depend on
+// same verdict.
+//
+// Patterns that are run over the whole text whenever they are candidates (no
+// window: no literal, or one so common that its windows would cover the text;
+// or bounded on one side only) are grouped into combos of up to 64 patterns
+// and 1,500 instructions, each with one lazy DFA of all its members' programs.
+// When two or more of a combo's members are candidates, one pass of its DFA
+// says which of them match (lazydfa.DFA.Which), and the patterns whose
+// windows the cost model expects to be dense ride along (combo.go). A combo
+// that gives up, or stops after a member's 32nd match, leaves its undecided
+// members to be verified one by one. Analyses depend on
 // the pattern alone; Build makes a set from analyses a caller keeps, so an
 // edit re-analyses only what changed.
 //
@@ -63,7 +73,8 @@
 // The automaton is only a filter: every reported index has been confirmed by
 // the pattern's own program (its cut form, which matches the same texts, run on
 // a window where the assertions read as in the text, by its DFA or by regexp,
-// which agree: lazydfa's differential tests), so there are no false
+// which agree: lazydfa's differential tests; a combo's DFA is its members'
+// programs side by side, each reported as its own), so there are no false
 // positives. There are no
 // false negatives because each group is a necessary condition on the bytes of
 // the text:
