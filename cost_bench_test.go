@@ -121,6 +121,20 @@ func BenchmarkWorstRules(b *testing.B) {
 	for _, f := range found[:min(5, len(found))] {
 		accepted = append(accepted, f.p)
 	}
+	// All of them in one set: the whole-prone ones share combos (internal/multimatch,
+	// combo.go), whose passes over these texts may give up before each is run alone.
+	// The set's bound is the sum of its rules' bounds.
+	all := newTextMatcher(accepted)
+	for _, t := range []struct {
+		name, text string
+	}{{"answer64KB", answer}, {"args1MB", args}} {
+		b.Run("all/"+t.name, func(b *testing.B) {
+			b.ReportMetric(float64(len(accepted)), "rules")
+			for b.Loop() {
+				all.Match(t.text, nil)
+			}
+		})
+	}
 	for i, p := range accepted {
 		set := newTextMatcher([]string{p})
 		for _, t := range []struct {
