@@ -718,9 +718,13 @@ func (d *DFA) MatchRead(text string) (matched bool, read int, ok bool) {
 // match: after maxStops of them, Which stops and returns the patterns seen so far with
 // done false (each of them matches; of the others it says nothing). ok is false when
 // the DFA gave up (see Match): then dst means nothing and the caller must ask regexp.
-func (d *DFA) Which(text string, dst []int32, maxStops int) (_ []int32, done, ok bool) {
+//
+// The pass may stand for several runs of the patterns alone (a caller that would
+// otherwise run runs of them over text): its budget of new states is then what those
+// runs would have had together.
+func (d *DFA) Which(text string, dst []int32, maxStops, runs int) (_ []int32, done, ok bool) {
 	n, all := len(dst), len(d.starts)
-	built, limit := 0, d.budget(len(text))
+	built, limit := 0, d.budget(len(text)*max(runs, 1))
 	st, i := d.cache.Load().start, 0
 	for stops := 0; ; stops++ {
 		nx, read, how := d.run(st, text[i:], &built, limit)

@@ -274,7 +274,7 @@ func TestSetOutputs(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("set %q over %q: got %v, regexp %v", pats, text, got, want)
 			}
-			which, done, ok := d.Which(text, []int32{-1}, len(text))
+			which, done, ok := d.Which(text, []int32{-1}, len(text), 1)
 			if !ok || !done {
 				t.Fatalf("Which gave up on %q (done %v, ok %v)", text, done, ok)
 			}
@@ -305,12 +305,12 @@ func TestWhichTricky(t *testing.T) {
 					want = append(want, int32(i))
 				}
 			}
-			got, done, ok := d.Which(text, nil, len(text)+1)
+			got, done, ok := d.Which(text, nil, len(text)+1, 1)
 			if ok && done && !slices.Equal(got, want) {
 				t.Fatalf("%q over %q: Which %v, regexp %v", pats, text, got, want)
 			}
 			// Stopped after one match, it says only what matches.
-			if some, done, ok := d.Which(text, nil, 0); ok && !done {
+			if some, done, ok := d.Which(text, nil, 0, 1); ok && !done {
 				for _, k := range some {
 					if !slices.Contains(want, k) {
 						t.Fatalf("%q over %q: Which stopped early with %v, regexp %v", pats, text, some, want)

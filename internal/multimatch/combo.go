@@ -173,7 +173,7 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 	if r.state == comboPending {
 		sc.runs++
 		sc.whole++
-		res, done, ok := s.combos[c].which(text, &sc.which)
+		res, done, ok := s.combos[c].which(text, int(r.cands), &sc.which)
 		switch {
 		case !ok:
 			r.state = comboFailed
@@ -193,13 +193,15 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 const comboRetry = 64
 
 // maxComboStops bounds the matches a combo's pass stops at (see lazydfa.DFA.Which):
-// a member that matches again and again makes each of its matches a slower step.
-const maxComboStops = 32
+// a member that matches again and again makes each of its matches a slower step (tens
+// of nanoseconds), and past this many the pass costs more than it saves.
+const maxComboStops = 256
 
-// which runs the combo's DFA over text and returns the mask of its members that
-// match. When the pass stopped early (done false), the members in mask match and the
+// which runs the combo's DFA over text, standing for runs runs of its members alone
+// (its budget of new states is theirs: see lazydfa.DFA.Which), and returns the mask of
+// its members that match. When the pass stopped early (done false), the members in mask match and the
 // others are undecided. ok is false when it gave up or is off.
-func (c *combo) which(text string, buf *[]int32) (mask uint64, done, ok bool) {
+func (c *combo) which(text string, runs int, buf *[]int32) (mask uint64, done, ok bool) {
 	if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() && c.skipped.Add(1)%comboRetry != 0 {
 		return 0, false, false // off, but tried again now and then: see combo
 	}
@@ -208,7 +210,7 @@ func (c *combo) which(text string, buf *[]int32) (mask uint64, done, ok bool) {
 		return 0, false, false
 	}
 	c.runs.Add(1)
-	out, done, ok := c.dfa.Which(text, (*buf)[:0], maxComboStops)
+	out, done, ok := c.dfa.Which(text, (*buf)[:0], maxComboStops, runs)
 	*buf = out
 	if !ok {
 		c.gaveUp.Add(1)

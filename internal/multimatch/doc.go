@@ -63,7 +63,7 @@
 // When two or more of a combo's members are candidates, one pass of its DFA
 // says which of them match (lazydfa.DFA.Which), and the patterns whose
 // windows the cost model expects to be dense ride along (combo.go). A combo
-// that gives up, or stops after a member's 32nd match, leaves its undecided
+// that gives up, or stops at its 256th match, leaves its undecided
 // members to be verified one by one. Analyses depend on
 // the pattern alone; Build makes a set from analyses a caller keeps, so an
 // edit re-analyses only what changed.
