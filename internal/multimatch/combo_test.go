@@ -14,18 +14,7 @@ import (
 // real answers, cut anywhere and matched again and again (the combos' DFAs cold, then
 // warm), the set says what regexp says, with combo passes deciding some of it.
 func TestCombosOnGuardrails(t *testing.T) {
-	rules, err := ReadRules("testdata/realworld/guardrails.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers, err := ReadAnswers("testdata/realworld")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules, answers, s := guardrailSet(t)
 	if len(s.combos) == 0 {
 		t.Fatal("no combos on the guardrail corpus")
 	}
@@ -77,6 +66,23 @@ func TestCombosOnGuardrails(t *testing.T) {
 		t.Error("no combo pass decided anything")
 	}
 	t.Logf("%d combos, %d riders, %d combo passes", len(s.combos), riders, passes)
+}
+
+// guardrailSet reads the guardrail corpus and the real answers, and compiles the
+// corpus into a fresh set.
+func guardrailSet(t *testing.T) (rules, answers []string, s *Set) {
+	t.Helper()
+	rules, err := ReadRules("testdata/realworld/guardrails.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answers, err = ReadAnswers("testdata/realworld"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = New(rules); err != nil {
+		t.Fatal(err)
+	}
+	return rules, answers, s
 }
 
 // TestComboGivesUpAndTurnsOff: a combo whose DFA needs new states on every text (two
@@ -215,18 +221,7 @@ func TestComboStopsEarly(t *testing.T) {
 // TestCombosConcurrent: goroutines matching at once on a fresh set compile and warm the
 // same combos; every verdict is regexp's.
 func TestCombosConcurrent(t *testing.T) {
-	rules, err := ReadRules("testdata/realworld/guardrails.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers, err := ReadAnswers("testdata/realworld")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules, answers, s := guardrailSet(t)
 	naive := newNaive(rules)
 	var texts []string
 	var wants [][]int
