@@ -252,6 +252,7 @@ func (s *Set) match(text string, dst []int, sc *scratch) []int {
 		clear(sc.patGen)
 		clear(sc.headGen)
 		clear(sc.doneGen)
+		clear(sc.combo)
 		sc.gen = 1
 	}
 	sc.cands = sc.cands[:0]
