@@ -713,20 +713,24 @@ func (d *DFA) MatchRead(text string) (matched bool, read int, ok bool) {
 
 // Which appends to dst the patterns (their indices in New's programs) that match
 // text, ascending and each once, as regexp.MatchString would report each of them, and
-// returns dst. It reads the whole text unless no pattern can match any more, or all
-// have matched. A pattern that matches again and again costs a slower step at each
-// match: after maxStops of them, Which stops and returns the patterns seen so far with
-// done false (each of them matches; of the others it says nothing). ok is false when
-// the DFA gave up (see Match): then dst means nothing and the caller must ask regexp.
+// returns dst with complete true. It reads the whole text unless no pattern can match
+// any more, or all have matched.
 //
-// The pass may stand for several runs of the patterns alone (a caller that would
-// otherwise run runs of them over text): its budget of new states is then what those
-// runs would have had together.
-func (d *DFA) Which(text string, dst []int32, maxStops, runs int) (_ []int32, done, ok bool) {
+// It may stop before, with complete false: then each pattern in dst matches, and of
+// the others it says nothing. It stops once every pattern in want has matched (bit k
+// for pattern k; patterns from 64 up cannot be waited for), and at its maxStops-th
+// match: a pattern that matches again and again costs a slower step at each match.
+//
+// ok is false when the DFA gave up (see Match): then dst means nothing and the caller
+// must ask regexp. The pass may stand for several runs of the patterns alone (a caller
+// that would otherwise run runs of them over text): its budget of new states is then
+// that of a run over runs times the text, which allows as much work as those runs.
+func (d *DFA) Which(text string, dst []int32, want uint64, maxStops, runs int) (_ []int32, complete, ok bool) {
 	n, all := len(dst), len(d.starts)
 	built, limit := 0, d.budget(len(text)*max(runs, 1))
 	st, i := d.cache.Load().start, 0
-	for stops := 0; ; stops++ {
+	var seen uint64
+	for stops := 1; ; stops++ {
 		nx, read, how := d.run(st, text[i:], &built, limit)
 		st, i = nx, i+read
 		switch how {
@@ -735,7 +739,12 @@ func (d *DFA) Which(text string, dst []int32, maxStops, runs int) (_ []int32, do
 			if len(dst)-n == all {
 				return dst, true, true
 			}
-			if stops >= maxStops {
+			for _, k := range st.out {
+				if k < 64 {
+					seen |= 1 << k
+				}
+			}
+			if want != 0 && seen&want == want || stops >= maxStops {
 				return dst, false, true
 			}
 			if i < len(text) {

@@ -274,7 +274,7 @@ func TestSetOutputs(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("set %q over %q: got %v, regexp %v", pats, text, got, want)
 			}
-			which, done, ok := d.Which(text, []int32{-1}, len(text), 1)
+			which, done, ok := d.Which(text, []int32{-1}, 0, len(text)+1, 1)
 			if !ok || !done {
 				t.Fatalf("Which gave up on %q (done %v, ok %v)", text, done, ok)
 			}
@@ -305,12 +305,12 @@ func TestWhichTricky(t *testing.T) {
 					want = append(want, int32(i))
 				}
 			}
-			got, done, ok := d.Which(text, nil, len(text)+1, 1)
+			got, done, ok := d.Which(text, nil, 0, len(text)+1, 1)
 			if ok && done && !slices.Equal(got, want) {
 				t.Fatalf("%q over %q: Which %v, regexp %v", pats, text, got, want)
 			}
 			// Stopped after one match, it says only what matches.
-			if some, done, ok := d.Which(text, nil, 0, 1); ok && !done {
+			if some, done, ok := d.Which(text, nil, 0, 1, 1); ok && !done {
 				for _, k := range some {
 					if !slices.Contains(want, k) {
 						t.Fatalf("%q over %q: Which stopped early with %v, regexp %v", pats, text, some, want)
@@ -323,6 +323,35 @@ func TestWhichTricky(t *testing.T) {
 		}
 		if decided < 150 { // texts this short rarely exhaust the budget
 			t.Errorf("%q: Which decided %d texts of 200", pats, decided)
+		}
+	}
+}
+
+// TestWhichStops: Which stops at its maxStops-th match, and once the patterns it waits
+// for have matched, saying then only what it has seen.
+func TestWhichStops(t *testing.T) {
+	d := New(mustProg(t, `a`), mustProg(t, `b`), mustProg(t, `c`))
+	for _, c := range []struct {
+		text     string
+		want     uint64
+		maxStops int
+		out      []int32
+		complete bool
+	}{
+		{"aaab", 0, 2, []int32{0}, false},         // stopped at the second a
+		{"aaab", 0, 3, []int32{0}, false},         // at the third
+		{"aaab", 0, 4, []int32{0, 1}, true},       // read it all
+		{"aaab", 0b10, 9, []int32{0, 1}, true},    // b is seen at the end: the text was read
+		{"aaabxx", 0b10, 9, []int32{0, 1}, false}, // waited for b, then stopped
+		{"ab" + strings.Repeat("x", 100) + "c", 0b01, 9, []int32{0}, false},
+		{"ab" + strings.Repeat("x", 100) + "c", 0b11, 9, []int32{0, 1}, false},
+		{"ab" + strings.Repeat("x", 100) + "c", 0b111, 9, []int32{0, 1, 2}, true}, // all matched
+		{"xbx", 0b01, 9, []int32{1}, true},                                        // a never matches: the text is read to its end
+	} {
+		out, complete, ok := d.Which(c.text, nil, c.want, c.maxStops, 1)
+		if !ok || complete != c.complete || !slices.Equal(out, c.out) {
+			t.Errorf("Which(%.12q…, want %b, maxStops %d) = %v, complete %v, ok %v; want %v, complete %v",
+				c.text, c.want, c.maxStops, out, complete, ok, c.out, c.complete)
 		}
 	}
 }

@@ -53,10 +53,10 @@ func FuzzWhich(f *testing.F) {
 			}
 		}
 		d := New(progs...)
-		if got, done, ok := d.Which(text, nil, len(text)+1, 2); ok && (!done || !slices.Equal(got, want)) {
+		if got, done, ok := d.Which(text, nil, 0, len(text)+1, 2); ok && (!done || !slices.Equal(got, want)) {
 			t.Fatalf("%q, %q over %q: Which %v (done %v), regexp %v", p1, p2, text, got, done, want)
 		}
-		if got, _, ok := d.Which(text, nil, 0, 2); ok {
+		if got, _, ok := d.Which(text, nil, 0b10, 1, 2); ok {
 			for _, k := range got {
 				if !slices.Contains(want, k) {
 					t.Fatalf("%q, %q over %q: Which stopped with %v, regexp %v", p1, p2, text, got, want)

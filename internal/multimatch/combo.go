@@ -35,9 +35,13 @@ const (
 const rideAnchorCost = 0.05
 
 // denseAnchorCost is the expected cost of an anchor's windows (bytes run per byte of
-// text, see chooseAnchor) from which a set does not record the anchor's occurrences:
-// the pattern is verified over the whole text, in its combo.
+// text, see chooseAnchor) past which the pattern is whole-prone; in a combo, it gives
+// up its windows, and the set does not record its anchor's occurrences.
 const denseAnchorCost = 0.5
+
+// dense reports whether pattern i's windows are expected to cost more than
+// denseAnchorCost of the text (a pattern bounded on one side costs exactly that).
+func (s *Set) dense(i int) bool { return s.pats[i].anchorCost > denseAnchorCost }
 
 // combo is a group of patterns verified by one DFA pass.
 type combo struct {
@@ -48,8 +52,8 @@ type combo struct {
 	once sync.Once
 	dfa  *lazydfa.DFA // nil: did not compile (cannot happen: every member compiled)
 	// A combo that has mostly given up (its members' texts need more states than one
-	// pass may build) is off: tried once in comboRetry passes only, as its DFA, warmer
-	// with each try, may yet do.
+	// pass may build, or its passes stop at maxComboStops matches) is off: tried once in
+	// comboRetry passes only, as its DFA, warmer with each try, may yet do.
 	runs, gaveUp, skipped atomic.Int64
 }
 
@@ -57,8 +61,9 @@ type combo struct {
 // candidates, and once run, which match.
 type comboRun struct {
 	gen   uint32
-	cands int32
-	state uint8 // comboPending, comboRan, comboPartial, comboFailed
+	cands int32  // whole-prone members among the candidates
+	want  uint64 // the candidate members, riders too: once all match, the pass may stop
+	state uint8  // comboPending, comboRan, comboPartial, comboFailed
 	res   uint64
 }
 
@@ -78,14 +83,14 @@ func (s *Set) wholeProne(i int) bool {
 	if a.direct || a.prefix || a.rarePrefix {
 		return false
 	}
-	return s.anchor[i] == nil || (a.before < 0 || a.after < 0) && a.fromBody == ""
+	return s.anchor[i] == nil || s.dense(i) || (a.before < 0 || a.after < 0) && a.fromBody == ""
 }
 
 // rider reports whether pattern i of s joins a combo as a rider (see rideAnchorCost).
 func (s *Set) rider(i int) bool {
 	a := s.pats[i]
 	return !a.direct && s.anchor[i] != nil && a.fromBody == "" && a.before >= 0 && a.after >= 0 &&
-		a.anchorCost >= rideAnchorCost
+		a.anchorCost >= rideAnchorCost && !s.dense(i)
 }
 
 // buildCombos groups the whole-prone patterns and the riders, in order, into combos.
@@ -134,20 +139,23 @@ func (s *Set) buildCombos() {
 	}
 }
 
-// countCombos counts, per combo, its whole-prone members among the candidates and the
-// always-run patterns of this Match.
+// countCombos notes, per combo, its members among the candidates and the always-run
+// patterns of this Match, and counts the whole-prone ones.
 func (s *Set) countCombos(sc *scratch) {
 	count := func(ps []int32) {
 		for _, i := range ps {
 			c := s.comboOf[i]
-			if c < 0 || s.comboRider[i] {
+			if c < 0 {
 				continue
 			}
 			r := &sc.combo[c]
 			if r.gen != sc.gen {
 				*r = comboRun{gen: sc.gen}
 			}
-			r.cands++
+			r.want |= 1 << s.comboAt[i]
+			if !s.comboRider[i] {
+				r.cands++
+			}
 		}
 	}
 	count(sc.cands)
@@ -171,14 +179,16 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 		return false, false
 	}
 	if r.state == comboPending {
-		sc.runs++
-		sc.whole++
-		res, done, ok := s.combos[c].which(text, int(r.cands), &sc.which)
+		res, complete, ran, ok := s.combos[c].which(text, r.want, int(r.cands), &sc.which)
+		if ran {
+			sc.runs++
+			sc.whole++
+		}
 		switch {
 		case !ok:
 			r.state = comboFailed
 			return false, false
-		case !done:
+		case !complete:
 			r.state = comboPartial
 		default:
 			r.state = comboRan
@@ -192,34 +202,40 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 // comboRetry: a combo that is off is tried once in this many of the passes asked of it.
 const comboRetry = 64
 
-// maxComboStops bounds the matches a combo's pass stops at (see lazydfa.DFA.Which):
-// a member that matches again and again makes each of its matches a slower step (tens
-// of nanoseconds), and past this many the pass costs more than it saves.
+// maxComboStops is the match at which a combo's pass stops (see lazydfa.DFA.Which): a
+// member that matches again and again makes each of its matches a slower step (tens of
+// nanoseconds), and past this many the pass costs more than it saves.
 const maxComboStops = 256
 
 // which runs the combo's DFA over text, standing for runs runs of its members alone
 // (its budget of new states is theirs: see lazydfa.DFA.Which), and returns the mask of
-// its members that match. When the pass stopped early (done false), the members in mask match and the
-// others are undecided. ok is false when it gave up or is off.
-func (c *combo) which(text string, runs int, buf *[]int32) (mask uint64, done, ok bool) {
+// its members that match. The pass stops once the members in want have matched; when
+// it stopped before the end (complete false), the members in mask match and the others
+// are undecided. ran says whether a pass ran at all; ok is false when it gave up or
+// the combo is off. A pass that gave up or stopped at its maxComboStops-th match
+// counts towards turning the combo off.
+func (c *combo) which(text string, want uint64, runs int, buf *[]int32) (mask uint64, complete, ran, ok bool) {
 	if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() && c.skipped.Add(1)%comboRetry != 0 {
-		return 0, false, false // off, but tried again now and then: see combo
+		return 0, false, false, false // off, but tried again now and then: see combo
 	}
 	c.once.Do(c.compile)
 	if c.dfa == nil {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	c.runs.Add(1)
-	out, done, ok := c.dfa.Which(text, (*buf)[:0], maxComboStops, runs)
+	out, complete, ok := c.dfa.Which(text, (*buf)[:0], want, maxComboStops, runs)
 	*buf = out
 	if !ok {
 		c.gaveUp.Add(1)
-		return 0, false, false
+		return 0, false, true, false
 	}
 	for _, k := range out {
 		mask |= 1 << k
 	}
-	return mask, done, true
+	if !complete && mask&want != want {
+		c.gaveUp.Add(1) // stopped at maxComboStops: the pass was worth less than it cost
+	}
+	return mask, complete, true, true
 }
 
 func (c *combo) compile() {

@@ -2,6 +2,7 @@ package multimatch
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -206,15 +207,73 @@ func TestComboStopsEarly(t *testing.T) {
 		strings.Repeat("a1", 500) + "1ab123",
 		"123" + strings.Repeat("b", 30) + strings.Repeat("a1", 500),
 	} {
+		s, _ := New(pats) // fresh: passes that stop at maxComboStops turn a combo off
 		for range 3 {
 			sc := s.pool.New().(*scratch)
 			if got, want := s.match(text, nil, sc), naive.match(text); !slices.Equal(got, want) {
 				t.Fatalf("%.30q…: got %v, regexp %v", text, got, want)
 			}
-			if st := sc.combo[0].state; st != comboPartial && st != comboFailed {
-				t.Errorf("%.30q…: combo state %d, want stopped early", text, st)
+			if st := sc.combo[0].state; st != comboPartial {
+				t.Errorf("%.30q…: combo state %d, want stopped early (%d)", text, st, comboPartial)
 			}
 		}
+	}
+	// Every pass stops at maxComboStops: after eight, the combo is off.
+	s, _ = New(pats)
+	for range 9 {
+		s.Match(strings.Repeat("a1", 500), nil)
+	}
+	if c := s.combos[0]; c.runs.Load() != 8 {
+		t.Errorf("%d passes that stopped at maxComboStops, %d gave up: want the combo off after 8", c.runs.Load(), c.gaveUp.Load())
+	}
+}
+
+// TestComboStopsWhenCandidatesMatch: a pass waits only for the members that are
+// candidates in this text: once they have matched, it stops, however long the text
+// (a member that is no candidate cannot match: it lacks its literal).
+func TestComboStopsWhenCandidatesMatch(t *testing.T) {
+	pats := []string{`\pN{3}\pL{3}`, `\pL\pN{4}`, `\d+\s*zzqx`}
+	s, err := New(pats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.combos) != 1 || len(s.combos[0].members) != 3 {
+		t.Fatalf("want one combo of the three patterns")
+	}
+	text := "abc123def a12345 " + strings.Repeat("plain words and 7 numbers, ", 10000)
+	naive := newNaive(pats)
+	for range 3 {
+		sc := s.pool.New().(*scratch)
+		if got, want := s.match(text, nil, sc), naive.match(text); !slices.Equal(got, want) {
+			t.Fatalf("got %v, regexp %v", got, want)
+		}
+		if r := sc.combo[0]; r.state != comboPartial || r.res != 0b011 {
+			t.Errorf("combo state %d, matched %b: want stopped once both candidates matched", r.state, r.res)
+		}
+	}
+	if c := s.combos[0]; c.gaveUp.Load() != 0 {
+		t.Errorf("a pass that stopped on its candidates counted as giving up (%d)", c.gaveUp.Load())
+	}
+}
+
+// TestScratchGenerationWraps: when a scratch's generation counter wraps round, the
+// combos' state of 2^32 matches ago is not taken for this match's.
+func TestScratchGenerationWraps(t *testing.T) {
+	pats := []string{`\pN{3}\pL{3}`, `\pL\pN{4}`}
+	s, err := New(pats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.combos) != 1 {
+		t.Fatal("want one combo")
+	}
+	sc := s.pool.New().(*scratch)
+	if got := s.match("x 123abc y a1234", nil, sc); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("got %v, want [0 1]", got)
+	}
+	sc.gen = math.MaxUint32 // the next match wraps round to generation 1 again
+	if got := s.match("no digits here at all, 12 ab 3c", nil, sc); len(got) != 0 {
+		t.Fatalf("after the generation wrapped: got %v, regexp finds none", got)
 	}
 }
 

@@ -152,13 +152,25 @@ func Build(as []*Analysis) *Set {
 				}
 			}
 		}
-		if a.anchor != nil && (a.before >= 0 || a.after >= 0) && a.anchorCost < denseAnchorCost {
+		if a.anchor != nil && (a.before >= 0 || a.after >= 0) {
 			ids := make([]int32, len(a.anchor))
 			for k, l := range a.anchor {
 				ids[k] = id(l)
-				litPos[ids[k]] = true
 			}
 			s.anchor[i] = ids
+		}
+	}
+	// A pattern whose anchor is dense and that a combo verifies gives up its windows:
+	// its anchor's occurrences (a digit, a space: hundreds in an answer) are not
+	// recorded, and alone it runs over the whole text (combo.go).
+	s.buildCombos()
+	for i, ids := range s.anchor {
+		if ids != nil && s.comboOf != nil && s.comboOf[i] >= 0 && s.dense(i) {
+			s.anchor[i] = nil
+			continue
+		}
+		for _, id := range ids {
+			litPos[id] = true
 		}
 	}
 	if len(litList) > 0 {
@@ -213,7 +225,6 @@ func Build(as []*Analysis) *Set {
 		}
 		s.ac = buildAutomaton(keys, valOff, vals)
 	}
-	s.buildCombos()
 	nlits, npats, ncombos := len(s.lits), len(as), len(s.combos)
 	s.pool.New = func() any {
 		return &scratch{
