@@ -171,3 +171,27 @@ func TestWorkloadsAgree(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFirstCheck is what a fresh engine's first check costs on the guardrail
+// rules: every pattern's DFA and every combo's start with no states, and build those
+// the answer needs (within their budgets; where they give up, regexp runs). The
+// engine is built with the timer stopped.
+func BenchmarkFirstCheck(b *testing.B) {
+	for _, w := range workloads(b) {
+		if w.name != "guardrails/4096/answer1" && w.name != "guardrails/65536/answer1" {
+			continue
+		}
+		b.Run(w.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				eng := benchEngine(b, w.rules())
+				_, m := eng.BeginMove(context.Background(), "bench")
+				b.StartTimer()
+				m.CheckAnswer(context.Background(), w.text)
+				b.StopTimer()
+				eng.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
