@@ -618,6 +618,11 @@ func analyze(re *syntax.Regexp) *info {
 	case syntax.OpStar:
 		return anything()
 	case syntax.OpQuest:
+		if neverExact(re.Sub[0], 8) {
+			// Simplify turns .{0,80} into 80 nested (.(...)?)?: analysing each
+			// level would only find that it is not exact, 80 times over.
+			return anything()
+		}
 		c := analyze(re.Sub[0])
 		if c.exact {
 			if u := union(c.ex, emptyOnly); len(u) <= maxSet {
@@ -647,6 +652,29 @@ func analyze(re *syntax.Regexp) *info {
 	}
 	// Unknown operator: assume nothing.
 	return anything()
+}
+
+// neverExact reports, looking at most depth levels down, that analyze(re) is
+// surely not exact (false: it may be). Only what analyze's cases make
+// inexact whatever the sizes counts: ., x*, x+, x{0,n}, and a concatenation,
+// alternation, capture or x? holding one.
+func neverExact(re *syntax.Regexp, depth int) bool {
+	switch re.Op {
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpStar, syntax.OpPlus:
+		return true
+	case syntax.OpRepeat:
+		return re.Min == 0 || re.Max != re.Min || depth > 0 && neverExact(re.Sub[0], depth-1)
+	case syntax.OpConcat, syntax.OpAlternate, syntax.OpCapture, syntax.OpQuest:
+		if depth == 0 {
+			return false
+		}
+		for _, s := range re.Sub {
+			if neverExact(s, depth-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // atLeastOnce handles x{min,max} with min >= 1 (max < 0: unbounded).
