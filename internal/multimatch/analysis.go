@@ -149,7 +149,8 @@ func Analyze(pattern string) (*Analysis, error) {
 		qstr = printTree(q)
 	}
 	a.runText = qstr
-	qs := q.Simplify()
+	qs, sm := simplify(q) // q.Simplify() in pooled memory (see simplify.go)
+	defer releaseSimplifier(sm)
 	pb := compileProg(qs) // syntax.Compile(qs) into pooled memory (see prog.go)
 	prog := &pb.prog
 	a.insts = len(prog.Inst)

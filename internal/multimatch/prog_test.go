@@ -1,8 +1,10 @@
 package multimatch
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"regexp/syntax"
+	"slices"
 	"testing"
 )
 
@@ -43,4 +45,43 @@ func TestCompileIntoSame(t *testing.T) {
 func liveThreadsOf(prog *syntax.Prog) int {
 	b := progBuf{prog: *prog}
 	return b.liveThreads()
+}
+
+// TestSimplifySame holds the pooled simplifier to syntax.Regexp.Simplify: the same
+// tree, on the corpus, random patterns and counted repetitions of every shape,
+// through pooled reuse (each pattern's simplifier was used before).
+func TestSimplifySame(t *testing.T) {
+	patterns := append(RealisticPatterns(2000, 5),
+		`x{0}`, `x{1}`, `x{0,}`, `x{1,}`, `x{4,}`, `x{2,5}`, `x{0,5}`, `(?:)*`, `(?:){3,9}`, `(?:a*){2,4}`,
+		`(?:a+){1,}`, `(?:a?)?`, `(?U)(?:ab){2,}?`, `(?s)[\s\S]{0,1000}z`, `(\w+\s+){0,100}z`,
+		`(?:(?:a{0,3}){0,3}){0,3}b`, `x{600}`, `(?:x{0,9}y){2,3}`)
+	r := rand.New(rand.NewPCG(9, 43))
+	for range 3000 {
+		patterns = append(patterns, randRegexp(r, 0))
+	}
+	for _, pat := range patterns {
+		re, err := syntax.Parse(pat, syntax.Perl)
+		if err != nil {
+			continue
+		}
+		want := re.Simplify()
+		got, s := simplify(re)
+		if !sameTree(got, want) {
+			t.Fatalf("%q: simplify gave %v, Simplify %v", pat, got, want)
+		}
+		releaseSimplifier(s)
+	}
+}
+
+func sameTree(a, b *syntax.Regexp) bool {
+	if a.Op != b.Op || a.Flags != b.Flags || a.Min != b.Min || a.Max != b.Max || a.Cap != b.Cap ||
+		a.Name != b.Name || !slices.Equal(a.Rune, b.Rune) || len(a.Sub) != len(b.Sub) {
+		return false
+	}
+	for i := range a.Sub {
+		if !sameTree(a.Sub[i], b.Sub[i]) {
+			return false
+		}
+	}
+	return true
 }
