@@ -958,6 +958,19 @@ func alternateInfo(parts []*info) *info {
 		}
 		return shrink(dedup(set), keepPrefix)
 	}
+	// One backing array for the four lists, sized for the whole loop unless
+	// compact will cut them anyway: appending element by element reallocated
+	// each list a few times over.
+	nex, npre, nsuf, nbest := 0, 0, 0, 0
+	for _, c := range parts {
+		nex, npre, nsuf = nex+len(c.ex), npre+len(c.pre), nsuf+len(c.suf)
+		nbest += len(c.pre) // a guess: groups are about the size of the prefix sets
+	}
+	nex, npre, nsuf, nbest = min(nex, 8*maxSet), min(npre, 8*maxSet), min(nsuf, 8*maxSet), min(nbest, 8*maxSet)
+	buf := make([]lit, 0, nex+npre+nsuf+nbest)
+	ex, buf = buf[:0:nex], buf[nex:nex:cap(buf)]
+	pre, buf = buf[:0:npre], buf[npre:npre:cap(buf)]
+	suf, best = buf[:0:nsuf], buf[nsuf:nsuf:cap(buf)]
 	for _, c := range parts {
 		if out.exact && c.exact && len(ex) <= 4*maxSet {
 			ex = append(ex, c.ex...)

@@ -2,6 +2,7 @@ package multimatch
 
 import (
 	"regexp/syntax"
+	"slices"
 	"sync"
 )
 
@@ -17,18 +18,25 @@ type memo struct {
 	parts  []*info          // analyze(elems[i]), nil until first needed
 	all    *info            // analyze(qs), nil until first needed
 	groups []groupMemo      // by first use; a pattern has a few dozen groups at most
-	min    *minScratch      // from scratchPool; back there on release
+	min    *minScratch      // minimize's working memory, made when first needed
+	one    [1]*syntax.Regexp
 }
 
-// scratchPool keeps minimize's working memory from pattern to pattern.
-var scratchPool = sync.Pool{New: func() any { return &minScratch{} }}
+// memoPool keeps memos, their lists and minimize's working memory from pattern
+// to pattern: a cold load makes 10,000 of them.
+var memoPool = sync.Pool{New: func() any { return new(memo) }}
 
-// release gives back m's working memory; m computes nothing afterwards.
+// release gives m back to memoPool; m computes nothing afterwards. What it
+// returned (minimized groups, infos) stays valid: only its lists are reused.
 func (m *memo) release() {
-	if m.min != nil {
-		scratchPool.Put(m.min)
-		m.min = nil
+	if m == nil {
+		return
 	}
+	clear(m.parts)
+	clear(m.groups)
+	m.qs, m.elems, m.all, m.one[0] = nil, nil, nil, nil
+	m.parts, m.groups = m.parts[:0], m.groups[:0]
+	memoPool.Put(m)
 }
 
 // groupMemo is what is known of one group: its minimized form, its cost.
@@ -48,11 +56,14 @@ type groupKey struct {
 }
 
 func newMemo(qs *syntax.Regexp) *memo {
-	m := &memo{qs: qs, elems: []*syntax.Regexp{qs}}
+	m := memoPool.Get().(*memo)
+	m.qs = qs
+	m.one[0] = qs
+	m.elems = m.one[:]
 	if qs.Op == syntax.OpConcat {
 		m.elems = qs.Sub
 	}
-	m.parts = make([]*info, len(m.elems))
+	m.parts = slices.Grow(m.parts[:0], len(m.elems))[:len(m.elems)]
 	return m
 }
 
@@ -93,7 +104,7 @@ func (m *memo) minimize(g []lit) []lit {
 	gm := m.group(g)
 	if !gm.hasMin {
 		if m.min == nil {
-			m.min = scratchPool.Get().(*minScratch)
+			m.min = &minScratch{}
 		}
 		gm.min, gm.hasMin = minimizeWith(g, m.min), true
 	}
