@@ -156,17 +156,77 @@ func product(a, b []lit) (res []lit, fits bool) {
 	case len(a) == 1 && a[0] == lit{}:
 		return b, len(b) <= maxSet && maxLen(b) <= maxLitLen
 	}
-	res = make([]lit, 0, len(a)*len(b))
-	for _, x := range a {
-		for _, y := range b {
-			res = append(res, cat(x, y))
-		}
-	}
+	res = catAll(a, b)
 	if len(a) > 1 && len(b) > 1 {
 		// With a singleton side the elements are already distinct.
 		res = dedup(res)
 	}
 	return res, len(res) <= maxSet && maxLen(res) <= maxLitLen
+}
+
+// catAll returns cat(x, y) for every x of a and y of b, in that order. The
+// elements' bytes are written into one string and sliced from it (and their
+// masks into another): one allocation or two for the product, not one or two
+// per element. A cold load of 10,000 patterns concatenated 400,000 literals.
+func catAll(a, b []lit) []lit {
+	res := make([]lit, 0, len(a)*len(b))
+	n, nm := 0, 0
+	for _, x := range a {
+		for _, y := range b {
+			if x.s != "" && y.s != "" {
+				n += len(x.s) + len(y.s)
+				if x.m != "" || y.m != "" {
+					nm += len(x.s) + len(y.s)
+				}
+			}
+		}
+	}
+	var sb, mb strings.Builder
+	sb.Grow(n)
+	mb.Grow(nm)
+	for _, x := range a {
+		for _, y := range b {
+			if x.s != "" && y.s != "" {
+				sb.WriteString(x.s)
+				sb.WriteString(y.s)
+				if x.m != "" || y.m != "" {
+					writeMask(&mb, x)
+					writeMask(&mb, y)
+				}
+			}
+		}
+	}
+	ss, ms := sb.String(), mb.String()
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x.s == "":
+				res = append(res, y)
+			case y.s == "":
+				res = append(res, x)
+			default:
+				k := len(x.s) + len(y.s)
+				r := lit{s: ss[:k]}
+				ss = ss[k:]
+				if x.m != "" || y.m != "" {
+					r.m, ms = ms[:k], ms[k:]
+				}
+				res = append(res, r)
+			}
+		}
+	}
+	return res
+}
+
+// writeMask writes maskOf(l) to b.
+func writeMask(b *strings.Builder, l lit) {
+	if l.m != "" {
+		b.WriteString(l.m)
+		return
+	}
+	for range len(l.s) {
+		b.WriteByte(0)
+	}
 }
 
 // shrinkPrefix cuts the elements of set (keeping their beginnings) until the

@@ -222,3 +222,29 @@ func TestKeyCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestCatAll holds product's one-string concatenation to cat, pair by pair: empty
+// elements, masks on either side or both, and none.
+func TestCatAll(t *testing.T) {
+	sets := [][]lit{
+		{{}},
+		{{s: "ab"}, {s: "c"}},
+		{{}, {s: "x"}, {s: "Y", m: "\x01"}},
+		{{s: "Ab", m: "\x01\x00"}, {s: "é"}},
+		{{s: "k"}, {s: "K", m: "\x01"}, {s: "kk"}},
+	}
+	for _, a := range sets {
+		for _, b := range sets {
+			got := catAll(a, b)
+			var want []lit
+			for _, x := range a {
+				for _, y := range b {
+					want = append(want, cat(x, y))
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("catAll(%q, %q) = %q, want %q", a, b, got, want)
+			}
+		}
+	}
+}
