@@ -760,8 +760,29 @@ func atLeastOnce(c *info, min, max int) *info {
 	return x
 }
 
-// runeInfo describes one literal rune.
+// runeInfo describes one literal rune; ASCII runes' infos are made once (see
+// asciiInfos): every k and s of a case-insensitive word comes here.
 func runeInfo(r rune, fold bool) *info {
+	if r < utf8.RuneSelf && r >= 0 {
+		f := 0
+		if fold {
+			f = 1
+		}
+		return asciiInfos[f][r]
+	}
+	return describeRune(r, fold)
+}
+
+// asciiInfos[fold][r] is describeRune(r, fold == 1); infos are never modified.
+var asciiInfos = func() (t [2][utf8.RuneSelf]*info) {
+	for r := range rune(utf8.RuneSelf) {
+		t[0][r], t[1][r] = describeRune(r, false), describeRune(r, true)
+	}
+	return t
+}()
+
+// describeRune is runeInfo without the table.
+func describeRune(r rune, fold bool) *info {
 	if r == utf8.RuneError || !utf8.ValidRune(r) {
 		// U+FFFD also matches every invalid byte of the text: no literal.
 		return anything()

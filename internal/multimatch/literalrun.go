@@ -36,7 +36,8 @@ func literalInfo(runes []rune, fold bool) *info {
 	if width > maxLitLen {
 		return nil
 	}
-	var s, m []byte
+	var sbuf, mbuf [maxLitLen]byte // width <= maxLitLen
+	s, m := sbuf[:0], mbuf[:0]
 	sensitive := false
 	cur := emptyOnly
 	flush := func() {
