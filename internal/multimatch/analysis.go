@@ -187,6 +187,7 @@ func Analyze(pattern string) (*Analysis, error) {
 		// Compiled when first needed (most patterns never are candidates).
 		a.fromBody = fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, a.before+utf8.UTFMax-1+anchoredSlack, qstr)
 	}
+	clipGroups(a) // the analysis outlives the sets it was made from
 	return a, nil
 }
 

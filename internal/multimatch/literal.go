@@ -332,7 +332,7 @@ func minimizeWith(set []lit, sc *minScratch) []lit {
 		filters[k].add(low)
 	}
 	sc.next, sc.lows, sc.lens, sc.filters = next, lows, lens, filters
-	out := make([]lit, 0, len(set))
+	var out keep
 outer:
 	for i, a := range set {
 		low := lows[i]
@@ -345,15 +345,46 @@ outer:
 				j, ok := folded[low[x:x+n]]
 				for ; ok && j >= 0; j = next[j] {
 					if int(j) != i && (n < len(a.s) || int(j) < i) && implies(a, set[j]) {
+						out.drop(set, i)
 						continue outer
 					}
 				}
 			}
 		}
-		out = append(out, a)
+		out.keep(a)
 	}
 	clear(lows) // do not keep the strings alive
-	return out
+	return out.result(set)
+}
+
+// keep collects the elements of a set that minimize keeps, in order, making a
+// new list only once one is dropped: most sets lose none, and the set is then
+// returned as it is (sets are never modified once made).
+type keep struct {
+	out     []lit
+	dropped bool
+}
+
+// drop notes that set[i] is dropped; the elements before it were kept.
+func (k *keep) drop(set []lit, i int) {
+	if !k.dropped {
+		k.dropped = true
+		k.out = append(make([]lit, 0, len(set)-1), set[:i]...)
+	}
+}
+
+// keep notes that a is kept.
+func (k *keep) keep(a lit) {
+	if k.dropped {
+		k.out = append(k.out, a)
+	}
+}
+
+func (k *keep) result(set []lit) []lit {
+	if !k.dropped {
+		return set
+	}
+	return k.out
 }
 
 // headFilter is a 256-bit filter of the first two bytes of strings.
@@ -408,18 +439,19 @@ func minimizeSmall(set []lit) []lit {
 			has[i][c>>6] |= 1 << (c & 63)
 		}
 	}
-	out := make([]lit, 0, len(set))
+	var out keep
 outer:
 	for i, a := range set {
 		for j, b := range set {
 			if i != j && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) &&
 				(first[j] < 0 || has[i][first[j]>>6]&(1<<(first[j]&63)) != 0) && implies(a, b) {
+				out.drop(set, i)
 				continue outer
 			}
 		}
-		out = append(out, a)
+		out.keep(a)
 	}
-	return out
+	return out.result(set)
 }
 
 // minimizePairs is minimize by comparing every pair: the reference the tests hold the

@@ -134,3 +134,33 @@ func (m *memo) group(g []lit) *groupMemo {
 	m.groups = append(m.groups, groupMemo{key: k})
 	return &m.groups[len(m.groups)-1]
 }
+
+// clipGroups gives the groups and the anchor a keeps lists of their own size:
+// minimize returns a set as it is when it drops nothing, and a set made by a
+// cross product has room for the elements dedup removed. A list the anchor and
+// a group (or two groups) share stays shared.
+func clipGroups(a *Analysis) {
+	type clipped struct {
+		first *lit
+		n     int
+		to    []lit
+	}
+	var done []clipped
+	clip := func(g []lit) []lit {
+		if len(g) == 0 || cap(g) == len(g) {
+			return g
+		}
+		for _, c := range done {
+			if c.first == &g[0] && c.n == len(g) {
+				return c.to
+			}
+		}
+		to := slices.Clone(g)
+		done = append(done, clipped{&g[0], len(g), to})
+		return to
+	}
+	a.anchor = clip(a.anchor)
+	for i, g := range a.groups {
+		a.groups[i] = clip(g)
+	}
+}
