@@ -605,6 +605,9 @@ func anything() *info { return anyInfo }
 
 var anyInfo = &info{pre: emptyOnly, suf: emptyOnly}
 
+// emptyInfo is exactInfo(emptyOnly), the info of every assertion, made once.
+var emptyInfo = exactInfo(emptyOnly)
+
 func exactInfo(set []lit) *info {
 	return &info{exact: true, ex: set, pre: set, suf: set}
 }
@@ -690,7 +693,7 @@ func analyze(re *syntax.Regexp) *info {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine,
 		syntax.OpBeginText, syntax.OpEndText,
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return exactInfo(emptyOnly)
+		return emptyInfo
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
 		if x := literalInfo(re.Rune, fold); x != nil {
