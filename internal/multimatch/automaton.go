@@ -132,10 +132,17 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 			}
 		}
 	}
+	// first and sib are done with: their memory serves order and fail (a cold
+	// load builds an automaton of 300,000 states; each array is 1.2 MB).
+	order := first[:1]
+	if cap(order) < ns {
+		order = make([]int32, 1, ns)
+	}
+	order[0] = 0
+	failMem := sib[:0]
 	first, sib = nil, nil
 
 	// Breadth-first order.
-	order := make([]int32, 1, ns)
 	for qi := 0; qi < len(order); qi++ {
 		order = append(order, kids[kidOff[order[qi]]:kidOff[order[qi]+1]]...)
 	}
@@ -182,7 +189,12 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	// Failure links, outputs and dense rows, in breadth-first order: a
 	// failure state is shallower, so its link, its outputs and (when dense)
 	// its complete row are known before the states that fail to it.
-	fail := make([]int32, ns) // trie ids
+	fail := failMem[:0] // trie ids
+	if cap(fail) < ns {
+		fail = make([]int32, ns)
+	}
+	fail = fail[:ns]
+	clear(fail)
 	a.outLink = make([]int32, ns)
 	hasOut := make([]bool, ns) // by trie id
 	enc := func(u int32) uint32 {
@@ -245,6 +257,13 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	a.outOff[ns] = uint32(len(a.outVal))
 
 	// Sparse states.
+	multi := 0 // children of the sparse states with several
+	for i := nd; i < ns; i++ {
+		if n := kidOff[byID[i]+1] - kidOff[byID[i]]; n > 1 {
+			multi += int(n)
+		}
+	}
+	a.sCls, a.sNext = make([]uint8, 0, multi), make([]uint32, 0, multi)
 	a.sparse = make([]sparseState, ns-nd)
 	for i := nd; i < ns; i++ {
 		u := byID[i]
