@@ -89,6 +89,9 @@ func (m *memo) whole() *info {
 
 // run returns the analysis of the concatenation of elements i to j-1.
 func (m *memo) run(i, j int) *info {
+	if i == 0 && j == len(m.elems) && m.all != nil && m.qs.Op == syntax.OpConcat {
+		return m.all // the whole, made already (the anchor search asks for it again)
+	}
 	parts := make([]*info, j-i)
 	for k := range parts {
 		parts[k] = m.part(i + k)
