@@ -135,8 +135,10 @@ func maxLen(set []lit) int {
 	return n
 }
 
-func union(a, b []lit) []lit {
-	r := make([]lit, 0, len(a)+len(b))
+func union(a, b []lit) []lit { return (*litArena)(nil).union(a, b) }
+
+func (ar *litArena) union(a, b []lit) []lit {
+	r := ar.alloc(len(a) + len(b))
 	r = append(r, a...)
 	r = append(r, b...)
 	return dedup(r)
@@ -145,7 +147,9 @@ func union(a, b []lit) []lit {
 // product returns {x+y : x in a, y in b}; fits reports whether the result
 // respects maxSet and maxLitLen. It returns nil, false when the product is
 // too expensive to compute.
-func product(a, b []lit) (res []lit, fits bool) {
+func product(a, b []lit) (res []lit, fits bool) { return (*litArena)(nil).product(a, b) }
+
+func (ar *litArena) product(a, b []lit) (res []lit, fits bool) {
 	if len(a)*len(b) > maxProduct {
 		return nil, false
 	}
@@ -156,7 +160,7 @@ func product(a, b []lit) (res []lit, fits bool) {
 	case len(a) == 1 && a[0] == lit{}:
 		return b, len(b) <= maxSet && maxLen(b) <= maxLitLen
 	}
-	res = catAll(a, b)
+	res = ar.catAll(a, b)
 	if len(a) > 1 && len(b) > 1 {
 		// With a singleton side the elements are already distinct.
 		res = dedup(res)
@@ -168,8 +172,8 @@ func product(a, b []lit) (res []lit, fits bool) {
 // elements' bytes are written into one string and sliced from it (and their
 // masks into another): one allocation or two for the product, not one or two
 // per element. A cold load of 10,000 patterns concatenated 400,000 literals.
-func catAll(a, b []lit) []lit {
-	res := make([]lit, 0, len(a)*len(b))
+func (ar *litArena) catAll(a, b []lit) []lit {
+	res := ar.alloc(len(a) * len(b))
 	n, nm := 0, 0
 	for _, x := range a {
 		for _, y := range b {
@@ -232,12 +236,12 @@ func writeMask(b *strings.Builder, l lit) {
 // shrinkPrefix cuts the elements of set (keeping their beginnings) until the
 // set respects the limits. Every element of the result is a prefix of an
 // element of set and every element of set starts with one of the result.
-func shrinkPrefix(set []lit) []lit { return shrink(set, true) }
+func shrinkPrefix(set []lit) []lit { return (*litArena)(nil).shrink(set, true) }
 
 // shrinkSuffix is shrinkPrefix keeping the ends of the elements.
-func shrinkSuffix(set []lit) []lit { return shrink(set, false) }
+func shrinkSuffix(set []lit) []lit { return (*litArena)(nil).shrink(set, false) }
 
-func shrink(set []lit, keepPrefix bool) []lit {
+func (ar *litArena) shrink(set []lit, keepPrefix bool) []lit {
 	cut := func(l lit, n int) lit {
 		if len(l.s) <= n {
 			return l
@@ -248,7 +252,7 @@ func shrink(set []lit, keepPrefix bool) []lit {
 		return l.sub(len(l.s)-n, len(l.s))
 	}
 	if maxLen(set) > maxLitLen {
-		out := make([]lit, len(set))
+		out := ar.alloc(len(set))[:len(set)]
 		for i, l := range set {
 			out[i] = cut(l, maxLitLen)
 		}
@@ -259,7 +263,7 @@ func shrink(set []lit, keepPrefix bool) []lit {
 		if n == 0 {
 			break
 		}
-		out := make([]lit, len(set))
+		out := ar.alloc(len(set))[:len(set)]
 		for i, l := range set {
 			out[i] = cut(l, n-1)
 		}
@@ -277,7 +281,7 @@ func shrink(set []lit, keepPrefix bool) []lit {
 // the folded elements: n·L·D lookups (D distinct lengths) instead of n²
 // comparisons, case-sensitive elements included, and implies runs only on the
 // few pairs a lookup finds.
-func minimize(set []lit) []lit { return minimizeWith(set, nil) }
+func minimize(set []lit) []lit { return (*litArena)(nil).minimizeWith(set, nil) }
 
 // minScratch is minimize's working memory, kept by a memo between calls.
 type minScratch struct {
@@ -289,12 +293,12 @@ type minScratch struct {
 }
 
 // minimizeWith is minimize using sc's memory (nil: its own).
-func minimizeWith(set []lit, sc *minScratch) []lit {
+func (ar *litArena) minimizeWith(set []lit, sc *minScratch) []lit {
 	if !slices.IsSortedFunc(set, cmpLit) || hasDup(set) {
 		set = dedup(slices.Clone(set))
 	}
 	if len(set) <= smallSet {
-		return minimizeSmall(set)
+		return ar.minimizeSmall(set)
 	}
 	if sc == nil {
 		sc = &minScratch{}
@@ -345,7 +349,7 @@ outer:
 				j, ok := folded[low[x:x+n]]
 				for ; ok && j >= 0; j = next[j] {
 					if int(j) != i && (n < len(a.s) || int(j) < i) && implies(a, set[j]) {
-						out.drop(set, i)
+						out.drop(ar, set, i)
 						continue outer
 					}
 				}
@@ -366,10 +370,10 @@ type keep struct {
 }
 
 // drop notes that set[i] is dropped; the elements before it were kept.
-func (k *keep) drop(set []lit, i int) {
+func (k *keep) drop(ar *litArena, set []lit, i int) {
 	if !k.dropped {
 		k.dropped = true
-		k.out = append(make([]lit, 0, len(set)-1), set[:i]...)
+		k.out = append(ar.alloc(len(set)-1), set[:i]...)
 	}
 }
 
@@ -426,7 +430,7 @@ const smallSet = 16
 
 // minimizeSmall is minimizePairs for a set of at most smallSet elements, calling implies
 // only when a's bytes hold b's first byte (folded): an occurrence of b in a would.
-func minimizeSmall(set []lit) []lit {
+func (ar *litArena) minimizeSmall(set []lit) []lit {
 	var first [smallSet]int16   // folded first byte, -1: the empty string
 	var has [smallSet][4]uint64 // folded bytes present
 	for i, l := range set {
@@ -445,7 +449,7 @@ outer:
 		for j, b := range set {
 			if i != j && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) &&
 				(first[j] < 0 || has[i][first[j]>>6]&(1<<(first[j]&63)) != 0) && implies(a, b) {
-				out.drop(set, i)
+				out.drop(ar, set, i)
 				continue outer
 			}
 		}
@@ -686,7 +690,9 @@ func (x *info) prune() {
 	}
 }
 
-func analyze(re *syntax.Regexp) *info {
+func analyze(re *syntax.Regexp) *info { return (*litArena)(nil).analyze(re) }
+
+func (ar *litArena) analyze(re *syntax.Regexp) *info {
 	switch re.Op {
 	case syntax.OpNoMatch:
 		return exactInfo([]lit{})
@@ -696,20 +702,20 @@ func analyze(re *syntax.Regexp) *info {
 		return emptyInfo
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
-		if x := literalInfo(re.Rune, fold); x != nil {
+		if x := ar.literalInfo(re.Rune, fold); x != nil {
 			return x
 		}
 		parts := make([]*info, len(re.Rune))
 		for i, r := range re.Rune {
 			parts[i] = runeInfo(r, fold)
 		}
-		return concatInfo(parts)
+		return ar.concatInfo(parts)
 	case syntax.OpCharClass:
 		return classInfo(re.Rune)
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
 		return anything()
 	case syntax.OpCapture:
-		return analyze(re.Sub[0])
+		return ar.analyze(re.Sub[0])
 	case syntax.OpStar:
 		return anything()
 	case syntax.OpQuest:
@@ -718,32 +724,32 @@ func analyze(re *syntax.Regexp) *info {
 			// level would only find that it is not exact, 80 times over.
 			return anything()
 		}
-		c := analyze(re.Sub[0])
+		c := ar.analyze(re.Sub[0])
 		if c.exact {
-			if u := union(c.ex, emptyOnly); len(u) <= maxSet {
+			if u := ar.union(c.ex, emptyOnly); len(u) <= maxSet {
 				return exactInfo(u)
 			}
 		}
 		return anything()
 	case syntax.OpPlus:
-		return atLeastOnce(analyze(re.Sub[0]), 1, -1)
+		return ar.atLeastOnce(ar.analyze(re.Sub[0]), 1, -1)
 	case syntax.OpRepeat:
 		if re.Min == 0 {
 			return anything()
 		}
-		return atLeastOnce(analyze(re.Sub[0]), re.Min, re.Max)
+		return ar.atLeastOnce(ar.analyze(re.Sub[0]), re.Min, re.Max)
 	case syntax.OpConcat:
 		parts := make([]*info, len(re.Sub))
 		for i, s := range re.Sub {
-			parts[i] = analyze(s)
+			parts[i] = ar.analyze(s)
 		}
-		return concatInfo(parts)
+		return ar.concatInfo(parts)
 	case syntax.OpAlternate:
 		parts := make([]*info, len(re.Sub))
 		for i, s := range re.Sub {
-			parts[i] = analyze(s)
+			parts[i] = ar.analyze(s)
 		}
-		return alternateInfo(parts)
+		return ar.alternateInfo(parts)
 	}
 	// Unknown operator: assume nothing.
 	return anything()
@@ -773,12 +779,12 @@ func neverExact(re *syntax.Regexp, depth int) bool {
 }
 
 // atLeastOnce handles x{min,max} with min >= 1 (max < 0: unbounded).
-func atLeastOnce(c *info, min, max int) *info {
+func (ar *litArena) atLeastOnce(c *info, min, max int) *info {
 	if c.exact && min == max {
 		set := emptyOnly
 		ok := true
 		for i := 0; i < min && ok; i++ {
-			set, ok = product(set, c.ex)
+			set, ok = ar.product(set, c.ex)
 		}
 		if ok {
 			return exactInfo(set)
@@ -990,7 +996,9 @@ func leadByte(r rune) byte {
 	return buf[0]
 }
 
-func concatInfo(parts []*info) *info {
+func concatInfo(parts []*info) *info { return (*litArena)(nil).concatInfo(parts) }
+
+func (ar *litArena) concatInfo(parts []*info) *info {
 	out := &info{}
 	// Forward pass: cur is a set of which every match of parts[:i] ends
 	// with an element (exact while curExact).
@@ -999,7 +1007,7 @@ func concatInfo(parts []*info) *info {
 	for _, c := range parts {
 		out.groups = append(out.groups, c.groups...)
 		if c.exact {
-			if p, ok := product(cur, c.ex); ok {
+			if p, ok := ar.product(cur, c.ex); ok {
 				cur = p
 				continue
 			}
@@ -1010,7 +1018,7 @@ func concatInfo(parts []*info) *info {
 			cur, curExact = c.ex, false
 			continue
 		}
-		if p, ok := product(cur, c.pre); ok {
+		if p, ok := ar.product(cur, c.pre); ok {
 			out.addGroup(p)
 			if !preSet {
 				out.pre, preSet = p, true
@@ -1019,8 +1027,8 @@ func concatInfo(parts []*info) *info {
 			out.addGroup(cur)
 			out.addGroup(c.pre)
 			if p != nil {
-				out.addGroup(shrinkPrefix(p))
-				out.addGroup(shrinkSuffix(p))
+				out.addGroup(ar.shrink(p, true))
+				out.addGroup(ar.shrink(p, false))
 			}
 			if !preSet {
 				out.pre, preSet = cur, true
@@ -1041,14 +1049,14 @@ func concatInfo(parts []*info) *info {
 	for i := len(parts) - 1; i >= 0 && !sufSet; i-- {
 		c := parts[i]
 		if c.exact {
-			if p, ok := product(c.ex, cur); ok {
+			if p, ok := ar.product(c.ex, cur); ok {
 				cur = p
 				continue
 			}
 			out.suf, sufSet = cur, true
 			continue
 		}
-		if p, ok := product(c.suf, cur); ok {
+		if p, ok := ar.product(c.suf, cur); ok {
 			out.suf = p
 		} else {
 			out.suf = cur
@@ -1062,7 +1070,7 @@ func concatInfo(parts []*info) *info {
 	return out
 }
 
-func alternateInfo(parts []*info) *info {
+func (ar *litArena) alternateInfo(parts []*info) *info {
 	out := &info{exact: true}
 	var ex, pre, suf, best []lit
 	bestOK := true
@@ -1072,7 +1080,7 @@ func alternateInfo(parts []*info) *info {
 		if len(set) <= 4*maxSet {
 			return set
 		}
-		return shrink(dedup(set), keepPrefix)
+		return ar.shrink(dedup(set), keepPrefix)
 	}
 	// One backing array for the four lists, sized for the whole loop unless
 	// compact will cut them anyway: appending element by element reallocated
@@ -1083,7 +1091,7 @@ func alternateInfo(parts []*info) *info {
 		nbest += len(c.pre) // a guess: groups are about the size of the prefix sets
 	}
 	nex, npre, nsuf, nbest = min(nex, 8*maxSet), min(npre, 8*maxSet), min(nsuf, 8*maxSet), min(nbest, 8*maxSet)
-	buf := make([]lit, 0, nex+npre+nsuf+nbest)
+	buf := ar.alloc(nex + npre + nsuf + nbest)
 	ex, buf = buf[:0:nex], buf[nex:nex:cap(buf)]
 	pre, buf = buf[:0:npre], buf[npre:npre:cap(buf)]
 	suf, best = buf[:0:nsuf], buf[nsuf:nsuf:cap(buf)]
@@ -1109,10 +1117,10 @@ func alternateInfo(parts []*info) *info {
 		}
 		out.exact = false
 	}
-	out.pre = shrinkPrefix(dedup(pre))
-	out.suf = shrinkSuffix(dedup(suf))
+	out.pre = ar.shrink(dedup(pre), true)
+	out.suf = ar.shrink(dedup(suf), false)
 	if bestOK {
-		out.addGroup(shrinkPrefix(dedup(best)))
+		out.addGroup(ar.shrink(dedup(best), true))
 	}
 	return out
 }

@@ -149,7 +149,7 @@ func TestMinimizeSmall(t *testing.T) {
 			set = append(set, lit{s: string(b), m: normMask(string(m))})
 		}
 		set = dedup(set)
-		if got, want := minimizeSmall(set), minimizePairs(set); !slices.Equal(got, want) {
+		if got, want := (*litArena)(nil).minimizeSmall(set), minimizePairs(set); !slices.Equal(got, want) {
 			t.Fatalf("set %q: minimizeSmall %q, pairwise %q", set, got, want)
 		}
 	}
@@ -235,7 +235,7 @@ func TestCatAll(t *testing.T) {
 	}
 	for _, a := range sets {
 		for _, b := range sets {
-			got := catAll(a, b)
+			got := (*litArena)(nil).catAll(a, b)
 			var want []lit
 			for _, x := range a {
 				for _, y := range b {

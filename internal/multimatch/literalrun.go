@@ -12,7 +12,7 @@ import (
 // a cross product. It returns nil when the result would exceed the set limits
 // or a rune has no literal; the rune-by-rune path then handles the literal,
 // and gives the same info in every other case.
-func literalInfo(runes []rune, fold bool) *info {
+func (ar *litArena) literalInfo(runes []rune, fold bool) *info {
 	// First pass: the size and width of the product, and the runes with
 	// several literals.
 	count, width := 1, 0
@@ -48,13 +48,13 @@ func literalInfo(runes []rune, fold bool) *info {
 		if sensitive {
 			l.m = string(m)
 		}
-		cur, _ = product(cur, []lit{l})
+		cur, _ = ar.product(cur, append(ar.alloc(1), l))
 		s, m, sensitive = s[:0], m[:0], false
 	}
 	for _, r := range runes {
 		if singleLitLen(r, fold) == 0 {
 			flush()
-			cur, _ = product(cur, multi[0].ex)
+			cur, _ = ar.product(cur, multi[0].ex)
 			multi = multi[1:]
 			continue
 		}

@@ -20,6 +20,7 @@ type memo struct {
 	groups []groupMemo      // by first use; a pattern has a few dozen groups at most
 	min    *minScratch      // minimize's working memory, made when first needed
 	one    [1]*syntax.Regexp
+	ar     litArena // the lists of the analysis, kept between patterns (see arena.go)
 }
 
 // memoPool keeps memos, their lists and minimize's working memory from pattern
@@ -36,6 +37,9 @@ func (m *memo) release() {
 	clear(m.groups)
 	m.qs, m.elems, m.all, m.one[0] = nil, nil, nil, nil
 	m.parts, m.groups = m.parts[:0], m.groups[:0]
+	if !m.ar.reset() {
+		return // a huge pattern's lists go to the garbage collector
+	}
 	memoPool.Put(m)
 }
 
@@ -70,7 +74,7 @@ func newMemo(qs *syntax.Regexp) *memo {
 // part returns analyze(m.elems[i]).
 func (m *memo) part(i int) *info {
 	if m.parts[i] == nil {
-		m.parts[i] = analyze(m.elems[i])
+		m.parts[i] = m.ar.analyze(m.elems[i])
 	}
 	return m.parts[i]
 }
@@ -81,7 +85,7 @@ func (m *memo) whole() *info {
 		if m.qs.Op == syntax.OpConcat {
 			m.all = m.run(0, len(m.elems))
 		} else {
-			m.all = analyze(m.qs)
+			m.all = m.ar.analyze(m.qs)
 		}
 	}
 	return m.all
@@ -96,7 +100,7 @@ func (m *memo) run(i, j int) *info {
 	for k := range parts {
 		parts[k] = m.part(i + k)
 	}
-	return concatInfo(parts)
+	return m.ar.concatInfo(parts)
 }
 
 // minimize is the package's minimize, each group once.
@@ -109,7 +113,7 @@ func (m *memo) minimize(g []lit) []lit {
 		if m.min == nil {
 			m.min = &minScratch{}
 		}
-		gm.min, gm.hasMin = minimizeWith(g, m.min), true
+		gm.min, gm.hasMin = m.ar.minimizeWith(g, m.min), true
 	}
 	return gm.min
 }
@@ -138,10 +142,10 @@ func (m *memo) group(g []lit) *groupMemo {
 	return &m.groups[len(m.groups)-1]
 }
 
-// clipGroups gives the groups and the anchor a keeps lists of their own size:
-// minimize returns a set as it is when it drops nothing, and a set made by a
-// cross product has room for the elements dedup removed. A list the anchor and
-// a group (or two groups) share stays shared.
+// clipGroups gives the groups and the anchor a keeps lists of their own, on the
+// heap: they were made in the memo's arena (or are sets shared with other infos,
+// with room for what dedup removed). A list the anchor and a group (or two
+// groups) share stays shared.
 func clipGroups(a *Analysis) {
 	type clipped struct {
 		first *lit
@@ -150,7 +154,7 @@ func clipGroups(a *Analysis) {
 	}
 	var done []clipped
 	clip := func(g []lit) []lit {
-		if len(g) == 0 || cap(g) == len(g) {
+		if len(g) == 0 {
 			return g
 		}
 		for _, c := range done {
