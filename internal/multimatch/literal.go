@@ -695,7 +695,7 @@ func analyze(re *syntax.Regexp) *info { return (*litArena)(nil).analyze(re) }
 func (ar *litArena) analyze(re *syntax.Regexp) *info {
 	switch re.Op {
 	case syntax.OpNoMatch:
-		return exactInfo([]lit{})
+		return ar.exactInfo([]lit{})
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine,
 		syntax.OpBeginText, syntax.OpEndText,
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
@@ -727,7 +727,7 @@ func (ar *litArena) analyze(re *syntax.Regexp) *info {
 		c := ar.analyze(re.Sub[0])
 		if c.exact {
 			if u := ar.union(c.ex, emptyOnly); len(u) <= maxSet {
-				return exactInfo(u)
+				return ar.exactInfo(u)
 			}
 		}
 		return anything()
@@ -787,10 +787,11 @@ func (ar *litArena) atLeastOnce(c *info, min, max int) *info {
 			set, ok = ar.product(set, c.ex)
 		}
 		if ok {
-			return exactInfo(set)
+			return ar.exactInfo(set)
 		}
 	}
-	x := &info{pre: c.pre, suf: c.suf}
+	x := ar.info()
+	x.pre, x.suf = c.pre, c.suf
 	x.groups = c.allGroups()
 	for i := len(x.groups) - 1; i >= 0; i-- {
 		if hasEmpty(x.groups[i]) {
@@ -999,7 +1000,7 @@ func leadByte(r rune) byte {
 func concatInfo(parts []*info) *info { return (*litArena)(nil).concatInfo(parts) }
 
 func (ar *litArena) concatInfo(parts []*info) *info {
-	out := &info{}
+	out := ar.info()
 	// Forward pass: cur is a set of which every match of parts[:i] ends
 	// with an element (exact while curExact).
 	cur, curExact := emptyOnly, true
@@ -1071,7 +1072,8 @@ func (ar *litArena) concatInfo(parts []*info) *info {
 }
 
 func (ar *litArena) alternateInfo(parts []*info) *info {
-	out := &info{exact: true}
+	out := ar.info()
+	out.exact = true
 	var ex, pre, suf, best []lit
 	bestOK := true
 	// Accumulate with append and compact now and then: alternations can
@@ -1113,7 +1115,7 @@ func (ar *litArena) alternateInfo(parts []*info) *info {
 	}
 	if out.exact {
 		if ex = dedup(ex); len(ex) <= maxSet {
-			return exactInfo(ex)
+			return ar.exactInfo(ex)
 		}
 		out.exact = false
 	}

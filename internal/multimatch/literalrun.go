@@ -75,7 +75,7 @@ func (ar *litArena) literalInfo(runes []rune, fold bool) *info {
 		}
 	}
 	flush()
-	return exactInfo(cur)
+	return ar.exactInfo(cur)
 }
 
 // singleLitLen returns the length of rune r's one literal (runeInfo's), or 0
