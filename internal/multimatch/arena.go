@@ -1,56 +1,47 @@
 package multimatch
 
-// litArena hands out the literal lists one Analyze makes and drops (cross products,
-// the lists of alternations, shrunk and minimized sets) from chunks its memo keeps from
-// pattern to pattern: at 10,000 patterns they were a third of a cold load's allocation
-// in Analyze, all garbage once the pattern's groups are chosen. What outlives Analyze
-// is copied out (clipGroups); class descriptions, which are kept across patterns, are
-// made on the heap (a nil *litArena allocates there).
+// litArena hands out what one Analyze makes and drops (infos, cross products, the
+// lists of alternations, shrunk and minimized sets, lists of groups) from chunks its
+// memo keeps from pattern to pattern: at 10,000 patterns these were half of a cold
+// load's allocation in Analyze, all garbage once the pattern's groups are chosen. What
+// outlives Analyze is copied out (clipGroups); class and ASCII rune descriptions, which
+// are kept across patterns, are made on the heap (a nil *litArena allocates there).
 type litArena struct {
-	chunks [][]lit
-	ci, n  int // the chunk being filled, and its lists used
-	infos  [][]info
-	ii, in int // the chunk of infos being filled, and its infos used
+	lits   slab[lit]
+	infos  slab[info]
+	groups slab[[]lit]
 }
 
 const (
-	infoChunk        = 256  // infos per chunk (28 KB)
-	litChunk         = 2048 // lits per chunk (64 KB)
-	maxPooledLitMem  = 8    // chunks a pooled arena keeps
-	maxArenaListSize = litChunk / 4
+	litChunk   = 2048 // lits per chunk (64 KB)
+	infoChunk  = 256  // infos per chunk (28 KB)
+	groupChunk = 1024 // group lists per chunk (24 KB)
+	// maxPooledSlabChunks bounds the chunks of each kind that a pooled arena keeps.
+	maxPooledSlabChunks = 8
 )
 
 // alloc returns an empty list with room for k literals.
 func (ar *litArena) alloc(k int) []lit {
-	if ar == nil || k > maxArenaListSize {
+	if ar == nil {
 		return make([]lit, 0, k)
 	}
-	if ar.ci < len(ar.chunks) && ar.n+k > litChunk {
-		ar.ci, ar.n = ar.ci+1, 0
-	}
-	if ar.ci == len(ar.chunks) {
-		ar.chunks = append(ar.chunks, make([]lit, litChunk))
-	}
-	l := ar.chunks[ar.ci][ar.n : ar.n : ar.n+k]
-	ar.n += k
-	return l
+	return ar.lits.alloc(k, litChunk)
 }
 
-// info returns a zeroed info; infos, too, are dropped with the memo, but for
-// the ones kept across patterns (classes, ASCII runes), made on the heap.
+// allocGroups returns an empty list with room for k groups.
+func (ar *litArena) allocGroups(k int) [][]lit {
+	if ar == nil {
+		return make([][]lit, 0, k)
+	}
+	return ar.groups.alloc(k, groupChunk)
+}
+
+// info returns a zeroed info.
 func (ar *litArena) info() *info {
 	if ar == nil {
 		return new(info)
 	}
-	if ar.ii < len(ar.infos) && ar.in == infoChunk {
-		ar.ii, ar.in = ar.ii+1, 0
-	}
-	if ar.ii == len(ar.infos) {
-		ar.infos = append(ar.infos, make([]info, infoChunk))
-	}
-	x := &ar.infos[ar.ii][ar.in]
-	ar.in++
-	return x
+	return &ar.infos.alloc(1, infoChunk)[:1][0]
 }
 
 // exactInfo is exactInfo in ar.
@@ -60,23 +51,44 @@ func (ar *litArena) exactInfo(set []lit) *info {
 	return x
 }
 
-// reset makes the arena's memory free again, cleared (the literals' strings are let
-// go); false when it holds too much to be kept.
+// reset makes the arena's memory free again, cleared (what it pointed to is let go);
+// false when it holds too much to be kept.
 func (ar *litArena) reset() bool {
-	for i := 0; i < len(ar.chunks) && i <= ar.ci; i++ {
-		c := ar.chunks[i]
-		if i == ar.ci {
-			c = c[:ar.n]
+	a, b, c := ar.lits.reset(), ar.infos.reset(), ar.groups.reset()
+	return a && b && c
+}
+
+// slab is chunks of T handed out in order.
+type slab[T any] struct {
+	chunks [][]T
+	ci, n  int // the chunk being filled, and its elements used
+}
+
+// alloc returns an empty slice with room for k, from a chunk of size unless k is
+// more than a quarter of that.
+func (s *slab[T]) alloc(k, size int) []T {
+	if k > size/4 {
+		return make([]T, 0, k)
+	}
+	if s.ci < len(s.chunks) && s.n+k > size {
+		s.ci, s.n = s.ci+1, 0
+	}
+	if s.ci == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]T, size))
+	}
+	l := s.chunks[s.ci][s.n : s.n : s.n+k]
+	s.n += k
+	return l
+}
+
+func (s *slab[T]) reset() bool {
+	for i := 0; i < len(s.chunks) && i <= s.ci; i++ {
+		c := s.chunks[i]
+		if i == s.ci {
+			c = c[:s.n]
 		}
 		clear(c)
 	}
-	for i := 0; i < len(ar.infos) && i <= ar.ii; i++ {
-		c := ar.infos[i]
-		if i == ar.ii {
-			c = c[:ar.in]
-		}
-		clear(c)
-	}
-	ar.ci, ar.n, ar.ii, ar.in = 0, 0, 0, 0
-	return len(ar.chunks) <= maxPooledLitMem && len(ar.infos) <= maxPooledLitMem
+	s.ci, s.n = 0, 0
+	return len(s.chunks) <= maxPooledSlabChunks
 }

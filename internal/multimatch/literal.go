@@ -1001,6 +1001,11 @@ func concatInfo(parts []*info) *info { return (*litArena)(nil).concatInfo(parts)
 
 func (ar *litArena) concatInfo(parts []*info) *info {
 	out := ar.info()
+	n := 1 // at most: the parts' groups, four a part, one at the end
+	for _, c := range parts {
+		n += len(c.groups) + 4
+	}
+	out.groups = ar.allocGroups(n)
 	// Forward pass: cur is a set of which every match of parts[:i] ends
 	// with an element (exact while curExact).
 	cur, curExact := emptyOnly, true
