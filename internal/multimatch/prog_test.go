@@ -85,3 +85,34 @@ func sameTree(a, b *syntax.Regexp) bool {
 	}
 	return true
 }
+
+// FuzzSimplifyCompileSame holds the pooled simplifier and compiler to regexp/syntax's
+// on any pattern that parses.
+func FuzzSimplifyCompileSame(f *testing.F) {
+	for _, p := range RealisticPatterns(50, 1) {
+		f.Add(p)
+	}
+	f.Add(`(?:(?:a{0,3}){0,3}){0,3}b`)
+	f.Add(`(?s)[\s\S]{0,1000}z`)
+	var p syntax.Prog
+	f.Fuzz(func(t *testing.T, pat string) {
+		re, err := syntax.Parse(pat, syntax.Perl)
+		if err != nil {
+			return
+		}
+		want := re.Simplify()
+		got, s := simplify(re)
+		defer releaseSimplifier(s)
+		if !sameTree(got, want) {
+			t.Fatalf("%q: simplify gave %v, Simplify %v", pat, got, want)
+		}
+		prog, err := syntax.Compile(want)
+		if err != nil {
+			return
+		}
+		compileInto(&p, got)
+		if p.Start != prog.Start || p.NumCap != prog.NumCap || !reflect.DeepEqual(p.Inst, prog.Inst) {
+			t.Fatalf("%q: compileInto differs from syntax.Compile", pat)
+		}
+	})
+}
