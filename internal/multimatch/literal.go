@@ -300,6 +300,11 @@ func (ar *litArena) minimizeWith(set []lit, sc *minScratch) []lit {
 	if len(set) <= smallSet {
 		return ar.minimizeSmall(set)
 	}
+	if sameLenFolded(set) {
+		// Distinct elements of one length, none case-sensitive: none contains
+		// another (a cross product of such sets, the commonest large set).
+		return set
+	}
 	if sc == nil {
 		sc = &minScratch{}
 	}
@@ -389,6 +394,17 @@ func (k *keep) result(set []lit) []lit {
 		return set
 	}
 	return k.out
+}
+
+// sameLenFolded reports whether the elements of a set (distinct) all have one
+// length and no case-sensitive byte.
+func sameLenFolded(set []lit) bool {
+	for _, l := range set {
+		if l.m != "" || len(l.s) != len(set[0].s) {
+			return false
+		}
+	}
+	return true
 }
 
 // headFilter is a 256-bit filter of the first two bytes of strings.
