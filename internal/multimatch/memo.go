@@ -85,7 +85,7 @@ func (m *memo) whole() *info {
 		if m.qs.Op == syntax.OpConcat {
 			m.all = m.run(0, len(m.elems))
 		} else {
-			m.all = m.ar.analyze(m.qs)
+			m.all = m.part(0) // the pattern is its one element
 		}
 	}
 	return m.all
