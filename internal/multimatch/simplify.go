@@ -6,9 +6,10 @@ import (
 )
 
 // Analyze reads a pattern's simplified tree and drops it. syntax.Regexp.Simplify
-// expands every counted repetition into nodes of its own (.{0,80} is 160 of them),
-// a fifth of a cold load's allocations. simplifier is the same rewriting with its
-// nodes and child lists taken from chunks that are kept from pattern to pattern:
+// expands every counted repetition into nodes of its own (.{0,80} is 160 of them):
+// a fifth of the objects that analysing 10,000 patterns allocated. simplifier is the
+// same rewriting with its nodes and child lists taken from chunks that are kept from
+// pattern to pattern:
 // the same tree (TestSimplifySame holds it to Simplify), living until Analyze
 // releases it. Nothing of the tree outlives Analyze: the analysis keeps literals,
 // and the program is compiled into pooled memory and cleared too.
