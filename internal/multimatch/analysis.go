@@ -152,14 +152,15 @@ func Analyze(pattern string) (*Analysis, error) {
 		qstr = printTree(q)
 	}
 	a.runText = qstr
-	qs := q.Simplify()
-	prog, err := syntax.Compile(qs)
-	if err != nil {
-		return nil, err
-	}
+	qs, sm := simplify(q) // q.Simplify() in pooled memory (see simplify.go)
+	defer releaseSimplifier(sm)
+	pb := compileProg(qs) // syntax.Compile(qs) into pooled memory (see prog.go)
+	prog := &pb.prog
 	a.insts = len(prog.Inst)
-	a.live = liveThreads(prog)
+	a.live = pb.liveThreads()
 	a.wide = wokenWide(prog, 0)
+	p, _ := prog.Prefix()
+	releaseProg(pb)
 	m := newMemo(qs)
 	defer m.release()
 	a.rarePrefix = rarePrefix(m)
@@ -169,7 +170,7 @@ func Analyze(pattern string) (*Analysis, error) {
 		a.direct = true
 		return a, nil
 	}
-	if p, _ := prog.Prefix(); len(p) >= 2 {
+	if len(p) >= 2 {
 		a.prefix = true
 	}
 	groups, ok := m.requiredGroups(m.whole())
@@ -189,6 +190,7 @@ func Analyze(pattern string) (*Analysis, error) {
 		// Compiled when first needed (most patterns never are candidates).
 		a.fromBody = fmt.Sprintf(`(?s:.){0,%d}(?:%s)`, a.before+utf8.UTFMax-1+anchoredSlack, qstr)
 	}
+	clipGroups(a) // the analysis outlives the sets it was made from
 	return a, nil
 }
 
@@ -619,10 +621,13 @@ func wide(in *syntax.Inst) bool {
 // unanchored program through wide instructions (and \B): the threads that stay alive on ordinary text,
 // each costing the regexp engine a step on every byte. [\s\S]{0,1000} at the
 // start of a pattern keeps 1,000; a literal first keeps about none.
-func liveThreads(prog *syntax.Prog) int {
-	seen := make([]bool, len(prog.Inst))
+// It reads b.prog and works in b's memory.
+func (b *progBuf) liveThreads() int {
+	prog := &b.prog
+	seen := slices.Grow(b.seen[:0], len(prog.Inst))[:len(prog.Inst)]
+	clear(seen)
 	count := 0
-	stack := []uint32{uint32(prog.Start)}
+	stack := append(b.stack[:0], uint32(prog.Start))
 	for len(stack) > 0 {
 		pc := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -649,6 +654,7 @@ func liveThreads(prog *syntax.Prog) int {
 			}
 		}
 	}
+	b.seen, b.stack = seen, stack
 	return count
 }
 

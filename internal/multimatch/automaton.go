@@ -47,9 +47,10 @@ type edge struct {
 // of keys[i].
 //
 // The trie lives in flat arrays (a sibling list per node, a table for the
-// root's children), and the failure links are read from the dense rows of
-// the shallow states as soon as those are complete, so that a build of a few
-// hundred thousand states makes a few dozen allocations.
+// root's children), then is renumbered in breadth-first order, where a
+// node's children lie side by side; the failure links are read from the
+// dense rows of the shallow states as soon as those are complete, so that a
+// build of a few hundred thousand states makes a few dozen allocations.
 func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	a := &automaton{}
 	var used [256]bool
@@ -108,69 +109,67 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	}
 	ns := len(first)
 
-	// Children sorted by class, in one array: kids[kidOff[u]:kidOff[u+1]].
-	kidOff := make([]uint32, ns+1)
-	for u := 0; u < ns; u++ {
-		cnt := uint32(0)
-		for t := first[u]; t >= 0; t = sib[t] {
-			cnt++
-		}
-		kidOff[u+1] = kidOff[u] + cnt
-	}
-	kids := make([]int32, ns-1)
-	for u := 0; u < ns; u++ {
-		row := kids[kidOff[u]:kidOff[u+1]]
-		k := 0
-		for t := first[u]; t >= 0; t = sib[t] {
-			row[k] = t
-			k++
+	// Breadth-first order, children by class: from here on a node is its
+	// position p in it, cls and term are read at those positions, and the
+	// children of p, which the order puts side by side, are the positions
+	// kidAt[p] to kidAt[p+1]. Numbering by position keeps what the failure
+	// links read (a node, its children) close in memory.
+	order := make([]int32, 1, ns)
+	kidAt := make([]uint32, ns+1)
+	for p := 0; p < ns; p++ {
+		kidAt[p] = uint32(len(order))
+		b := len(order)
+		for t := first[order[p]]; t >= 0; t = sib[t] {
+			order = append(order, t)
 		}
 		// Insertion sort by class: most nodes have one child.
+		row := order[b:]
 		for x := 1; x < len(row); x++ {
 			for y := x; y > 0 && cls[row[y]] < cls[row[y-1]]; y-- {
 				row[y], row[y-1] = row[y-1], row[y]
 			}
 		}
 	}
-	first, sib = nil, nil
-
-	// Breadth-first order.
-	order := make([]int32, 1, ns)
-	for qi := 0; qi < len(order); qi++ {
-		order = append(order, kids[kidOff[order[qi]]:kidOff[order[qi]+1]]...)
+	kidAt[ns] = uint32(ns)
+	// first and sib are done with: their memory holds term by position and,
+	// below, the failure links.
+	clsAt := make([]uint8, ns)
+	termAt := sib[:ns]
+	for p, u := range order {
+		clsAt[p], termAt[p] = cls[u], term[u]
 	}
+	failMem := first[:ns]
+	first, sib, cls, term, order = nil, nil, nil, nil, nil
+
 	// Numbering: a breadth-first prefix of the states is dense (the root
 	// and its children at least, more while the budget allows); the other
 	// states follow in depth-first order so that a chain of trie nodes,
 	// which a scan walks byte after byte, lies contiguous in memory.
-	nd := 1 + int(kidOff[1]-kidOff[0])
+	nd := 1 + int(kidAt[1]-kidAt[0])
 	if byBudget := denseBudget / 4 / nc; byBudget > nd {
 		nd = byBudget
 	}
 	nd = min(nd, ns)
 	a.ndense = uint32(nd)
-	id := make([]uint32, ns) // trie id -> state id
-	isDense := make([]bool, ns)
-	for i, u := range order[:nd] {
-		id[u] = uint32(i)
-		isDense[u] = true
+	id := make([]uint32, ns) // position -> state id; the dense ones are their positions
+	for p := range nd {
+		id[p] = uint32(p)
 	}
 	next := uint32(nd)
 	stack := make([]int32, 0, 64)
-	for i := nd - 1; i >= 0; i-- {
-		stack = append(stack, order[i])
+	for p := nd - 1; p >= 0; p-- {
+		stack = append(stack, int32(p))
 	}
 	for len(stack) > 0 {
 		u := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if !isDense[u] {
+		if int(u) >= nd {
 			id[u] = next
 			next++
 		}
-		row := kids[kidOff[u]:kidOff[u+1]]
-		for k := len(row) - 1; k >= 0; k-- {
-			if v := row[k]; !isDense[v] {
-				stack = append(stack, v)
+		for v := int(kidAt[u+1]) - 1; v >= int(kidAt[u]); v-- {
+			if v >= nd {
+				stack = append(stack, int32(v))
 			}
 		}
 	}
@@ -182,10 +181,11 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	// Failure links, outputs and dense rows, in breadth-first order: a
 	// failure state is shallower, so its link, its outputs and (when dense)
 	// its complete row are known before the states that fail to it.
-	fail := make([]int32, ns) // trie ids
+	fail := failMem // positions
+	clear(fail)
 	a.outLink = make([]int32, ns)
-	hasOut := make([]bool, ns) // by trie id
-	enc := func(u int32) uint32 {
+	hasOut := make([]bool, ns) // by position
+	enc := func(u int) uint32 {
 		e := id[u] << 1
 		if hasOut[u] {
 			e |= 1
@@ -194,21 +194,21 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	}
 	a.dense = make([]uint32, nd*nc)
 	a.outLink[0] = -1
-	for qi, u := range order {
-		row := kids[kidOff[u]:kidOff[u+1]]
-		for _, v := range row {
-			c := cls[v]
+	for u := range ns {
+		k0, k1 := int(kidAt[u]), int(kidAt[u+1])
+		for v := k0; v < k1; v++ {
+			c := clsAt[v]
 			f := int32(0)
 			if u != 0 {
 				// The longest proper suffix of v's key in the trie: follow
 				// u's failure chain to a state with a c-child, reading a
 				// dense state's row at once.
 				for g := fail[u]; ; {
-					if isDense[g] {
-						f = byID[a.dense[int(id[g])*nc+int(c)]>>1]
+					if int(g) < nd {
+						f = byID[a.dense[int(g)*nc+int(c)]>>1]
 						break
 					}
-					if t, ok := kidOf(kids, kidOff, cls, g, c); ok {
+					if t, ok := kidOf(clsAt, kidAt, g, c); ok {
 						f = t
 						break
 					}
@@ -217,20 +217,20 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 			}
 			fail[v] = f
 			i := id[v]
-			if term[f] >= 0 {
+			if termAt[f] >= 0 {
 				a.outLink[i] = int32(id[f])
 			} else {
 				a.outLink[i] = a.outLink[id[f]]
 			}
-			hasOut[v] = term[v] >= 0 || a.outLink[i] >= 0
+			hasOut[v] = termAt[v] >= 0 || a.outLink[i] >= 0
 		}
-		if qi < nd {
-			d := a.dense[qi*nc : (qi+1)*nc]
+		if u < nd {
+			d := a.dense[u*nc : (u+1)*nc]
 			if u != 0 {
 				copy(d, a.dense[int(id[fail[u]])*nc:])
 			}
-			for _, v := range row {
-				d[cls[v]] = enc(v)
+			for v := k0; v < k1; v++ {
+				d[clsAt[v]] = enc(v)
 			}
 		}
 	}
@@ -238,28 +238,35 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	a.outVal = make([]int32, 0, len(vals))
 	for i, u := range byID {
 		a.outOff[i] = uint32(len(a.outVal))
-		if k := term[u]; k >= 0 {
+		if k := termAt[u]; k >= 0 {
 			a.outVal = append(a.outVal, vals[valOff[k]:valOff[k+1]]...)
 		}
 	}
 	a.outOff[ns] = uint32(len(a.outVal))
 
 	// Sparse states.
+	multi := 0 // children of the sparse states with several
+	for i := nd; i < ns; i++ {
+		if n := kidAt[byID[i]+1] - kidAt[byID[i]]; n > 1 {
+			multi += int(n)
+		}
+	}
+	a.sCls, a.sNext = make([]uint8, 0, multi), make([]uint32, 0, multi)
 	a.sparse = make([]sparseState, ns-nd)
 	for i := nd; i < ns; i++ {
 		u := byID[i]
-		row := kids[kidOff[u]:kidOff[u+1]]
+		k0, k1 := int(kidAt[u]), int(kidAt[u+1])
 		st := &a.sparse[i-nd]
 		st.fail = id[fail[u]]
-		st.n = uint16(len(row))
-		switch len(row) {
+		st.n = uint16(k1 - k0)
+		switch k1 - k0 {
 		case 0:
 		case 1:
-			st.cls, st.next = cls[row[0]], enc(row[0])
+			st.cls, st.next = clsAt[k0], enc(k0)
 		default:
 			st.next = uint32(len(a.sCls))
-			for _, v := range row {
-				a.sCls = append(a.sCls, cls[v])
+			for v := k0; v < k1; v++ {
+				a.sCls = append(a.sCls, clsAt[v])
 				a.sNext = append(a.sNext, enc(v))
 			}
 		}
@@ -267,11 +274,11 @@ func buildAutomaton(keys []string, valOff []uint32, vals []int32) *automaton {
 	return a
 }
 
-// kidOf returns the child of trie node u along class c.
-func kidOf(kids []int32, kidOff []uint32, cls []uint8, u int32, c uint8) (int32, bool) {
-	for _, v := range kids[kidOff[u]:kidOff[u+1]] {
-		if cls[v] == c {
-			return v, true
+// kidOf returns the child of node u (a position) along class c.
+func kidOf(clsAt []uint8, kidAt []uint32, u int32, c uint8) (int32, bool) {
+	for v := kidAt[u]; v < kidAt[u+1]; v++ {
+		if clsAt[v] == c {
+			return int32(v), true
 		}
 	}
 	return 0, false

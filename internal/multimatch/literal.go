@@ -135,8 +135,10 @@ func maxLen(set []lit) int {
 	return n
 }
 
-func union(a, b []lit) []lit {
-	r := make([]lit, 0, len(a)+len(b))
+func union(a, b []lit) []lit { return (*litArena)(nil).union(a, b) }
+
+func (ar *litArena) union(a, b []lit) []lit {
+	r := ar.alloc(len(a) + len(b))
 	r = append(r, a...)
 	r = append(r, b...)
 	return dedup(r)
@@ -145,7 +147,9 @@ func union(a, b []lit) []lit {
 // product returns {x+y : x in a, y in b}; fits reports whether the result
 // respects maxSet and maxLitLen. It returns nil, false when the product is
 // too expensive to compute.
-func product(a, b []lit) (res []lit, fits bool) {
+func product(a, b []lit) (res []lit, fits bool) { return (*litArena)(nil).product(a, b) }
+
+func (ar *litArena) product(a, b []lit) (res []lit, fits bool) {
 	if len(a)*len(b) > maxProduct {
 		return nil, false
 	}
@@ -156,12 +160,7 @@ func product(a, b []lit) (res []lit, fits bool) {
 	case len(a) == 1 && a[0] == lit{}:
 		return b, len(b) <= maxSet && maxLen(b) <= maxLitLen
 	}
-	res = make([]lit, 0, len(a)*len(b))
-	for _, x := range a {
-		for _, y := range b {
-			res = append(res, cat(x, y))
-		}
-	}
+	res = ar.catAll(a, b)
 	if len(a) > 1 && len(b) > 1 {
 		// With a singleton side the elements are already distinct.
 		res = dedup(res)
@@ -169,15 +168,80 @@ func product(a, b []lit) (res []lit, fits bool) {
 	return res, len(res) <= maxSet && maxLen(res) <= maxLitLen
 }
 
+// catAll returns cat(x, y) for every x of a and y of b, in that order. The
+// elements' bytes are written into one string and sliced from it (and their
+// masks into another): one allocation or two for the product, not one or two
+// per element. A cold load of 10,000 patterns concatenated 400,000 literals.
+func (ar *litArena) catAll(a, b []lit) []lit {
+	res := ar.alloc(len(a) * len(b))
+	n, nm := 0, 0
+	for _, x := range a {
+		for _, y := range b {
+			if x.s != "" && y.s != "" {
+				n += len(x.s) + len(y.s)
+				if x.m != "" || y.m != "" {
+					nm += len(x.s) + len(y.s)
+				}
+			}
+		}
+	}
+	var sb, mb strings.Builder
+	sb.Grow(n)
+	mb.Grow(nm)
+	for _, x := range a {
+		for _, y := range b {
+			if x.s != "" && y.s != "" {
+				sb.WriteString(x.s)
+				sb.WriteString(y.s)
+				if x.m != "" || y.m != "" {
+					writeMask(&mb, x)
+					writeMask(&mb, y)
+				}
+			}
+		}
+	}
+	ss, ms := sb.String(), mb.String()
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x.s == "":
+				res = append(res, y)
+			case y.s == "":
+				res = append(res, x)
+			default:
+				k := len(x.s) + len(y.s)
+				r := lit{s: ss[:k]}
+				ss = ss[k:]
+				if x.m != "" || y.m != "" {
+					r.m, ms = ms[:k], ms[k:]
+				}
+				res = append(res, r)
+			}
+		}
+	}
+	return res
+}
+
+// writeMask writes maskOf(l) to b.
+func writeMask(b *strings.Builder, l lit) {
+	if l.m != "" {
+		b.WriteString(l.m)
+		return
+	}
+	for range len(l.s) {
+		b.WriteByte(0)
+	}
+}
+
 // shrinkPrefix cuts the elements of set (keeping their beginnings) until the
 // set respects the limits. Every element of the result is a prefix of an
 // element of set and every element of set starts with one of the result.
-func shrinkPrefix(set []lit) []lit { return shrink(set, true) }
+func shrinkPrefix(set []lit) []lit { return (*litArena)(nil).shrink(set, true) }
 
 // shrinkSuffix is shrinkPrefix keeping the ends of the elements.
-func shrinkSuffix(set []lit) []lit { return shrink(set, false) }
+func shrinkSuffix(set []lit) []lit { return (*litArena)(nil).shrink(set, false) }
 
-func shrink(set []lit, keepPrefix bool) []lit {
+func (ar *litArena) shrink(set []lit, keepPrefix bool) []lit {
 	cut := func(l lit, n int) lit {
 		if len(l.s) <= n {
 			return l
@@ -188,7 +252,7 @@ func shrink(set []lit, keepPrefix bool) []lit {
 		return l.sub(len(l.s)-n, len(l.s))
 	}
 	if maxLen(set) > maxLitLen {
-		out := make([]lit, len(set))
+		out := ar.alloc(len(set))[:len(set)]
 		for i, l := range set {
 			out[i] = cut(l, maxLitLen)
 		}
@@ -199,7 +263,7 @@ func shrink(set []lit, keepPrefix bool) []lit {
 		if n == 0 {
 			break
 		}
-		out := make([]lit, len(set))
+		out := ar.alloc(len(set))[:len(set)]
 		for i, l := range set {
 			out[i] = cut(l, n-1)
 		}
@@ -217,7 +281,7 @@ func shrink(set []lit, keepPrefix bool) []lit {
 // the folded elements: n·L·D lookups (D distinct lengths) instead of n²
 // comparisons, case-sensitive elements included, and implies runs only on the
 // few pairs a lookup finds.
-func minimize(set []lit) []lit { return minimizeWith(set, nil) }
+func minimize(set []lit) []lit { return (*litArena)(nil).minimizeWith(set, nil) }
 
 // minScratch is minimize's working memory, kept by a memo between calls.
 type minScratch struct {
@@ -229,12 +293,17 @@ type minScratch struct {
 }
 
 // minimizeWith is minimize using sc's memory (nil: its own).
-func minimizeWith(set []lit, sc *minScratch) []lit {
+func (ar *litArena) minimizeWith(set []lit, sc *minScratch) []lit {
 	if !slices.IsSortedFunc(set, cmpLit) || hasDup(set) {
 		set = dedup(slices.Clone(set))
 	}
 	if len(set) <= smallSet {
-		return minimizeSmall(set)
+		return ar.minimizeSmall(set)
+	}
+	if sameLenFolded(set) {
+		// Distinct elements of one length, none case-sensitive: none contains
+		// another (a cross product of such sets, the commonest large set).
+		return set
 	}
 	if sc == nil {
 		sc = &minScratch{}
@@ -272,7 +341,7 @@ func minimizeWith(set []lit, sc *minScratch) []lit {
 		filters[k].add(low)
 	}
 	sc.next, sc.lows, sc.lens, sc.filters = next, lows, lens, filters
-	out := make([]lit, 0, len(set))
+	var out keep
 outer:
 	for i, a := range set {
 		low := lows[i]
@@ -285,15 +354,57 @@ outer:
 				j, ok := folded[low[x:x+n]]
 				for ; ok && j >= 0; j = next[j] {
 					if int(j) != i && (n < len(a.s) || int(j) < i) && implies(a, set[j]) {
+						out.drop(ar, set, i)
 						continue outer
 					}
 				}
 			}
 		}
-		out = append(out, a)
+		out.keep(a)
 	}
 	clear(lows) // do not keep the strings alive
-	return out
+	return out.result(set)
+}
+
+// keep collects the elements of a set that minimize keeps, in order, making a
+// new list only once one is dropped: most sets lose none, and the set is then
+// returned as it is (sets are never modified once made).
+type keep struct {
+	out     []lit
+	dropped bool
+}
+
+// drop notes that set[i] is dropped; the elements before it were kept.
+func (k *keep) drop(ar *litArena, set []lit, i int) {
+	if !k.dropped {
+		k.dropped = true
+		k.out = append(ar.alloc(len(set)-1), set[:i]...)
+	}
+}
+
+// keep notes that a is kept.
+func (k *keep) keep(a lit) {
+	if k.dropped {
+		k.out = append(k.out, a)
+	}
+}
+
+func (k *keep) result(set []lit) []lit {
+	if !k.dropped {
+		return set
+	}
+	return k.out
+}
+
+// sameLenFolded reports whether the elements of a set (distinct) all have one
+// length and no case-sensitive byte.
+func sameLenFolded(set []lit) bool {
+	for _, l := range set {
+		if l.m != "" || len(l.s) != len(set[0].s) {
+			return false
+		}
+	}
+	return true
 }
 
 // headFilter is a 256-bit filter of the first two bytes of strings.
@@ -335,7 +446,7 @@ const smallSet = 16
 
 // minimizeSmall is minimizePairs for a set of at most smallSet elements, calling implies
 // only when a's bytes hold b's first byte (folded): an occurrence of b in a would.
-func minimizeSmall(set []lit) []lit {
+func (ar *litArena) minimizeSmall(set []lit) []lit {
 	var first [smallSet]int16   // folded first byte, -1: the empty string
 	var has [smallSet][4]uint64 // folded bytes present
 	for i, l := range set {
@@ -348,18 +459,19 @@ func minimizeSmall(set []lit) []lit {
 			has[i][c>>6] |= 1 << (c & 63)
 		}
 	}
-	out := make([]lit, 0, len(set))
+	var out keep
 outer:
 	for i, a := range set {
 		for j, b := range set {
 			if i != j && len(b.s) <= len(a.s) && (len(b.s) < len(a.s) || j < i) &&
 				(first[j] < 0 || has[i][first[j]>>6]&(1<<(first[j]&63)) != 0) && implies(a, b) {
+				out.drop(ar, set, i)
 				continue outer
 			}
 		}
-		out = append(out, a)
+		out.keep(a)
 	}
-	return out
+	return out.result(set)
 }
 
 // minimizePairs is minimize by comparing every pair: the reference the tests hold the
@@ -513,6 +625,9 @@ func anything() *info { return anyInfo }
 
 var anyInfo = &info{pre: emptyOnly, suf: emptyOnly}
 
+// emptyInfo is exactInfo(emptyOnly), the info of every assertion, made once.
+var emptyInfo = exactInfo(emptyOnly)
+
 func exactInfo(set []lit) *info {
 	return &info{exact: true, ex: set, pre: set, suf: set}
 }
@@ -591,77 +706,108 @@ func (x *info) prune() {
 	}
 }
 
-func analyze(re *syntax.Regexp) *info {
+func analyze(re *syntax.Regexp) *info { return (*litArena)(nil).analyze(re) }
+
+func (ar *litArena) analyze(re *syntax.Regexp) *info {
 	switch re.Op {
 	case syntax.OpNoMatch:
-		return exactInfo([]lit{})
+		return ar.exactInfo([]lit{})
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine,
 		syntax.OpBeginText, syntax.OpEndText,
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return exactInfo(emptyOnly)
+		return emptyInfo
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
-		if x := literalInfo(re.Rune, fold); x != nil {
+		if x := ar.literalInfo(re.Rune, fold); x != nil {
 			return x
 		}
 		parts := make([]*info, len(re.Rune))
 		for i, r := range re.Rune {
 			parts[i] = runeInfo(r, fold)
 		}
-		return concatInfo(parts)
+		return ar.concatInfo(parts)
 	case syntax.OpCharClass:
 		return classInfo(re.Rune)
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
 		return anything()
 	case syntax.OpCapture:
-		return analyze(re.Sub[0])
+		return ar.analyze(re.Sub[0])
 	case syntax.OpStar:
 		return anything()
 	case syntax.OpQuest:
-		c := analyze(re.Sub[0])
+		if neverExact(re.Sub[0], 8) {
+			// Simplify turns .{0,80} into 80 nested (.(...)?)?: analysing each
+			// level would only find that it is not exact, 80 times over.
+			return anything()
+		}
+		c := ar.analyze(re.Sub[0])
 		if c.exact {
-			if u := union(c.ex, emptyOnly); len(u) <= maxSet {
-				return exactInfo(u)
+			if u := ar.union(c.ex, emptyOnly); len(u) <= maxSet {
+				return ar.exactInfo(u)
 			}
 		}
 		return anything()
 	case syntax.OpPlus:
-		return atLeastOnce(analyze(re.Sub[0]), 1, -1)
+		return ar.atLeastOnce(ar.analyze(re.Sub[0]), 1, -1)
 	case syntax.OpRepeat:
 		if re.Min == 0 {
 			return anything()
 		}
-		return atLeastOnce(analyze(re.Sub[0]), re.Min, re.Max)
+		return ar.atLeastOnce(ar.analyze(re.Sub[0]), re.Min, re.Max)
 	case syntax.OpConcat:
 		parts := make([]*info, len(re.Sub))
 		for i, s := range re.Sub {
-			parts[i] = analyze(s)
+			parts[i] = ar.analyze(s)
 		}
-		return concatInfo(parts)
+		return ar.concatInfo(parts)
 	case syntax.OpAlternate:
 		parts := make([]*info, len(re.Sub))
 		for i, s := range re.Sub {
-			parts[i] = analyze(s)
+			parts[i] = ar.analyze(s)
 		}
-		return alternateInfo(parts)
+		return ar.alternateInfo(parts)
 	}
 	// Unknown operator: assume nothing.
 	return anything()
 }
 
+// neverExact reports, looking at most depth levels down, that analyze(re) is
+// surely not exact (false: it may be). Only what analyze's cases make
+// inexact whatever the sizes counts: ., x*, x+, x{0,n}, and a concatenation,
+// alternation, capture or x? holding one.
+func neverExact(re *syntax.Regexp, depth int) bool {
+	switch re.Op {
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpStar, syntax.OpPlus:
+		return true
+	case syntax.OpRepeat:
+		return re.Min == 0 || re.Max != re.Min || depth > 0 && neverExact(re.Sub[0], depth-1)
+	case syntax.OpConcat, syntax.OpAlternate, syntax.OpCapture, syntax.OpQuest:
+		if depth == 0 {
+			return false
+		}
+		for _, s := range re.Sub {
+			if neverExact(s, depth-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // atLeastOnce handles x{min,max} with min >= 1 (max < 0: unbounded).
-func atLeastOnce(c *info, min, max int) *info {
+func (ar *litArena) atLeastOnce(c *info, min, max int) *info {
 	if c.exact && min == max {
 		set := emptyOnly
 		ok := true
 		for i := 0; i < min && ok; i++ {
-			set, ok = product(set, c.ex)
+			set, ok = ar.product(set, c.ex)
 		}
 		if ok {
-			return exactInfo(set)
+			return ar.exactInfo(set)
 		}
 	}
-	x := &info{pre: c.pre, suf: c.suf}
+	x := ar.info()
+	x.pre, x.suf = c.pre, c.suf
 	x.groups = c.allGroups()
 	for i := len(x.groups) - 1; i >= 0; i-- {
 		if hasEmpty(x.groups[i]) {
@@ -672,8 +818,29 @@ func atLeastOnce(c *info, min, max int) *info {
 	return x
 }
 
-// runeInfo describes one literal rune.
+// runeInfo describes one literal rune; ASCII runes' infos are made once (see
+// asciiInfos): every k and s of a case-insensitive word comes here.
 func runeInfo(r rune, fold bool) *info {
+	if r < utf8.RuneSelf && r >= 0 {
+		f := 0
+		if fold {
+			f = 1
+		}
+		return asciiInfos[f][r]
+	}
+	return describeRune(r, fold)
+}
+
+// asciiInfos[fold][r] is describeRune(r, fold == 1); infos are never modified.
+var asciiInfos = func() (t [2][utf8.RuneSelf]*info) {
+	for r := range rune(utf8.RuneSelf) {
+		t[0][r], t[1][r] = describeRune(r, false), describeRune(r, true)
+	}
+	return t
+}()
+
+// describeRune is runeInfo without the table.
+func describeRune(r rune, fold bool) *info {
 	if r == utf8.RuneError || !utf8.ValidRune(r) {
 		// U+FFFD also matches every invalid byte of the text: no literal.
 		return anything()
@@ -846,8 +1013,15 @@ func leadByte(r rune) byte {
 	return buf[0]
 }
 
-func concatInfo(parts []*info) *info {
-	out := &info{}
+func concatInfo(parts []*info) *info { return (*litArena)(nil).concatInfo(parts) }
+
+func (ar *litArena) concatInfo(parts []*info) *info {
+	out := ar.info()
+	n := 1 // at most: the parts' groups, four a part, one at the end
+	for _, c := range parts {
+		n += len(c.groups) + 4
+	}
+	out.groups = ar.allocGroups(n)
 	// Forward pass: cur is a set of which every match of parts[:i] ends
 	// with an element (exact while curExact).
 	cur, curExact := emptyOnly, true
@@ -855,7 +1029,7 @@ func concatInfo(parts []*info) *info {
 	for _, c := range parts {
 		out.groups = append(out.groups, c.groups...)
 		if c.exact {
-			if p, ok := product(cur, c.ex); ok {
+			if p, ok := ar.product(cur, c.ex); ok {
 				cur = p
 				continue
 			}
@@ -866,7 +1040,7 @@ func concatInfo(parts []*info) *info {
 			cur, curExact = c.ex, false
 			continue
 		}
-		if p, ok := product(cur, c.pre); ok {
+		if p, ok := ar.product(cur, c.pre); ok {
 			out.addGroup(p)
 			if !preSet {
 				out.pre, preSet = p, true
@@ -875,8 +1049,8 @@ func concatInfo(parts []*info) *info {
 			out.addGroup(cur)
 			out.addGroup(c.pre)
 			if p != nil {
-				out.addGroup(shrinkPrefix(p))
-				out.addGroup(shrinkSuffix(p))
+				out.addGroup(ar.shrink(p, true))
+				out.addGroup(ar.shrink(p, false))
 			}
 			if !preSet {
 				out.pre, preSet = cur, true
@@ -897,14 +1071,14 @@ func concatInfo(parts []*info) *info {
 	for i := len(parts) - 1; i >= 0 && !sufSet; i-- {
 		c := parts[i]
 		if c.exact {
-			if p, ok := product(c.ex, cur); ok {
+			if p, ok := ar.product(c.ex, cur); ok {
 				cur = p
 				continue
 			}
 			out.suf, sufSet = cur, true
 			continue
 		}
-		if p, ok := product(c.suf, cur); ok {
+		if p, ok := ar.product(c.suf, cur); ok {
 			out.suf = p
 		} else {
 			out.suf = cur
@@ -918,8 +1092,9 @@ func concatInfo(parts []*info) *info {
 	return out
 }
 
-func alternateInfo(parts []*info) *info {
-	out := &info{exact: true}
+func (ar *litArena) alternateInfo(parts []*info) *info {
+	out := ar.info()
+	out.exact = true
 	var ex, pre, suf, best []lit
 	bestOK := true
 	// Accumulate with append and compact now and then: alternations can
@@ -928,8 +1103,21 @@ func alternateInfo(parts []*info) *info {
 		if len(set) <= 4*maxSet {
 			return set
 		}
-		return shrink(dedup(set), keepPrefix)
+		return ar.shrink(dedup(set), keepPrefix)
 	}
+	// One backing array for the four lists, sized for the whole loop unless
+	// compact will cut them anyway: appending element by element reallocated
+	// each list a few times over.
+	nex, npre, nsuf, nbest := 0, 0, 0, 0
+	for _, c := range parts {
+		nex, npre, nsuf = nex+len(c.ex), npre+len(c.pre), nsuf+len(c.suf)
+		nbest += len(c.pre) // a guess: groups are about the size of the prefix sets
+	}
+	nex, npre, nsuf, nbest = min(nex, 8*maxSet), min(npre, 8*maxSet), min(nsuf, 8*maxSet), min(nbest, 8*maxSet)
+	buf := ar.alloc(nex + npre + nsuf + nbest)
+	ex, buf = buf[:0:nex], buf[nex:nex:cap(buf)]
+	pre, buf = buf[:0:npre], buf[npre:npre:cap(buf)]
+	suf, best = buf[:0:nsuf], buf[nsuf:nsuf:cap(buf)]
 	for _, c := range parts {
 		if out.exact && c.exact && len(ex) <= 4*maxSet {
 			ex = append(ex, c.ex...)
@@ -948,14 +1136,14 @@ func alternateInfo(parts []*info) *info {
 	}
 	if out.exact {
 		if ex = dedup(ex); len(ex) <= maxSet {
-			return exactInfo(ex)
+			return ar.exactInfo(ex)
 		}
 		out.exact = false
 	}
-	out.pre = shrinkPrefix(dedup(pre))
-	out.suf = shrinkSuffix(dedup(suf))
+	out.pre = ar.shrink(dedup(pre), true)
+	out.suf = ar.shrink(dedup(suf), false)
 	if bestOK {
-		out.addGroup(shrinkPrefix(dedup(best)))
+		out.addGroup(ar.shrink(dedup(best), true))
 	}
 	return out
 }

@@ -149,7 +149,7 @@ func TestMinimizeSmall(t *testing.T) {
 			set = append(set, lit{s: string(b), m: normMask(string(m))})
 		}
 		set = dedup(set)
-		if got, want := minimizeSmall(set), minimizePairs(set); !slices.Equal(got, want) {
+		if got, want := (*litArena)(nil).minimizeSmall(set), minimizePairs(set); !slices.Equal(got, want) {
 			t.Fatalf("set %q: minimizeSmall %q, pairwise %q", set, got, want)
 		}
 	}
@@ -219,6 +219,32 @@ func TestKeyCompare(t *testing.T) {
 		a, b := group(), group()
 		if got, want := keyCompare(a, b), strings.Compare(key(a), key(b)); got != want {
 			t.Fatalf("keyCompare(%q, %q) = %d, the keys compare %d", a, b, got, want)
+		}
+	}
+}
+
+// TestCatAll holds product's one-string concatenation to cat, pair by pair: empty
+// elements, masks on either side or both, and none.
+func TestCatAll(t *testing.T) {
+	sets := [][]lit{
+		{{}},
+		{{s: "ab"}, {s: "c"}},
+		{{}, {s: "x"}, {s: "Y", m: "\x01"}},
+		{{s: "Ab", m: "\x01\x00"}, {s: "é"}},
+		{{s: "k"}, {s: "K", m: "\x01"}, {s: "kk"}},
+	}
+	for _, a := range sets {
+		for _, b := range sets {
+			got := (*litArena)(nil).catAll(a, b)
+			var want []lit
+			for _, x := range a {
+				for _, y := range b {
+					want = append(want, cat(x, y))
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("catAll(%q, %q) = %q, want %q", a, b, got, want)
+			}
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // a cross product. It returns nil when the result would exceed the set limits
 // or a rune has no literal; the rune-by-rune path then handles the literal,
 // and gives the same info in every other case.
-func literalInfo(runes []rune, fold bool) *info {
+func (ar *litArena) literalInfo(runes []rune, fold bool) *info {
 	// First pass: the size and width of the product, and the runes with
 	// several literals.
 	count, width := 1, 0
@@ -36,7 +36,8 @@ func literalInfo(runes []rune, fold bool) *info {
 	if width > maxLitLen {
 		return nil
 	}
-	var s, m []byte
+	var sbuf, mbuf [maxLitLen]byte // width <= maxLitLen
+	s, m := sbuf[:0], mbuf[:0]
 	sensitive := false
 	cur := emptyOnly
 	flush := func() {
@@ -47,13 +48,13 @@ func literalInfo(runes []rune, fold bool) *info {
 		if sensitive {
 			l.m = string(m)
 		}
-		cur, _ = product(cur, []lit{l})
+		cur, _ = ar.product(cur, append(ar.alloc(1), l))
 		s, m, sensitive = s[:0], m[:0], false
 	}
 	for _, r := range runes {
 		if singleLitLen(r, fold) == 0 {
 			flush()
-			cur, _ = product(cur, multi[0].ex)
+			cur, _ = ar.product(cur, multi[0].ex)
 			multi = multi[1:]
 			continue
 		}
@@ -74,7 +75,7 @@ func literalInfo(runes []rune, fold bool) *info {
 		}
 	}
 	flush()
-	return exactInfo(cur)
+	return ar.exactInfo(cur)
 }
 
 // singleLitLen returns the length of rune r's one literal (runeInfo's), or 0

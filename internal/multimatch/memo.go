@@ -2,6 +2,7 @@ package multimatch
 
 import (
 	"regexp/syntax"
+	"slices"
 	"sync"
 )
 
@@ -17,18 +18,29 @@ type memo struct {
 	parts  []*info          // analyze(elems[i]), nil until first needed
 	all    *info            // analyze(qs), nil until first needed
 	groups []groupMemo      // by first use; a pattern has a few dozen groups at most
-	min    *minScratch      // from scratchPool; back there on release
+	min    *minScratch      // minimize's working memory, made when first needed
+	one    [1]*syntax.Regexp
+	ar     litArena // the lists of the analysis, kept between patterns (see arena.go)
 }
 
-// scratchPool keeps minimize's working memory from pattern to pattern.
-var scratchPool = sync.Pool{New: func() any { return &minScratch{} }}
+// memoPool keeps memos, their lists and minimize's working memory from pattern
+// to pattern: a cold load makes 10,000 of them.
+var memoPool = sync.Pool{New: func() any { return new(memo) }}
 
-// release gives back m's working memory; m computes nothing afterwards.
+// release gives m back to memoPool; m computes nothing afterwards. What it
+// returned (minimized groups, infos) stays valid: only its lists are reused.
 func (m *memo) release() {
-	if m.min != nil {
-		scratchPool.Put(m.min)
-		m.min = nil
+	if m == nil {
+		return
 	}
+	clear(m.parts)
+	clear(m.groups)
+	m.qs, m.elems, m.all, m.one[0] = nil, nil, nil, nil
+	m.parts, m.groups = m.parts[:0], m.groups[:0]
+	if !m.ar.reset() {
+		return // a huge pattern's lists go to the garbage collector
+	}
+	memoPool.Put(m)
 }
 
 // groupMemo is what is known of one group: its minimized form, its cost.
@@ -48,18 +60,21 @@ type groupKey struct {
 }
 
 func newMemo(qs *syntax.Regexp) *memo {
-	m := &memo{qs: qs, elems: []*syntax.Regexp{qs}}
+	m := memoPool.Get().(*memo)
+	m.qs = qs
+	m.one[0] = qs
+	m.elems = m.one[:]
 	if qs.Op == syntax.OpConcat {
 		m.elems = qs.Sub
 	}
-	m.parts = make([]*info, len(m.elems))
+	m.parts = slices.Grow(m.parts[:0], len(m.elems))[:len(m.elems)]
 	return m
 }
 
 // part returns analyze(m.elems[i]).
 func (m *memo) part(i int) *info {
 	if m.parts[i] == nil {
-		m.parts[i] = analyze(m.elems[i])
+		m.parts[i] = m.ar.analyze(m.elems[i])
 	}
 	return m.parts[i]
 }
@@ -70,7 +85,7 @@ func (m *memo) whole() *info {
 		if m.qs.Op == syntax.OpConcat {
 			m.all = m.run(0, len(m.elems))
 		} else {
-			m.all = analyze(m.qs)
+			m.all = m.part(0) // the pattern is its one element
 		}
 	}
 	return m.all
@@ -78,11 +93,14 @@ func (m *memo) whole() *info {
 
 // run returns the analysis of the concatenation of elements i to j-1.
 func (m *memo) run(i, j int) *info {
+	if i == 0 && j == len(m.elems) && m.all != nil && m.qs.Op == syntax.OpConcat {
+		return m.all // the whole, made already (the anchor search asks for it again)
+	}
 	parts := make([]*info, j-i)
 	for k := range parts {
 		parts[k] = m.part(i + k)
 	}
-	return concatInfo(parts)
+	return m.ar.concatInfo(parts)
 }
 
 // minimize is the package's minimize, each group once.
@@ -93,9 +111,9 @@ func (m *memo) minimize(g []lit) []lit {
 	gm := m.group(g)
 	if !gm.hasMin {
 		if m.min == nil {
-			m.min = scratchPool.Get().(*minScratch)
+			m.min = &minScratch{}
 		}
-		gm.min, gm.hasMin = minimizeWith(g, m.min), true
+		gm.min, gm.hasMin = m.ar.minimizeWith(g, m.min), true
 	}
 	return gm.min
 }
@@ -122,4 +140,34 @@ func (m *memo) group(g []lit) *groupMemo {
 	}
 	m.groups = append(m.groups, groupMemo{key: k})
 	return &m.groups[len(m.groups)-1]
+}
+
+// clipGroups gives the groups and the anchor a keeps lists of their own, on the
+// heap: they were made in the memo's arena (or are sets shared with other infos,
+// with room for what dedup removed). A list the anchor and a group (or two
+// groups) share stays shared.
+func clipGroups(a *Analysis) {
+	type clipped struct {
+		first *lit
+		n     int
+		to    []lit
+	}
+	var done []clipped
+	clip := func(g []lit) []lit {
+		if len(g) == 0 {
+			return g
+		}
+		for _, c := range done {
+			if c.first == &g[0] && c.n == len(g) {
+				return c.to
+			}
+		}
+		to := slices.Clone(g)
+		done = append(done, clipped{&g[0], len(g), to})
+		return to
+	}
+	a.anchor = clip(a.anchor)
+	for i, g := range a.groups {
+		a.groups[i] = clip(g)
+	}
 }
