@@ -1,3 +1,7 @@
+// Adapted from Go's regexp/syntax/compile.go: Copyright 2011 The Go Authors. All rights
+// reserved. Use of this source code is governed by a BSD-style license that can be
+// found in Go's LICENSE file (https://go.dev/LICENSE).
+
 package multimatch
 
 import (
