@@ -35,13 +35,16 @@ const (
 const rideAnchorCost = 0.05
 
 // denseAnchorCost is the expected cost of an anchor's windows (bytes run per byte of
-// text, see chooseAnchor) past which the pattern is whole-prone; in a combo, it gives
-// up its windows, and the set does not record its anchor's occurrences.
+// text, see chooseAnchor) past which the pattern gives up its windows: the set does not
+// record its anchor's occurrences, and it is whole-prone.
 const denseAnchorCost = 0.5
 
-// dense reports whether pattern i's windows are expected to cost more than
-// denseAnchorCost of the text (a pattern bounded on one side costs exactly that).
-func (s *Set) dense(i int) bool { return s.pats[i].anchorCost > denseAnchorCost }
+// dense reports whether pattern i's windows are expected to cost denseAnchorCost of the
+// text or more. A pattern bounded on one side only is costed at exactly that (its one
+// window is half the text on average, see chooseAnchor), and is dense: to find where
+// its window ends, every occurrence of its anchor would be recorded (a space, a
+// newline: hundreds in an answer), which costs more than the half it saves.
+func (s *Set) dense(i int) bool { return s.pats[i].anchorCost >= denseAnchorCost }
 
 // combo is a group of patterns verified by one DFA pass.
 type combo struct {

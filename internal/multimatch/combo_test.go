@@ -312,3 +312,36 @@ func TestCombosConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDenseAnchorsNotRecorded: a pattern whose windows are expected to cost half the
+// text or more gives up its anchor, in a combo or not, so that the scan does not record
+// every space or newline of an answer; one that a combo verifies gives it up too.
+func TestDenseAnchorsNotRecorded(t *testing.T) {
+	rules, answers, s := guardrailSet(t)
+	dense := 0
+	for i := range rules {
+		if s.dense(i) {
+			dense++
+			if s.anchor[i] != nil {
+				t.Errorf("%q: dense, but its anchor is recorded", rules[i])
+			}
+		}
+		if s.comboOf[i] >= 0 && !s.comboRider[i] && s.anchor[i] != nil {
+			t.Errorf("%q: verified by a combo, but its anchor is recorded", rules[i])
+		}
+	}
+	if dense == 0 {
+		t.Fatal("no dense pattern in the guardrail corpus")
+	}
+	// The one-sided `(?i)\b(?:100|one\s+hundred)\s*%…` is in no combo (a rare prefix):
+	// its anchor, a space or a newline, would be most of what the scan records.
+	i := slices.IndexFunc(rules, func(p string) bool { return strings.Contains(p, `one\s+hundred`) })
+	if i < 0 || s.comboOf[i] >= 0 || s.anchor[i] != nil {
+		t.Fatalf("the one-sided rule (index %d) should be in no combo, with no anchor", i)
+	}
+	// It still matches where regexp does.
+	text := AnswerText(answers, 4096, 0) + " 100 % guaranteed."
+	if got, want := slices.Contains(s.Match(text, nil), i), regexp.MustCompile(rules[i]).MatchString(text); got != want || !want {
+		t.Errorf("%q over an answer that ends with it: set %v, regexp %v", rules[i], got, want)
+	}
+}

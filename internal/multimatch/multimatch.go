@@ -160,12 +160,13 @@ func Build(as []*Analysis) *Set {
 			s.anchor[i] = ids
 		}
 	}
-	// A pattern whose anchor is dense and that a combo verifies gives up its windows:
-	// its anchor's occurrences (a digit, a space: hundreds in an answer) are not
-	// recorded, and alone it runs over the whole text (combo.go).
+	// A pattern gives up its windows when they are expected to cost more than the text
+	// (dense), or when it is whole-prone and a combo verifies it: its anchor's
+	// occurrences (a digit, a space: hundreds in an answer) are then not recorded, and
+	// alone it runs over the whole text (combo.go).
 	s.buildCombos()
 	for i, ids := range s.anchor {
-		if ids != nil && s.comboOf != nil && s.comboOf[i] >= 0 && s.dense(i) {
+		if ids != nil && (s.dense(i) || s.comboOf != nil && s.comboOf[i] >= 0 && !s.comboRider[i]) {
 			s.anchor[i] = nil
 			continue
 		}
