@@ -27,7 +27,8 @@ type Config struct {
 type Queue interface {
 	QueuedMoves() int         // records waiting to be written now
 	DroppedMoves() int64      // records dropped since Open (the queue was full)
-	MoveWriteFailures() int64 // writes that failed since Open
+	RejectedMoves() int64     // records the database refused for good since Open (lost)
+	MoveWriteFailures() int64 // writes that failed since Open, kept for a retry
 }
 
 // roundTripper is a store that counts its statements (*rulesdb.Store).
@@ -52,6 +53,7 @@ type Collector struct {
 
 	rulesLoaded, rulesDisabled, rulesSkipped *prometheus.Desc
 	roundTrips, queued, dropped, failures    *prometheus.Desc
+	rejected                                 *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -124,6 +126,7 @@ func NewCollector(cfg *Config) *Collector {
 	c.queued = d("store", "queued_records", "Finished moves waiting in the write queue.")
 	c.dropped = d("store", "dropped_records_total", "Finished moves the write queue dropped.")
 	c.failures = d("store", "write_failures_total", "Writes of finished moves that failed.")
+	c.rejected = d("store", "rejected_records_total", "Finished moves the database refused for good: not retried, lost.")
 	return c
 }
 
@@ -234,6 +237,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	if _, ok := c.cfg.Store.(Queue); ok {
 		ch <- c.queued
 		ch <- c.dropped
+		ch <- c.rejected
 		ch <- c.failures
 	} else {
 		c.saveFails.Describe(ch)
@@ -263,6 +267,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if q, ok := c.cfg.Store.(Queue); ok {
 		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.QueuedMoves()))
 		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(q.DroppedMoves()))
+		ch <- prometheus.MustNewConstMetric(c.rejected, prometheus.CounterValue, float64(q.RejectedMoves()))
 		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(q.MoveWriteFailures()))
 	} else {
 		c.saveFails.Collect(ch)

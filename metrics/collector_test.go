@@ -2,9 +2,11 @@ package metrics_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +42,7 @@ type queueStore struct{ *streamrules.MemoryStore }
 
 func (s *queueStore) QueuedMoves() int         { return 3 }
 func (s *queueStore) DroppedMoves() int64      { return 2 }
+func (s *queueStore) RejectedMoves() int64     { return 4 }
 func (s *queueStore) MoveWriteFailures() int64 { return 1 }
 func (s *queueStore) RoundTrips() int64        { return 42 }
 
@@ -116,6 +119,9 @@ streamrules_store_queued_records 3
 # HELP streamrules_store_dropped_records_total Finished moves the write queue dropped.
 # TYPE streamrules_store_dropped_records_total counter
 streamrules_store_dropped_records_total 2
+# HELP streamrules_store_rejected_records_total Finished moves the database refused for good: not retried, lost.
+# TYPE streamrules_store_rejected_records_total counter
+streamrules_store_rejected_records_total 4
 # HELP streamrules_store_write_failures_total Writes of finished moves that failed.
 # TYPE streamrules_store_write_failures_total counter
 streamrules_store_write_failures_total 1
@@ -124,7 +130,8 @@ streamrules_store_write_failures_total 1
 		"streamrules_engine_firings_total", "streamrules_engine_answers_discarded_total",
 		"streamrules_engine_rules_loaded", "streamrules_engine_rules_disabled", "streamrules_engine_rules_skipped",
 		"streamrules_engine_reloads_total", "streamrules_store_round_trips_total", "streamrules_store_queued_records",
-		"streamrules_store_dropped_records_total", "streamrules_store_write_failures_total",
+		"streamrules_store_dropped_records_total", "streamrules_store_rejected_records_total",
+		"streamrules_store_write_failures_total",
 	}
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
@@ -277,29 +284,53 @@ streamrules_engine_rules_disabled %d
 func TestRulesdbStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := rulesdb.Open(ctx, "sqlite::memory:", &rulesdb.Config{Logger: slog.New(slog.DiscardHandler), ReloadInterval: -1})
+	path := filepath.Join(t.TempDir(), "rules.db")
+	store, err := rulesdb.Open(ctx, "sqlite:"+path, &rulesdb.Config{Logger: slog.New(slog.DiscardHandler), ReloadInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	var _ metrics.Queue = store
 	col := metrics.NewCollector(&metrics.Config{Store: store})
-	want := `
+	queueSeries := []string{"streamrules_store_queued_records", "streamrules_store_dropped_records_total",
+		"streamrules_store_rejected_records_total", "streamrules_store_write_failures_total"}
+	want := func(rejected int) string {
+		return fmt.Sprintf(`
 # HELP streamrules_store_queued_records Finished moves waiting in the write queue.
 # TYPE streamrules_store_queued_records gauge
 streamrules_store_queued_records 0
 # HELP streamrules_store_dropped_records_total Finished moves the write queue dropped.
 # TYPE streamrules_store_dropped_records_total counter
 streamrules_store_dropped_records_total 0
+# HELP streamrules_store_rejected_records_total Finished moves the database refused for good: not retried, lost.
+# TYPE streamrules_store_rejected_records_total counter
+streamrules_store_rejected_records_total %d
 # HELP streamrules_store_write_failures_total Writes of finished moves that failed.
 # TYPE streamrules_store_write_failures_total counter
 streamrules_store_write_failures_total 0
-`
-	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_store_queued_records",
-		"streamrules_store_dropped_records_total", "streamrules_store_write_failures_total"); err != nil {
+`, rejected)
+	}
+	if err := testutil.CollectAndCompare(col, strings.NewReader(want(0)), queueSeries...); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.CollectAndCount(col, "streamrules_store_round_trips_total"); n != 1 {
 		t.Fatalf("round trips: %d series, want 1", n)
+	}
+	// The database refuses every move for good (a trigger, as a constraint would): the
+	// record is lost, and the series says so; it is not a write failure kept for a retry.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TRIGGER refuse_moves BEFORE INSERT ON stream_chat
+		BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SaveMove(ctx, streamrules.MoveRecord{ChatID: "c1", Move: 1, Answered: true}); err == nil {
+		t.Fatal("SaveMove: the database refused the record, but no error")
+	}
+	if err := testutil.CollectAndCompare(col, strings.NewReader(want(1)), queueSeries...); err != nil {
+		t.Fatal(err)
 	}
 }

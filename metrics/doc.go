@@ -27,6 +27,7 @@
 //	streamrules_store_round_trips_total                   counter: statements sent (stores with RoundTrips)
 //	streamrules_store_queued_records                      gauge: moves waiting in the write queue (stores with Queue)
 //	streamrules_store_dropped_records_total               counter: moves the write queue dropped (stores with Queue)
+//	streamrules_store_rejected_records_total              counter: moves the database refused for good, lost (stores with Queue)
 //
 // outcome is one of corrected, missed_again, kept, fixed, complied, repeated, shadow (a
 // would-fire of a rule in shadow) and none (a discard whose move failed before its
