@@ -81,8 +81,10 @@
 //
 // The queue holds Config.QueueSize records (10000, about 520 bytes each with two
 // firings). When it is full the oldest record is dropped, counted
-// ([Store.DroppedMoves]) and logged; SaveMove still does not wait. Close writes what is
-// queued within Config.FlushTimeout (10s) and logs what it could not write.
+// ([Store.DroppedMoves]) and logged; SaveMove still does not wait. Close lets the
+// SaveMove calls under way finish (a first write that fails meanwhile queues its record)
+// and writes what is queued, within Config.FlushTimeout (10s), and logs what it could not
+// write; a SaveMove whose write fails after that returns an error.
 //
 // The chat state this process has seen stays authoritative until it is written: LoadChat
 // adds the chat's queued records to what the database holds, and while the database is

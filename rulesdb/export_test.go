@@ -9,6 +9,16 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
+// WritesInFlight returns the write attempts still running.
+func WritesInFlight(s *Store) int64 { return s.wq.inflight.Load() }
+
+// Closing reports whether Close has begun.
+func Closing(s *Store) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.wq.closed
+}
+
 // SetDialer makes the store dial PostgreSQL through d (tests count the wire traffic).
 func SetDialer(cfg *Config, d pq.Dialer) { cfg.dialer = d }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -445,4 +446,68 @@ func TestQueueRetryIsIdempotent(t *testing.T) {
 			t.Fatalf("stat rows %+v, %v; want 4", rows, err)
 		}
 	})
+}
+
+// TestCloseWaitsForSaveMove: a SaveMove whose first write is still running when Close
+// begins, and then fails (the database is busy), queues its record before Close flushes
+// the queue, so the flush writes it. Before, Close flushed an empty queue at once, and
+// the record, queued after, was lost without a word.
+func TestCloseWaitsForSaveMove(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/close.db"
+	dsn := "sqlite:" + path + "?_pragma=busy_timeout(50)"
+	log, buf := capture()
+	s, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Logger: log, FlushTimeout: 10 * time.Second, ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another connection holds the write lock: the store's first write waits 50 ms for it,
+	// then fails with SQLITE_BUSY.
+	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(50)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	saved := make(chan error, 1)
+	go func() {
+		saved <- s.SaveMove(ctx, streamrules.MoveRecord{ChatID: "c", Move: 1, Answered: true,
+			Firings: []streamrules.Firing{{Rule: "r", Mode: streamrules.ModeRemind}}})
+	}()
+	for rulesdb.WritesInFlight(s) == 0 { // the first write has begun
+		runtime.Gosched()
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	for !rulesdb.Closing(s) {
+		runtime.Gosched()
+	}
+	if err := <-saved; err != nil { // queued after the busy write: not lost, so no error
+		t.Fatalf("SaveMove: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil { // the flush can write now
+		t.Fatal(err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if lines := buf.Lines("not written at close"); len(lines) != 0 {
+		t.Fatalf("Close lost records:\n%s", buf)
+	}
+	s2, err := rulesdb.Open(ctx, "sqlite:"+path, &rulesdb.Config{Logger: log, ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	st, err := s2.LoadChat(ctx, "c")
+	if err != nil || st.Moves != 1 {
+		t.Fatalf("after Close: chat state %+v, %v; want the move written", st, err)
+	}
 }

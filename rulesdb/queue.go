@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,14 @@ type writeQueue struct {
 	max     int       // records queued at most
 	down    bool      // the last call on the database failed: queue without trying
 	closed  bool      // Close began: SaveMove refuses
+	drained bool      // Close flushed the queue: a record queued now would be lost
 	nextSeq int64
+	// saving counts the SaveMove calls under way: Close lets them finish, within its
+	// flush timeout, before it flushes, so that a record whose first write fails
+	// meanwhile is queued in time to be flushed. saved, made by Close when some are under
+	// way, is closed when the last one returns.
+	saving int
+	saved  chan struct{}
 	wake    chan struct{} // capacity 1: the flusher has work
 
 	dropped, rejected, failures, written atomic.Int64
@@ -110,6 +118,8 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		s.qmu.Unlock()
 		return errors.New("rulesdb: save move: store closed")
 	}
+	s.wq.saving++
+	defer s.savedMove()
 	c := s.entryLocked(rec.ChatID)
 	s.wq.nextSeq++
 	p := &pendingMove{rec: rec, seq: s.wq.nextSeq, chat: c, done: make(chan struct{})}
@@ -139,6 +149,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 
 	err := s.attempt(ctx, p)
 
+	lost := "stream rules: move record refused by the database; not retried"
 	s.qmu.Lock()
 	c.busy = false
 	switch {
@@ -148,6 +159,12 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	case !retryable(err):
 		s.wq.rejected.Add(1)
 		s.settleLocked(c)
+	case s.wq.drained:
+		// Close gave up waiting for this write and has flushed the queue: nothing would
+		// write the record now. Say so rather than queue it to be lost in silence.
+		s.settleLocked(c)
+		lost = "stream rules: move record not written before the store closed; it is lost"
+		err = fmt.Errorf("rulesdb: save move: not written before the store closed: %w", err)
 	default:
 		s.wq.failures.Add(1)
 		defer s.dropIdle(err) // after qmu is released: closing connections writes to them
@@ -166,10 +183,19 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		s.kick()
 	}
 	if err != nil {
-		s.log.Error("stream rules: move record refused by the database; not retried",
-			"db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
+		s.log.Error(lost, "db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
 	}
 	return err
+}
+
+// savedMove ends a SaveMove call (see writeQueue.saving).
+func (s *Store) savedMove() {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.wq.saving--; s.wq.saving == 0 && s.wq.saved != nil {
+		close(s.wq.saved)
+		s.wq.saved = nil
+	}
 }
 
 // pushLocked queues p: at the back, or at the front of its chat when a first try of it
@@ -330,9 +356,22 @@ func (s *Store) flush() {
 func (s *Store) closeQueue(flushTimeout time.Duration) {
 	s.qmu.Lock()
 	s.wq.closed = true
+	var saved chan struct{}
+	if s.wq.saving > 0 {
+		saved = make(chan struct{})
+		s.wq.saved = saved
+	}
 	s.qmu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
+	if saved != nil {
+		// SaveMove calls under way finish first: a first write that fails now queues its
+		// record, and the flush below writes it.
+		select {
+		case <-saved:
+		case <-ctx.Done():
+		}
+	}
 	for attempt := 1; ctx.Err() == nil; attempt++ {
 		if s.drain(ctx, s.writeTimeout) {
 			break
@@ -346,6 +385,7 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 	}
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
+	s.wq.drained = true
 	if n := s.wq.fifo.Len(); n > 0 {
 		chats := map[string]bool{}
 		firings := 0
