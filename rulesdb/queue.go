@@ -50,7 +50,7 @@ type writeQueue struct {
 	// way, is closed when the last one returns.
 	saving int
 	saved  chan struct{}
-	wake    chan struct{} // capacity 1: the flusher has work
+	wake   chan struct{} // capacity 1: the flusher has work
 
 	dropped, rejected, failures, written atomic.Int64
 	// inflight counts write attempts still running, including those their caller stopped
