@@ -205,6 +205,9 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 // comboRetry: a combo that is off is tried once in this many of the passes asked of it.
 const comboRetry = 64
 
+// comboDecay: every this many passes, a combo's counts of passes and give-ups halve.
+const comboDecay = 1024
+
 // maxComboStops is the match at which a combo's pass stops (see lazydfa.DFA.Which): a
 // member that matches again and again makes each of its matches a slower step (tens of
 // nanoseconds), and past this many the pass costs more than it saves.
@@ -225,7 +228,12 @@ func (c *combo) which(text string, want uint64, runs int, buf *[]int32) (mask ui
 	if c.dfa == nil {
 		return 0, false, false, false
 	}
-	c.runs.Add(1)
+	if r := c.runs.Add(1); r%comboDecay == 0 {
+		// Forget half of the past (roughly, under concurrent passes), so that a change
+		// in the texts switches the combo off, or back on, within about comboDecay passes.
+		c.runs.Add(-r / 2)
+		c.gaveUp.Store(c.gaveUp.Load() / 2)
+	}
 	out, complete, ok := c.dfa.Which(text, (*buf)[:0], want, maxComboStops, runs)
 	*buf = out
 	if !ok {

@@ -345,3 +345,40 @@ func TestDenseAnchorsNotRecorded(t *testing.T) {
 		t.Errorf("%q over an answer that ends with it: set %v, regexp %v", rules[i], got, want)
 	}
 }
+
+// TestComboCountsDecay: a combo that has passed a thousand texts still switches off
+// within about comboDecay passes once its texts turn against it.
+func TestComboCountsDecay(t *testing.T) {
+	pats := []string{`\w*e\w{20}\d`, `\w*a\w{19}\d`}
+	s, err := New(pats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.combos[0]
+	for range 3 * comboDecay {
+		s.Match("xe1 a2", nil) // both candidates; its few states are soon all known
+	}
+	if c.gaveUp.Load() != 0 || c.runs.Load() >= comboDecay {
+		t.Fatalf("after good passes: %d runs, %d gave up; want fewer than %d runs, none given up", c.runs.Load(), c.gaveUp.Load(), comboDecay)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	naive := newNaive(pats)
+	for n := 1; ; n++ {
+		var b strings.Builder
+		for range 400 {
+			b.WriteByte("abcde"[r.IntN(5)])
+		}
+		b.WriteString(" 1")
+		text := b.String()
+		if got, want := s.Match(text, nil), naive.match(text); !slices.Equal(got, want) {
+			t.Fatalf("got %v, regexp %v", got, want)
+		}
+		if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() {
+			t.Logf("off after %d texts that make it give up", n)
+			break
+		}
+		if n > 2*comboDecay {
+			t.Fatalf("still on after %d texts that make it give up (%d runs, %d gave up)", n, c.runs.Load(), c.gaveUp.Load())
+		}
+	}
+}
