@@ -116,20 +116,34 @@ func Build(as []*Analysis) *Set {
 		}
 		nl += len(a.anchor)
 	}
-	litID := make(map[lit]int32, nl)
-	var litList []lit
-	var litPos []bool
-	var lastEnt []uint32 // per literal: its last entry + 1, 0: none yet
+	// Most literals have no case-sensitive letters (m == ""): they are found by their
+	// text alone, in a map with string keys, cheaper to hash than the pair. A set of
+	// patterns shares about half its literals, hence the sizes.
+	plainID := make(map[string]int32, nl/2)
+	maskedID := map[lit]int32{}
+	litList := make([]lit, 0, nl/2)
+	litPos := make([]bool, 0, nl/2)
+	lastEnt := make([]uint32, 0, nl/2) // per literal: its last entry + 1, 0: none yet
 	type pair struct {
 		lid int32
 		e   uint32
 	}
 	pairs := make([]pair, 0, nl)
 	id := func(l lit) int32 {
-		i, ok := litID[l]
+		var i int32
+		var ok bool
+		if l.m == "" {
+			i, ok = plainID[l.s]
+		} else {
+			i, ok = maskedID[l]
+		}
 		if !ok {
 			i = int32(len(litList))
-			litID[l] = i
+			if l.m == "" {
+				plainID[l.s] = i
+			} else {
+				maskedID[l] = i
+			}
 			litList = append(litList, l)
 			litPos = append(litPos, false)
 			lastEnt = append(lastEnt, 0)
