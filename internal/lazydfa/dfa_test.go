@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/regexgen"
 )
 
 // Patterns chosen for what a DFA can get wrong: the empty-width assertions at every
@@ -169,33 +171,6 @@ func readLines(t *testing.T, path string) []string {
 	return out
 }
 
-var atoms = []string{
-	"a", "b", "k", "s", "K", "é", "ß", "σ", "ſ", "\u212a", `\x{FFFD}`, " ", `\n`, "0", `\.`, "_", "😀",
-	"[ab]", "[^a]", "[a-z]", `\d`, `\w`, `\s`, `\S`, `\W`, ".", `\pL`, `\b`, `\B`, "^", "$", `\A`, `\z`,
-}
-
-func randPattern(r *rand.Rand, depth int) string {
-	if depth > 3 || r.IntN(3) == 0 {
-		var b strings.Builder
-		for n := 1 + r.IntN(4); n > 0; n-- {
-			b.WriteString(atoms[r.IntN(len(atoms))])
-		}
-		return b.String()
-	}
-	switch r.IntN(8) {
-	case 0:
-		return randPattern(r, depth+1) + "|" + randPattern(r, depth+1)
-	case 1:
-		return "(" + randPattern(r, depth+1) + ")" + []string{"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"}[r.IntN(7)]
-	case 2:
-		return "(?i:" + randPattern(r, depth+1) + ")"
-	case 3:
-		return []string{"(?s:", "(?m:", "(?U:", "(?:"}[r.IntN(4)] + randPattern(r, depth+1) + ")"
-	default:
-		return randPattern(r, depth+1) + randPattern(r, depth+1)
-	}
-}
-
 var textRunes = []string{"a", "b", "k", "K", "s", "S", "é", "ß", "σ", "ς", "ſ", "\u212a", "\xff", "\xe2\x82", " ", "\n", "0", "7", ".", "_", "😀", "x"}
 
 func randText(r *rand.Rand) string {
@@ -215,7 +190,7 @@ func TestRandom(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for range iters {
-		p := randPattern(r, 0)
+		p := regexgen.Pattern(r, 0)
 		re, err := regexp.Compile(p)
 		if err != nil {
 			continue
@@ -239,7 +214,7 @@ func TestSetOutputs(t *testing.T) {
 		var res []*regexp.Regexp
 		var progs []*syntax.Prog
 		for len(pats) < 1+r.IntN(4) {
-			p := randPattern(r, 1)
+			p := regexgen.Pattern(r, 1)
 			re, err := regexp.Compile(p)
 			if err != nil {
 				continue

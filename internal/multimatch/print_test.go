@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"regexp/syntax"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/regexgen"
 )
 
 // TestPrintTree: printTree's text compiles to the program Go's own printing of the tree
@@ -21,7 +23,7 @@ func TestPrintTree(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 500 {
-		p := randRegexp(r, 0)
+		p := regexgen.Pattern(r, 0)
 		if r.IntN(3) == 0 {
 			p = "(?i)" + p
 		}

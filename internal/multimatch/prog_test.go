@@ -6,6 +6,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/regexgen"
 )
 
 // TestCompileIntoSame holds compileInto to syntax.Compile: the same program, instruction
@@ -57,7 +59,7 @@ func TestSimplifySame(t *testing.T) {
 		`(?:(?:a{0,3}){0,3}){0,3}b`, `x{600}`, `(?:x{0,9}y){2,3}`)
 	r := rand.New(rand.NewPCG(9, 43))
 	for range 3000 {
-		patterns = append(patterns, randRegexp(r, 0))
+		patterns = append(patterns, regexgen.Pattern(r, 0))
 	}
 	for _, pat := range patterns {
 		re, err := syntax.Parse(pat, syntax.Perl)

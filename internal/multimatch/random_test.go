@@ -7,42 +7,11 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamrules/streamrules/internal/regexgen"
 )
-
-var randAtoms = []string{
-	"a", "b", "k", "s", "K", "S", "x", "é", "É", "ß", "ẞ", "σ", "ς", "ſ", "\u212a", `\x{FFFD}`,
-	" ", `\n`, "0", "7", `\.`, "-", "'", "😀", "日",
-	"[ab]", "[^a]", "[a-z]", "[k]", "[sS]", `[\x{FFF0}-\x{FFFF}]`, `[^\x00-\x7f]`, `[\x{1F600}-\x{1F64F}]`,
-	`\d`, `\w`, `\s`, `\S`, ".", `\pL`, `\p{Greek}`,
-	`\b`, `\B`, "^", "$", `\A`, `\z`,
-}
-
-func randRegexp(r *rand.Rand, depth int) string {
-	if depth > 3 || r.IntN(3) == 0 {
-		var b strings.Builder
-		for n := 1 + r.IntN(4); n > 0; n-- {
-			b.WriteString(randAtoms[r.IntN(len(randAtoms))])
-		}
-		return b.String()
-	}
-	switch r.IntN(9) {
-	case 0:
-		return randRegexp(r, depth+1) + "|" + randRegexp(r, depth+1)
-	case 1:
-		return "(" + randRegexp(r, depth+1) + ")" + []string{"*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}", "+?", "*?"}[r.IntN(9)]
-	case 2:
-		return "(?i:" + randRegexp(r, depth+1) + ")"
-	case 3:
-		return "(?-i:" + randRegexp(r, depth+1) + ")"
-	case 4:
-		return []string{"(?s:", "(?m:", "(?U:", "(?:"}[r.IntN(4)] + randRegexp(r, depth+1) + ")"
-	default:
-		return randRegexp(r, depth+1) + randRegexp(r, depth+1)
-	}
-}
 
 // TestRandomRegexps compares Set.Match with regexp on random patterns built
 // from the constructs that matter to the literal extraction.
@@ -62,7 +31,7 @@ func TestRandomRegexps(t *testing.T) {
 		var pats []string
 		var res []*regexp.Regexp
 		for n := 1 + r.IntN(3); len(pats) < n; {
-			p := randRegexp(r, 0)
+			p := regexgen.Pattern(r, 0)
 			if r.IntN(3) == 0 {
 				p = "(?i)" + p
 			}
