@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -453,42 +454,23 @@ func TestQueueRetryIsIdempotent(t *testing.T) {
 // the queue, so the flush writes it. Before, Close flushed an empty queue at once, and
 // the record, queued after, was lost without a word.
 func TestCloseWaitsForSaveMove(t *testing.T) {
+	verifyNoLeaks(t)
 	ctx := context.Background()
 	path := t.TempDir() + "/close.db"
-	dsn := "sqlite:" + path + "?_pragma=busy_timeout(50)"
 	log, buf := capture()
-	s, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Logger: log, FlushTimeout: 10 * time.Second, ReloadInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Another connection holds the write lock: the store's first write waits 50 ms for it,
-	// then fails with SQLITE_BUSY.
-	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(50)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	conn, err := other.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	// The store's first write waits 50 ms for the lock another connection holds, then
+	// fails with SQLITE_BUSY.
+	s := open(t, "sqlite:"+path+"?_pragma=busy_timeout(50)", &rulesdb.Config{Logger: log, FlushTimeout: 10 * time.Second, ReloadInterval: -1})
+	conn := holdWriteLock(t, path)
 	saved := make(chan error, 1)
 	go func() {
 		saved <- s.SaveMove(ctx, streamrules.MoveRecord{ChatID: "c", Move: 1, Answered: true,
 			Firings: []streamrules.Firing{{Rule: "r", Mode: streamrules.ModeRemind}}})
 	}()
-	for rulesdb.WritesInFlight(s) == 0 { // the first write has begun
-		runtime.Gosched()
-	}
+	waitUntil(t, "the first write has begun", func() bool { return rulesdb.WritesInFlight(s) > 0 })
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
-	for !rulesdb.Closing(s) {
-		runtime.Gosched()
-	}
+	waitUntil(t, "Close has begun", func() bool { return rulesdb.Closing(s) })
 	if err := <-saved; err != nil { // queued after the busy write: not lost, so no error
 		t.Fatalf("SaveMove: %v", err)
 	}
@@ -501,13 +483,93 @@ func TestCloseWaitsForSaveMove(t *testing.T) {
 	if lines := buf.Lines("not written at close"); len(lines) != 0 {
 		t.Fatalf("Close lost records:\n%s", buf)
 	}
-	s2, err := rulesdb.Open(ctx, "sqlite:"+path, &rulesdb.Config{Logger: log, ReloadInterval: -1})
+	if st := chatState(t, path, "c"); st.Moves != 1 {
+		t.Fatalf("after Close: chat state %+v; want the move written", st)
+	}
+}
+
+// TestSaveMoveFailingAfterCloseGaveUp: a first write that fails after Close stopped
+// waiting for it (at most half of FlushTimeout) is not queued, where nothing would write
+// it: SaveMove says the record is lost, and the log does.
+func TestSaveMoveFailingAfterCloseGaveUp(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := context.Background()
+	path := t.TempDir() + "/late.db"
+	log, buf := capture()
+	// The first write waits 3 s for the lock, far past Close's wait of 100 ms.
+	s := open(t, "sqlite:"+path+"?_pragma=busy_timeout(3000)", &rulesdb.Config{Logger: log, FlushTimeout: 200 * time.Millisecond, ReloadInterval: -1})
+	conn := holdWriteLock(t, path)
+	saved := make(chan error, 1)
+	go func() {
+		saved <- s.SaveMove(ctx, streamrules.MoveRecord{ChatID: "c", Move: 1, Answered: true})
+	}()
+	waitUntil(t, "the first write has begun", func() bool { return rulesdb.WritesInFlight(s) > 0 })
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	err := <-saved
+	if err == nil || !strings.Contains(err.Error(), "not written before the store closed") {
+		t.Fatalf("SaveMove: %v; want the record said lost", err)
+	}
+	<-closed
+	if lines := buf.Lines("level=ERROR", "not written before the store closed", "chat=c"); len(lines) != 1 {
+		t.Fatalf("want one line on the lost record, log:\n%s", buf)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if st := chatState(t, path, "c"); st.Moves != 0 {
+		t.Fatalf("chat state %+v: the record said lost was written", st)
+	}
+}
+
+// verifyNoLeaks checks, once the test and its cleanups are done, that no goroutine it
+// started is left (the stores' Close waits for everything they started).
+func verifyNoLeaks(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) }) // registered first: runs last
+}
+
+// holdWriteLock takes SQLite's write lock on the file from another connection, until
+// the test commits on the connection returned (or ends).
+func holdWriteLock(t *testing.T, path string) *sql.Conn {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Close()
-	st, err := s2.LoadChat(ctx, "c")
-	if err != nil || st.Moves != 1 {
-		t.Fatalf("after Close: chat state %+v, %v; want the move written", st, err)
+	t.Cleanup(func() { _ = db.Close() })
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// chatState reads a chat's state from the SQLite file through a store of its own.
+func chatState(t *testing.T, path, chat string) streamrules.ChatState {
+	t.Helper()
+	s := open(t, "sqlite:"+path, &rulesdb.Config{ReloadInterval: -1})
+	st, err := s.LoadChat(context.Background(), chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// waitUntil waits for cond, which a goroutine of the test makes true soon, and fails
+// the test after a generous deadline rather than hang it.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 30 s", what)
+		}
+		runtime.Gosched()
 	}
 }

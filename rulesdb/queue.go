@@ -34,7 +34,7 @@ const (
 	retryMax      = 5 * time.Second
 )
 
-// writeQueue is guarded by mu; the counters are read without it.
+// writeQueue is guarded by Store.qmu; the counters are read without it.
 type writeQueue struct {
 	chats   map[string]*chatEntry
 	lru     list.List // chats without records queued, least recently used first (*chatEntry)
@@ -42,15 +42,16 @@ type writeQueue struct {
 	max     int       // records queued at most
 	down    bool      // the last call on the database failed: queue without trying
 	closed  bool      // Close began: SaveMove refuses
-	drained bool      // Close flushed the queue: a record queued now would be lost
 	nextSeq int64
-	// saving counts the SaveMove calls under way: Close lets them finish, within its
-	// flush timeout, before it flushes, so that a record whose first write fails
-	// meanwhile is queued in time to be flushed. saved, made by Close when some are under
-	// way, is closed when the last one returns.
-	saving int
-	saved  chan struct{}
-	wake   chan struct{} // capacity 1: the flusher has work
+	// writing counts the SaveMove calls writing their record themselves: Close lets them
+	// finish (within a bound) before it flushes, so that a record whose first write
+	// fails meanwhile is queued in time to be flushed. firstsDone, made by Close when some
+	// are under way, is closed when the last one is done. late: Close waits no more; a
+	// first write that fails now is not queued (nothing would write it) but reported.
+	writing    int
+	firstsDone chan struct{}
+	late       bool
+	wake       chan struct{} // capacity 1: the flusher has work
 
 	dropped, rejected, failures, written atomic.Int64
 	// inflight counts write attempts still running, including those their caller stopped
@@ -118,8 +119,6 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		s.qmu.Unlock()
 		return errors.New("rulesdb: save move: store closed")
 	}
-	s.wq.saving++
-	defer s.savedMove()
 	c := s.entryLocked(rec.ChatID)
 	s.wq.nextSeq++
 	p := &pendingMove{rec: rec, seq: s.wq.nextSeq, chat: c, done: make(chan struct{})}
@@ -145,6 +144,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		return nil
 	}
 	s.markBusyLocked(c)
+	s.wq.writing++
 	s.qmu.Unlock()
 
 	err := s.attempt(ctx, p)
@@ -152,6 +152,10 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	lost := "stream rules: move record refused by the database; not retried"
 	s.qmu.Lock()
 	c.busy = false
+	if s.wq.writing--; s.wq.writing == 0 && s.wq.firstsDone != nil {
+		close(s.wq.firstsDone)
+		s.wq.firstsDone = nil
+	}
 	switch {
 	case err == nil:
 		s.appliedLocked(p)
@@ -159,9 +163,9 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	case !retryable(err):
 		s.wq.rejected.Add(1)
 		s.settleLocked(c)
-	case s.wq.drained:
-		// Close gave up waiting for this write and has flushed the queue: nothing would
-		// write the record now. Say so rather than queue it to be lost in silence.
+	case s.wq.late:
+		// Close gave up waiting for this write: the flush may be over, and nothing would
+		// write the record. Say so rather than queue it to be lost in silence.
 		s.settleLocked(c)
 		lost = "stream rules: move record not written before the store closed; it is lost"
 		err = fmt.Errorf("rulesdb: save move: not written before the store closed: %w", err)
@@ -186,16 +190,6 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		s.log.Error(lost, "db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
 	}
 	return err
-}
-
-// savedMove ends a SaveMove call (see writeQueue.saving).
-func (s *Store) savedMove() {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.wq.saving--; s.wq.saving == 0 && s.wq.saved != nil {
-		close(s.wq.saved)
-		s.wq.saved = nil
-	}
 }
 
 // pushLocked queues p: at the back, or at the front of its chat when a first try of it
@@ -354,24 +348,30 @@ func (s *Store) flush() {
 // closeQueue stops new records, writes what is queued within flushTimeout, and logs
 // what it could not write. Called by Close after the flusher stopped.
 func (s *Store) closeQueue(flushTimeout time.Duration) {
-	s.qmu.Lock()
-	s.wq.closed = true
-	var saved chan struct{}
-	if s.wq.saving > 0 {
-		saved = make(chan struct{})
-		s.wq.saved = saved
-	}
-	s.qmu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	if saved != nil {
-		// SaveMove calls under way finish first: a first write that fails now queues its
-		// record, and the flush below writes it.
-		select {
-		case <-saved:
-		case <-ctx.Done():
-		}
+	s.qmu.Lock()
+	s.wq.closed = true
+	var firsts chan struct{}
+	if s.wq.writing > 0 {
+		firsts = make(chan struct{})
+		s.wq.firstsDone = firsts
 	}
+	s.qmu.Unlock()
+	if firsts != nil {
+		// First writes under way finish first: one that fails now queues its record, and
+		// the flush below writes it. The wait takes at most half of FlushTimeout, so that
+		// the records queued before Close get their turn.
+		t := time.NewTimer(min(s.writeTimeout, flushTimeout/2))
+		select {
+		case <-firsts:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.qmu.Lock()
+	s.wq.late = true
+	s.qmu.Unlock()
 	for attempt := 1; ctx.Err() == nil; attempt++ {
 		if s.drain(ctx, s.writeTimeout) {
 			break
@@ -385,7 +385,6 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 	}
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	s.wq.drained = true
 	if n := s.wq.fifo.Len(); n > 0 {
 		chats := map[string]bool{}
 		firings := 0
@@ -393,6 +392,9 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 			p := e.Value.(*pendingMove)
 			chats[p.rec.ChatID] = true
 			firings += len(p.rec.Firings)
+			// A SaveMove still waiting for its record learns now that it is lost.
+			p.err = errors.New("rulesdb: save move: not written before the store closed")
+			close(p.done)
 		}
 		s.log.Error("stream rules: move records not written at close; they are lost",
 			"db", s.target.about, "records", n, "chats", len(chats), "firings", firings, "waited", flushTimeout)
