@@ -171,7 +171,8 @@ func (st *state) onRune(r rune) *state {
 	return nil
 }
 
-// maxOther bounds the non-ASCII transitions one state caches.
+// maxOther bounds the non-ASCII transitions one state caches; a step on another rune is
+// made again each time, and counts against the budget (see transition).
 const maxOther = 64
 
 // Compile compiles one pattern as regexp.Compile does (Perl syntax, simplified).
@@ -422,8 +423,10 @@ func (d *DFA) index(c *cache, st *state) {
 }
 
 // transition returns the state after st on r, making it under mu if it is not known
-// yet; built says whether a new state was made. It returns nil, and built true, when the
-// memory limit leaves no room for the state: the caller gives up as if over budget.
+// yet; built says whether a new state was made, or a step that could not be cached (a
+// non-ASCII rune past maxOther): both count against the budget. It returns nil, and
+// built true, when the memory limit leaves no room for the state: the caller gives up
+// as if over budget.
 func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -468,6 +471,11 @@ func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
 		k, _ := slices.BinarySearchFunc(edges, r, func(e runeEdge, r rune) int { return int(e.r - r) })
 		edges = slices.Insert(slices.Clone(edges), k, runeEdge{r, nx})
 		st.other.Store(&edges)
+	} else {
+		// The state knows maxOther runes already: this step is made again each time the
+		// rune comes, under the lock, and counts against the budget as a new state does
+		// (a text of many distinct non-ASCII runes, such as Chinese, then goes to regexp).
+		return nx, true
 	}
 	return nx, len(c.states) > n
 }

@@ -49,8 +49,10 @@ func mustDFA(t testing.TB, p string) *DFA {
 	return d
 }
 
-// check compares Match, and a stream fed in pieces, with regexp on one text.
-func check(t *testing.T, p string, re *regexp.Regexp, d *DFA, text string, cuts []int) {
+// check compares Match, and a stream fed in pieces, with regexp on one text. It reports
+// whether Match decided (did not give up): callers require most texts to be decided, so
+// that a DFA giving up everywhere cannot pass.
+func check(t *testing.T, p string, re *regexp.Regexp, d *DFA, text string, cuts []int) bool {
 	t.Helper()
 	want := re.MatchString(text)
 	got, ok := d.Match(text)
@@ -70,7 +72,7 @@ func check(t *testing.T, p string, re *regexp.Regexp, d *DFA, text string, cuts 
 		for len(piece) > 0 && !streamed {
 			out, rest, ok := d.Feed(&c, piece)
 			if !ok {
-				return
+				return ok
 			}
 			if out != nil {
 				streamed = true
@@ -88,7 +90,7 @@ func check(t *testing.T, p string, re *regexp.Regexp, d *DFA, text string, cuts 
 	if !streamed {
 		out, ok := d.End(&c)
 		if !ok {
-			return
+			return ok
 		}
 		if (len(out) > 0) != want {
 			t.Fatalf("stream %q over %q cut at %v: End = %v, regexp says %v", p, text, cuts, out, want)
@@ -97,10 +99,12 @@ func check(t *testing.T, p string, re *regexp.Regexp, d *DFA, text string, cuts 
 			t.Fatalf("stream read %d bytes of %d", c.Read(), len(text))
 		}
 	}
+	return ok
 }
 
 func TestTricky(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	checked, decided := 0, 0
 	for _, p := range tricky {
 		re := regexp.MustCompile(p)
 		d := mustDFA(t, p)
@@ -111,9 +115,15 @@ func TestTricky(t *testing.T) {
 					cuts = append(cuts, r.IntN(len(text)+1))
 				}
 				slices.Sort(cuts)
-				check(t, p, re, d, text, cuts)
+				checked++
+				if check(t, p, re, d, text, cuts) {
+					decided++
+				}
 			}
 		}
+	}
+	if decided < checked*9/10 {
+		t.Fatalf("Match decided %d texts of %d", decided, checked)
 	}
 }
 
@@ -189,6 +199,7 @@ func TestRandom(t *testing.T) {
 		iters = 500
 	}
 	r := rand.New(rand.NewPCG(7, 8))
+	checked, decided := 0, 0
 	for range iters {
 		p := regexgen.Pattern(r, 0)
 		re, err := regexp.Compile(p)
@@ -200,8 +211,14 @@ func TestRandom(t *testing.T) {
 			text := randText(r)
 			cuts := []int{r.IntN(len(text) + 1), r.IntN(len(text) + 1)}
 			slices.Sort(cuts)
-			check(t, p, re, d, text, cuts)
+			checked++
+			if check(t, p, re, d, text, cuts) {
+				decided++
+			}
 		}
+	}
+	if decided < checked*9/10 {
+		t.Fatalf("Match decided %d texts of %d", decided, checked)
 	}
 }
 
@@ -492,4 +509,30 @@ func heldBy(dfas []*DFA) int64 {
 		n += d.held.Load()
 	}
 	return n
+}
+
+// TestManyDistinctRunesGiveUp: a text of more distinct non-ASCII runes than a state
+// caches (Chinese) makes steps that are never cached; they count against the budget, so
+// the DFA gives up and leaves the text to regexp instead of stepping under its lock at
+// every rune, slower than regexp.
+func TestManyDistinctRunesGiveUp(t *testing.T) {
+	d := mustDFA(t, `\p{Han}{3}x`)
+	r := rand.New(rand.NewPCG(13, 14))
+	var b strings.Builder
+	for b.Len() < 60000 {
+		b.WriteRune(rune(0x4e00 + r.IntN(20000)))
+	}
+	text := b.String()
+	for range 3 { // warm: every state has cached what it may
+		d.Match(text)
+	}
+	if m, ok := d.Match(text); ok {
+		t.Fatalf("Match = %v, ok: want it to give up", m)
+	}
+	// A few distinct runes are cached and decided (by a DFA whose lists the text above
+	// has not filled).
+	short := strings.Repeat("中文字", 2000) + "x"
+	if m, ok := mustDFA(t, `\p{Han}{3}x`).Match(short); !ok || !m {
+		t.Fatalf("Match(short) = %v, %v; want a match, decided", m, ok)
+	}
 }

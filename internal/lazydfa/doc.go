@@ -18,7 +18,9 @@
 // the assertions that hold there. Runes are classed at compile time: two ASCII
 // bytes are in one class when every rune instruction and every assertion treats
 // them alike, so a state's table has one entry per class. Other runes take a
-// slower path under the DFA's lock.
+// slower path: a sorted list of up to 64 runes per state, read without a lock; a rune
+// past those is stepped again under the DFA's lock each time, and counts against the
+// budget below.
 //
 // The DFA may combine several programs (patterns); a state then says which
 // patterns matched on entering it. The matching answers whether any, or which,
