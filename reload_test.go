@@ -453,3 +453,49 @@ func TestReloadConcurrentChecks(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMergeMakesOneSet: an edit leaves the text group overlaid (the old base and a small
+// overlay); the merge builds one set of the group again, with the same verdicts, and
+// leaves no overlay.
+func TestMergeMakesOneSet(t *testing.T) {
+	ctx := context.Background()
+	rules := textRules(multimatch.RealisticPatterns(1000, 1))
+	store, err := NewMemoryStore(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := New(ctx, store, &Config{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	eng.merge.after = func(time.Duration) <-chan time.Time { return nil } // merged here only
+	base := eng.rules.Load().match.base
+	edited := rules[500]
+	edited.Condition = `(?i)\bmerged_here\b`
+	if _, err := store.UpdateRule(ctx, edited.Name, edited); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := eng.rules.Load()
+	if !before.overlaid() || before.match.base != base || before.match.over == nil {
+		t.Fatalf("after an edit: overlaid %v, same base %v, overlay %v; want the old base and an overlay",
+			before.overlaid(), before.match.base == base, before.match.over != nil)
+	}
+	after := eng.mergeOnce()
+	if after.overlaid() || after.match.base == base || after.match.over != nil || after.match.from != nil {
+		t.Fatalf("after the merge: overlaid %v, new base %v; want one new set", after.overlaid(), after.match.base != base)
+	}
+	texts := []string{"nothing here", "it merged_here, see", multimatch.RealisticText(4096, 4096, "")}
+	for _, text := range texts {
+		if got, want := after.match.Match(text, nil), before.match.Match(text, nil); !slices.Equal(got, want) {
+			t.Fatalf("%.20q: merged %v, overlaid %v", text, got, want)
+		}
+	}
+	_, m := eng.BeginMove(ctx, "c")
+	if v := m.CheckAnswer(ctx, texts[1]); !slices.Contains(v.Rules, edited.Name) {
+		t.Fatalf("after the merge the edited rule does not fire: %+v", v)
+	}
+}
