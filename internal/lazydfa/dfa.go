@@ -2,6 +2,7 @@ package lazydfa
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"regexp/syntax"
 	"runtime"
 	"slices"
@@ -743,17 +744,30 @@ func (d *DFA) Which(text string, dst []int32, want uint64, maxStops, runs int) (
 		st, i = nx, i+read
 		switch how {
 		case found:
-			dst = sortedOnce(append(dst, st.out...), n)
-			if len(dst)-n == all {
-				return dst, true, true
-			}
-			for _, k := range st.out {
-				if k < 64 {
-					seen |= 1 << k
+			if all <= 64 {
+				// Each pattern once, by the mask: no sorting until the end.
+				for _, k := range st.out {
+					if seen&(1<<k) == 0 {
+						seen |= 1 << k
+						dst = append(dst, k)
+					}
+				}
+				if bits.OnesCount64(seen) == all {
+					return sortedOnce(dst, n), true, true
+				}
+			} else {
+				dst = sortedOnce(append(dst, st.out...), n)
+				if len(dst)-n == all {
+					return dst, true, true
+				}
+				for _, k := range st.out {
+					if k < 64 {
+						seen |= 1 << k
+					}
 				}
 			}
 			if want != 0 && seen&want == want || stops >= maxStops {
-				return dst, false, true
+				return sortedOnce(dst, n), false, true
 			}
 			if i < len(text) {
 				continue

@@ -13,8 +13,8 @@ import (
 	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
-// Analysis is what New learns about one pattern: its compiled regexp, the
-// literals a match requires, and where around a literal a match can lie. It
+// Analysis is what New learns about one pattern: the form that runs (its lazy DFA
+// and regexp are made when it is first verified), the literals a match requires, and where around a literal a match can lie. It
 // depends on the pattern's text alone, so a caller that rebuilds sets often
 // (a rule engine on every edit) can keep analyses by pattern and pass them to
 // Build: one edited pattern then costs one analysis plus the automaton.
@@ -158,7 +158,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	prog := &pb.prog
 	a.insts = len(prog.Inst)
 	a.live = pb.liveThreads()
-	a.wide = wokenWide(prog, 0)
+	a.wide = wideInsts(prog)
 	p, _ := prog.Prefix()
 	releaseProg(pb)
 	m := newMemo(qs)
@@ -292,10 +292,7 @@ func edgeWidth(e *syntax.Regexp, head bool) int {
 	return -1
 }
 
-// bestGroupOf returns the cheapest useful required group of x, minimized.
-func bestGroupOf(x *info) []lit { return (*memo)(nil).bestGroup(x) }
-
-// bestGroup is bestGroupOf minimizing through m.
+// bestGroup returns the cheapest useful required group of x, minimized through m.
 func (m *memo) bestGroup(x *info) []lit {
 	var best []lit
 	bestCost := 0.0
@@ -658,56 +655,12 @@ func (b *progBuf) liveThreads() int {
 	return count
 }
 
-// wokenWide counts the wide rune instructions reachable from the start along
-// a path whose narrow instructions all match with a probability of at least
-// minWake per byte together (English letter frequencies; \A stops a path);
-// with minWake 0, every reachable wide instruction.
-func wokenWide(prog *syntax.Prog, minWake float64) int {
-	if minWake <= 0 {
-		// Every wide instruction counts: the walk would change nothing.
-		n := 0
-		for pc := range prog.Inst {
-			if wide(&prog.Inst[pc]) {
-				n++
-			}
-		}
-		return n
-	}
-	wake := make([]float64, len(prog.Inst))
-	wake[prog.Start] = 1
-	work := []uint32{uint32(prog.Start)}
-	for steps := 0; len(work) > 0 && steps < 64*len(prog.Inst); steps++ {
-		pc := work[len(work)-1]
-		work = work[:len(work)-1]
-		in := &prog.Inst[pc]
-		w := wake[pc]
-		push := func(to uint32, p float64) {
-			if p >= minWake && p > wake[to] {
-				wake[to] = p
-				work = append(work, to)
-			}
-		}
-		switch in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			push(in.Out, w)
-			push(in.Arg, w)
-		case syntax.InstCapture, syntax.InstNop:
-			push(in.Out, w)
-		case syntax.InstEmptyWidth:
-			if syntax.EmptyOp(in.Arg)&syntax.EmptyBeginText == 0 {
-				push(in.Out, w)
-			}
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			if wide(in) {
-				push(in.Out, w)
-			} else {
-				push(in.Out, w*max(matchProb(in), 1e-12))
-			}
-		}
-	}
+// wideInsts counts the program's wide rune instructions (see wide): the instructions
+// that keep a thread alive on ordinary text.
+func wideInsts(prog *syntax.Prog) int {
 	n := 0
 	for pc := range prog.Inst {
-		if wake[pc] >= minWake && wide(&prog.Inst[pc]) {
+		if wide(&prog.Inst[pc]) {
 			n++
 		}
 	}

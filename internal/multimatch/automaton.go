@@ -37,11 +37,6 @@ type sparseState struct {
 	n    uint16
 }
 
-type edge struct {
-	c  uint8
-	to uint32
-}
-
 // buildAutomaton builds the automaton for keys (all already ASCII lower-case
 // and distinct); vals[valOff[i]:valOff[i+1]] are reported for an occurrence
 // of keys[i].

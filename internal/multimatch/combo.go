@@ -205,7 +205,8 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 // comboRetry: a combo that is off is tried once in this many of the passes asked of it.
 const comboRetry = 64
 
-// comboDecay: every this many passes, a combo's counts of passes and give-ups halve.
+// comboDecay: a combo's counts of passes and give-ups halve when its count of passes
+// reaches a multiple of this: at the 1,024th pass, then every 512 passes.
 const comboDecay = 1024
 
 // maxComboStops is the match at which a combo's pass stops (see lazydfa.DFA.Which): a

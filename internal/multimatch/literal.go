@@ -135,8 +135,7 @@ func maxLen(set []lit) int {
 	return n
 }
 
-func union(a, b []lit) []lit { return (*litArena)(nil).union(a, b) }
-
+// union returns the literals of a and b, each once.
 func (ar *litArena) union(a, b []lit) []lit {
 	r := ar.alloc(len(a) + len(b))
 	r = append(r, a...)
@@ -147,8 +146,6 @@ func (ar *litArena) union(a, b []lit) []lit {
 // product returns {x+y : x in a, y in b}; fits reports whether the result
 // respects maxSet and maxLitLen. It returns nil, false when the product is
 // too expensive to compute.
-func product(a, b []lit) (res []lit, fits bool) { return (*litArena)(nil).product(a, b) }
-
 func (ar *litArena) product(a, b []lit) (res []lit, fits bool) {
 	if len(a)*len(b) > maxProduct {
 		return nil, false
@@ -425,8 +422,11 @@ func (f *headFilter) add(s string) {
 	}
 }
 
-// has reports whether s may have been added.
+// has reports whether s may have been added (the empty string never is).
 func (f *headFilter) has(s string) bool {
+	if s == "" {
+		return false
+	}
 	b := headBit(s)
 	return f[b>>6]&(1<<(b&63)) != 0
 }
@@ -1013,8 +1013,7 @@ func leadByte(r rune) byte {
 	return buf[0]
 }
 
-func concatInfo(parts []*info) *info { return (*litArena)(nil).concatInfo(parts) }
-
+// concatInfo is the info of the concatenation of parts.
 func (ar *litArena) concatInfo(parts []*info) *info {
 	out := ar.info()
 	n := 1 // at most: the parts' groups, four a part, one at the end

@@ -27,8 +27,9 @@ type memo struct {
 // to pattern: a cold load makes 10,000 of them.
 var memoPool = sync.Pool{New: func() any { return new(memo) }}
 
-// release gives m back to memoPool; m computes nothing afterwards. What it
-// returned (minimized groups, infos) stays valid: only its lists are reused.
+// release gives m back to memoPool; m computes nothing afterwards. What it returned
+// (minimized groups, infos) lives in its arena, which release clears: copy out what is
+// kept first (Analyze does, with clipGroups).
 func (m *memo) release() {
 	if m == nil {
 		return

@@ -2,7 +2,6 @@ package multimatch
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -60,7 +59,7 @@ type scratch struct {
 	spill   bool  // hits were dropped (maxHits)
 	tmp     []hit // one pattern's anchor hits, sorted
 	rd      strings.Reader
-	runs    int // regexp runs in this call (see Explain)
+	runs    int // verification runs in this call, a combo's pass counting one (see Explain)
 	whole   int // of which over the whole text
 	combo   []comboRun
 	which   []int32 // a combo's outputs
@@ -417,9 +416,9 @@ func caseMatch(occ, lit, mask string) bool {
 }
 
 // Explain matches text like Match and says how much work it took: how many
-// patterns were verified by their regexp (candidates and always-run
-// patterns), and how many of those ran over the whole text rather than
-// windows. For benchmarks and tuning.
+// verification runs it made (each candidate or always-run pattern verified alone, by
+// its DFA or regexp, and each combo's pass), and how many of those ran over the whole
+// text rather than windows. For benchmarks and tuning.
 func (s *Set) Explain(text string) (matched []int, verified, whole int) {
 	if len(s.pats) == 0 {
 		return nil, 0, 0
@@ -431,6 +430,3 @@ func (s *Set) Explain(text string) (matched []int, verified, whole int) {
 
 // Patterns returns the number of patterns in the set.
 func (s *Set) Patterns() int { return len(s.pats) }
-
-// Regexp returns the compiled regexp of pattern i (as run: see Analysis.Run).
-func (s *Set) Regexp(i int) *regexp.Regexp { return s.pats[i].regexp() }

@@ -12,7 +12,8 @@ import (
 
 // Analyze reads four facts from a pattern's compiled program (its size, its live
 // threads, its wide instructions, whether it has a literal prefix) and then drops the
-// program: regexp compiles its own when the pattern first runs. syntax.Compile grows a
+// program: the pattern's lazy DFA (and, where that gives up, regexp) compiles its own
+// when the pattern is first verified. syntax.Compile grows a
 // fresh instruction slice for each pattern: 70 MB of the 240 MB that analysing 10,000
 // patterns allocated. compileInto is the same compiler writing into a pooled slice: the
 // same instructions in the same order (TestCompileIntoSame and FuzzSimplifyCompileSame
