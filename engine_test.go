@@ -714,12 +714,10 @@ func TestStats(t *testing.T) {
 	}
 }
 
-type noCounterStore struct{ Store }
-
 func TestStatsNeedsAFiringCounter(t *testing.T) {
 	t.Parallel()
 	mem, _ := NewMemoryStore(nil)
-	f := newFixtureOn(t, noCounterStore{mem}, mem, nil)
+	f := newFixtureOn(t, plainStore{mem}, mem, nil)
 	if _, err := f.eng.Stats(context.Background()); err == nil {
 		t.Fatal("Stats on a store that cannot count succeeded")
 	}

@@ -119,3 +119,8 @@ func reminderNames(rs []Reminder) []string {
 	}
 	return out
 }
+
+// plainStore is a store with only Store's own methods: the optional ones of the store it
+// wraps (change notifications, the firing counter) are hidden. An engine on it loads
+// once, cold, and counts firings without the store's help.
+type plainStore struct{ Store }

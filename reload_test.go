@@ -231,9 +231,6 @@ func verdictsOf(s *ruleSet, texts []string, calls map[string][]string) []string 
 	return append(out, fmt.Sprint(ruleNames(s.all)), fmt.Sprint(s.skipped))
 }
 
-// staticStore hides the store's change notifications: an engine on it loads once, cold.
-type staticStore struct{ Store }
-
 // TestIncrementalReloadVerdicts edits rules again and again (adds, edits, deletes, renames,
 // disables, bad rows) and checks after every step that the engine, which builds each
 // edit on the automatons in force (overlays) and now and then merges, decides everything
@@ -313,7 +310,7 @@ func TestIncrementalReloadVerdicts(t *testing.T) {
 				if set.overlaid() {
 					overlaid++
 				}
-				cold, err := New(ctx, staticStore{f.store}, &Config{Logger: discardLogger(), EarlyInterrupt: early})
+				cold, err := New(ctx, plainStore{f.store}, &Config{Logger: discardLogger(), EarlyInterrupt: early})
 				if err != nil {
 					t.Fatal(err)
 				}

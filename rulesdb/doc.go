@@ -79,7 +79,7 @@
 // this Store for the chat, in the same statement (table stream_chat_writer): a retry of a
 // write that did commit changes nothing, so no move and no firing counts twice.
 //
-// The queue holds Config.QueueSize records (10000, about 520 bytes each with two
+// The queue holds Config.QueueSize records (10000, about 600 bytes each with two
 // firings). When it is full the oldest record is dropped, counted
 // ([Store.DroppedMoves]) and logged; SaveMove still does not wait. Close lets the
 // SaveMove calls under way finish (a first write that fails meanwhile queues its record)

@@ -28,10 +28,7 @@ func TestCombosOnGuardrails(t *testing.T) {
 	if riders == 0 {
 		t.Error("no riders on the guardrail corpus")
 	}
-	res := make([]*regexp.Regexp, len(rules))
-	for i, p := range rules {
-		res[i] = regexp.MustCompile(p)
-	}
+	res := regexps(rules)
 	r := rand.New(rand.NewPCG(5, 6))
 	passes := 0
 	for _, size := range []int{512, 4096, 65536} {
@@ -99,7 +96,7 @@ func TestComboGivesUpAndTurnsOff(t *testing.T) {
 		t.Fatalf("want one combo of both patterns, got %d", len(s.combos))
 	}
 	c := s.combos[0]
-	res := []*regexp.Regexp{regexp.MustCompile(pats[0]), regexp.MustCompile(pats[1])}
+	res := regexps(pats)
 	r := rand.New(rand.NewPCG(7, 8))
 	text := func() string {
 		var b strings.Builder
@@ -163,28 +160,16 @@ func TestComboBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	naive := newNaive(pats)
+	naive := regexps(pats)
 	for v := range answers {
 		text := AnswerText(answers, 4096, v)
 		for range 2 {
-			if got, want := s.Match(text, nil), naive.match(text); !slices.Equal(got, want) {
+			if got, want := s.Match(text, nil), naiveMatch(naive, text); !slices.Equal(got, want) {
 				t.Fatalf("answer %d: got %v, regexp %v", v+1, got, want)
 			}
 		}
 	}
 }
-
-type naiveSet []*regexp.Regexp
-
-func newNaive(pats []string) naiveSet {
-	n := make(naiveSet, len(pats))
-	for i, p := range pats {
-		n[i] = regexp.MustCompile(p)
-	}
-	return n
-}
-
-func (n naiveSet) match(text string) []int { return naiveMatch(n, text) }
 
 // TestComboStopsEarly: a member that matches at every other byte stops the combo's pass
 // after maxComboStops matches; the members seen matching are decided, the others are
@@ -200,7 +185,7 @@ func TestComboStopsEarly(t *testing.T) {
 			t.Fatalf("%q: whole-prone %v, combo %d", pats[i], s.wholeProne(i), s.comboOf[i])
 		}
 	}
-	naive := newNaive(pats)
+	naive := regexps(pats)
 	for _, text := range []string{
 		strings.Repeat("a1", 500),
 		strings.Repeat("a1", 500) + "123" + strings.Repeat("b", 30),
@@ -210,7 +195,7 @@ func TestComboStopsEarly(t *testing.T) {
 		s, _ := New(pats) // fresh: passes that stop at maxComboStops turn a combo off
 		for range 3 {
 			sc := s.pool.New().(*scratch)
-			if got, want := s.match(text, nil, sc), naive.match(text); !slices.Equal(got, want) {
+			if got, want := s.match(text, nil, sc), naiveMatch(naive, text); !slices.Equal(got, want) {
 				t.Fatalf("%.30q…: got %v, regexp %v", text, got, want)
 			}
 			if st := sc.combo[0].state; st != comboPartial {
@@ -241,10 +226,10 @@ func TestComboStopsWhenCandidatesMatch(t *testing.T) {
 		t.Fatalf("want one combo of the three patterns")
 	}
 	text := "abc123def a12345 " + strings.Repeat("plain words and 7 numbers, ", 10000)
-	naive := newNaive(pats)
+	naive := regexps(pats)
 	for range 3 {
 		sc := s.pool.New().(*scratch)
-		if got, want := s.match(text, nil, sc), naive.match(text); !slices.Equal(got, want) {
+		if got, want := s.match(text, nil, sc), naiveMatch(naive, text); !slices.Equal(got, want) {
 			t.Fatalf("got %v, regexp %v", got, want)
 		}
 		if r := sc.combo[0]; r.state != comboPartial || r.res != 0b011 {
@@ -281,13 +266,13 @@ func TestScratchGenerationWraps(t *testing.T) {
 // same combos; every verdict is regexp's.
 func TestCombosConcurrent(t *testing.T) {
 	rules, answers, s := guardrailSet(t)
-	naive := newNaive(rules)
+	naive := regexps(rules)
 	var texts []string
 	var wants [][]int
 	for _, size := range []int{512, 4096} {
 		for v := range answers {
 			texts = append(texts, AnswerText(answers, size, v))
-			wants = append(wants, naive.match(texts[len(texts)-1]))
+			wants = append(wants, naiveMatch(naive, texts[len(texts)-1]))
 		}
 	}
 	var wg sync.WaitGroup
@@ -362,7 +347,7 @@ func TestComboCountsDecay(t *testing.T) {
 		t.Fatalf("after good passes: %d runs, %d gave up; want fewer than %d runs, none given up", c.runs.Load(), c.gaveUp.Load(), comboDecay)
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	naive := newNaive(pats)
+	naive := regexps(pats)
 	for n := 1; ; n++ {
 		var b strings.Builder
 		for range 400 {
@@ -370,7 +355,7 @@ func TestComboCountsDecay(t *testing.T) {
 		}
 		b.WriteString(" 1")
 		text := b.String()
-		if got, want := s.Match(text, nil), naive.match(text); !slices.Equal(got, want) {
+		if got, want := s.Match(text, nil), naiveMatch(naive, text); !slices.Equal(got, want) {
 			t.Fatalf("got %v, regexp %v", got, want)
 		}
 		if g := c.gaveUp.Load(); g >= 8 && 2*g > c.runs.Load() {

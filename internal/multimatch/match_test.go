@@ -161,11 +161,16 @@ func compile(t testing.TB, pats []string) (*Set, []*regexp.Regexp) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, regexps(pats)
+}
+
+// regexps compiles pats for the naive loop (naiveMatch).
+func regexps(pats []string) []*regexp.Regexp {
 	res := make([]*regexp.Regexp, len(pats))
 	for i, p := range pats {
 		res[i] = regexp.MustCompile(p)
 	}
-	return set, res
+	return res
 }
 
 func naiveMatch(res []*regexp.Regexp, text string) []int {
