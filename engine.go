@@ -78,7 +78,7 @@ type Engine struct {
 	rules        atomic.Pointer[ruleSet]
 	reloadMu     sync.Mutex
 	loaded       []Rule          // the rows the current set was compiled from; guarded by reloadMu
-	analyses     analysisCache   // each loaded condition's analysis, by text; guarded by reloadMu
+	analyses     analysisCache   // the analyses the last reload made or validated, by text; guarded by reloadMu
 	overlaid     bool            // the last compile left a matcher with an overlay; guarded by reloadMu
 	merge        merger          // rebuilds overlaid matchers in the background (merge.go)
 	unknownEnv   sync.Map        // environment names already warned about

@@ -115,7 +115,7 @@ func (e *Engine) mergeOnce() *ruleSet {
 
 // groups returns the rule set's matchers that an overlay may be in, by group: the text
 // rules and each tool's rules. (A field rule's own matcher is too small to be given an
-// overlay; the early rules are DFAs, made whole on each reload.)
+// overlay; the early rules are DFAs, kept across reloads by group, see early.go.)
 func (s *ruleSet) groups() map[string]textMatcher {
 	g := map[string]textMatcher{"text": s.match}
 	for tool, tr := range s.byTool {
