@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
 )
@@ -43,9 +44,18 @@ import (
 // costs little more than feeding rarely.
 const EarlyBatchBytes = 64
 
-// earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program.
+// earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program,
+// run in its group's DFA, and alone where that DFA gives up on an answer.
 type earlyPlan struct {
-	prog *syntax.Prog
+	prog      *syntax.Prog
+	aloneOnce sync.Once
+	alone     *lazydfa.DFA
+}
+
+// aloneDFA returns the DFA of the rule's program alone, made at its first use.
+func (p *earlyPlan) aloneDFA() *lazydfa.DFA {
+	p.aloneOnce.Do(func() { p.alone = lazydfa.New(p.prog) })
+	return p.alone
 }
 
 // planEarly returns how r can be judged on a prefix, or nil if only the whole answer
@@ -170,7 +180,11 @@ type Scanner struct {
 	armed   []bool // by compiledRule.index: armed and early when the tour began
 	cursors []lazydfa.Cursor
 	off     []bool // per group: its DFA gave up on this answer
-	fed     int    // bytes fed to the cursors
+	// alone, per group whose DFA gave up (nil until one does): its armed rules, each
+	// scanned by its own DFA from the start of the answer, so that one rule whose DFA
+	// explodes on this text does not stop the early cuts of the others.
+	alone [][]aloneCursor
+	fed   int // bytes fed to the cursors
 	// hits are the armed rules seen matching while the text was still blank (a blank
 	// answer is never judged, so they cut only once something is said).
 	hits     []*compiledRule
@@ -241,13 +255,15 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 	}
 	for gi := range s.es.groups {
 		if s.off[gi] {
+			s.feedAlone(s.alone[gi], p)
 			continue
 		}
 		g, cur := &s.es.groups[gi], &s.cursors[gi]
 		for q := p; len(q) > 0; {
 			out, rest, ok := g.dfa.Feed(cur, q)
 			if !ok {
-				s.off[gi] = true // left to the end of the answer
+				s.off[gi] = true
+				s.startAlone(gi, text)
 				break
 			}
 			for _, k := range out {
@@ -263,6 +279,49 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 	}
 	s.stopped = true
 	return s.m.earlyMiss(ctx, s.hits, len(text))
+}
+
+// aloneCursor scans one rule of a group whose DFA gave up, with the rule's own DFA.
+type aloneCursor struct {
+	r   *compiledRule
+	d   *lazydfa.DFA
+	cur lazydfa.Cursor
+	off bool // this DFA gave up too: the rule is left to the end of the answer
+}
+
+// startAlone scans the armed rules of group gi each alone from now on, from the start of
+// text (the group's DFA had read some of it).
+func (s *Scanner) startAlone(gi int, text []byte) {
+	if s.alone == nil {
+		s.alone = make([][]aloneCursor, len(s.es.groups))
+	}
+	cs := []aloneCursor{}
+	for _, r := range s.es.groups[gi].rules {
+		if s.armed[r.index] {
+			d := r.early.aloneDFA()
+			cs = append(cs, aloneCursor{r: r, d: d, cur: d.Start()})
+		}
+	}
+	s.alone[gi] = cs
+	s.feedAlone(cs, text)
+}
+
+// feedAlone feeds p to the cursors of rules scanned alone.
+func (s *Scanner) feedAlone(cs []aloneCursor, p []byte) {
+	for i := range cs {
+		c := &cs[i]
+		for q := p; len(q) > 0 && !c.off; {
+			out, rest, ok := c.d.Feed(&c.cur, q)
+			if !ok {
+				c.off = true
+				break
+			}
+			if len(out) > 0 && !slices.Contains(s.hits, c.r) {
+				s.hits = append(s.hits, c.r)
+			}
+			q = rest
+		}
+	}
 }
 
 // earlyMiss records the early misses of rules and returns the discarding verdict, or

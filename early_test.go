@@ -276,11 +276,44 @@ func TestScannerGivesUpQuietly(t *testing.T) {
 	if v, cut := scanIn(t, s, text, 64); cut >= 0 {
 		t.Fatalf("cut at %d by %+v after the DFA should have given up", cut, v)
 	}
-	if !s.off[0] {
-		t.Fatal("the DFA did not give up: the test does not test that")
+	if !s.off[0] || len(s.alone[0]) != 1 || !s.alone[0][0].off {
+		t.Fatal("the DFAs did not give up: the test does not test that")
 	}
 	if v := m.CheckAnswer(context.Background(), text); !v.Discard {
 		t.Fatalf("the end-of-answer check did not discard: %+v", v)
+	}
+}
+
+// TestScannerGroupGivesUpRulesGoOn: when a group's DFA gives up on an answer (one of its
+// rules is exponential on this text), its other rules go on being scanned, each alone,
+// from the start of the answer: a harmless rule still cuts early.
+func TestScannerGroupGivesUpRulesGoOn(t *testing.T) {
+	t.Parallel()
+	expo := with(textRule("a_expo", `[ab]*a[ab]{14}c`), func(r *Rule) { r.Early = true })
+	bang := with(textRule("b_bang", `!\[`), func(r *Rule) { r.Early = true })
+	fx := newFixture(t, []Rule{expo, bang}, nil)
+	if groups := fx.eng.rules.Load().early.groups; len(groups) != 1 {
+		t.Fatalf("%d early groups: the test needs both rules in one", len(groups))
+	}
+	_, m := fx.eng.BeginMove(context.Background(), "c")
+	var b strings.Builder
+	x := uint32(7)
+	for range 1 << 15 {
+		x = x*1664525 + 1013904223
+		b.WriteByte("ab"[x>>31])
+	}
+	at := b.Len()
+	text := b.String() + " ![img](x) " + strings.Repeat("more words ", 20)
+	s := m.EarlyScanner()
+	v, cut := scanIn(t, s, text, 64)
+	if !s.off[0] {
+		t.Fatal("the group's DFA did not give up: the test does not test that")
+	}
+	if cut < 0 || !slices.Equal(v.Rules, []string{"b_bang"}) || !v.Discard {
+		t.Fatalf("cut at %d by %+v; want b_bang to cut", cut, v)
+	}
+	if cut < at || cut > at+4+2*EarlyBatchBytes {
+		t.Fatalf("cut at %d; the miss ends at %d", cut, at+3)
 	}
 }
 
