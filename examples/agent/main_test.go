@@ -865,3 +865,26 @@ func checkMetrics(t *testing.T, url string) {
 		value(name)
 	}
 }
+
+// TestBoundsFromEnvironment: the model-call bounds the environment sets reach the
+// middleware's configuration (the retry delays were once named in the help and read by
+// nothing).
+func TestBoundsFromEnvironment(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseConfig(environ("STREAMRULES_DSN", "sqlite:"+filepath.Join(t.TempDir(), "b.db"),
+		"STREAMRULES_CALL_TIMEOUT", "41s", "STREAMRULES_RETRY_DELAY", "3s",
+		"STREAMRULES_RETRY_MAX_DELAY", "7s", "STREAMRULES_HEARTBEAT", "13s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openRig(context.Background(), cfg, "b", quietLog(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := r.bounds
+	if b.CallTimeout != 41*time.Second || b.RetryDelay != 3*time.Second || b.RetryMaxDelay != 7*time.Second ||
+		b.Heartbeat != 13*time.Second || b.OnHeartbeat == nil {
+		t.Fatalf("middleware bounds %+v; want call timeout 41s, retry delays 3s and 7s, heartbeat 13s with a hook", b)
+	}
+}
