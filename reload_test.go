@@ -340,9 +340,9 @@ func TestReloadConcurrentChecks(t *testing.T) {
 	t.Parallel()
 	w := newReloadWorld(11)
 	var rules []Rule
-	for i := range 500 {
+	for i := range 700 {
 		r := textRule(w.newName(), w.cond())
-		if i%5 == 0 {
+		if i%2 == 0 { // 350 shell rules: enough for the tool's group to get overlays too
 			r = softRule(r.Name, "shell", r.Condition)
 		}
 		r.Negate = w.r.IntN(8) == 0
@@ -414,6 +414,7 @@ func TestReloadConcurrentChecks(t *testing.T) {
 			}
 		}()
 	}
+	shellOverlaid := false
 	for i := range 40 {
 		rows, err := f.store.LoadRules(ctx)
 		if err != nil {
@@ -435,6 +436,12 @@ func TestReloadConcurrentChecks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if tr := f.eng.rules.Load().byTool["shell"]; tr != nil && tr.match.overlaid() {
+			shellOverlaid = true
+		}
+	}
+	if !shellOverlaid {
+		t.Error("the shell group never had an overlay: its checks did not race an overlay or its merge")
 	}
 	select {
 	case <-merged:
