@@ -1,8 +1,10 @@
 package rulefile_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/streamrules/streamrules"
@@ -98,6 +100,42 @@ func FuzzDecodeRule(f *testing.F) {
 		}
 		if err != nil || !reflect.DeepEqual(back, r) {
 			t.Fatalf("%v\n%#v\n%#v\n%s", err, r, back, out)
+		}
+	})
+}
+
+// FuzzParseBounded: the YAML and JSON readers cost at most linearly in the input. An
+// alias repeats a subtree and nesting takes the parser's tree quadratic, so a small input
+// that allocates much more than its size is a bomb that got through; one that Parse
+// accepts holds no anchor or alias.
+func FuzzParseBounded(f *testing.F) {
+	f.Add([]byte(aliasBomb()))
+	f.Add([]byte("version: 1\nrules:\n  - &r {name: a, scope: text, text: t}\n  - *r\n"))
+	f.Add([]byte("version: 1\nrules:\n  - <<: {name: a}\n    scope: text\n    text: t\n"))
+	f.Add([]byte("version: 1\nrules: " + strings.Repeat("[", 200) + "\n"))
+	f.Add([]byte("version: 1\nrules:\n" + strings.Repeat("- ", 200) + "x\n"))
+	f.Add([]byte("version: 1\nrules:\n- name: a\n  scope: text\n  text: t\n  predicate:\n    any_of:\n    - not_:\n        any_of:\n        - max_chars: 3\n"))
+	f.Add([]byte(`{"version":1,"rules":[{"name":"a","scope":"text","text":"t","when":` + strings.Repeat("[", 200) + `]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var set rulefile.Set
+		var err error
+		n := allocated(func() { set, err = rulefile.Parse(data) })
+		if limit := uint64(4<<20 + 2048*len(data)); n > limit {
+			t.Fatalf("%d bytes in allocated %d bytes (more than %d): %v", len(data), n, limit, err)
+		}
+		if err != nil {
+			return
+		}
+		if len(set.Rules) > 0 && (bytes.Contains(data, []byte("*")) || bytes.Contains(data, []byte("&"))) {
+			// An accepted file may hold '*' and '&' in strings only: export writes it back
+			// without them as YAML syntax, and it parses to the same set.
+			out, err := rulefile.Marshal(set, rulefile.YAML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back, err := rulefile.Parse(out); err != nil || !reflect.DeepEqual(back, set) {
+				t.Fatalf("%v\n%s", err, out)
+			}
 		}
 	})
 }

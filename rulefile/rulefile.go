@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -126,6 +125,9 @@ type doc struct {
 }
 
 func read(data []byte, f Format) (*doc, *Error) {
+	if len(data) > MaxBytes {
+		return nil, tooLarge(data)
+	}
 	if f == "" {
 		f = sniff(data)
 	}
@@ -240,9 +242,9 @@ func Parse(data []byte, environments ...string) (Set, error) {
 // Load reads and parses a set file; its format is FormatOf(path), or else the content's.
 // Errors start with the path and line.
 func Load(path string, environments ...string) (Set, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return Set{}, fmt.Errorf("rulefile: %w", err)
+		return Set{}, err
 	}
 	return parse(data, FormatOf(path), path, environments)
 }
@@ -375,9 +377,9 @@ func ParseRule(data []byte, environments ...string) (streamrules.Rule, error) {
 
 // LoadRule reads and parses a file holding a single rule (rules create -f).
 func LoadRule(path string, environments ...string) (streamrules.Rule, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return streamrules.Rule{}, fmt.Errorf("rulefile: %w", err)
+		return streamrules.Rule{}, err
 	}
 	return parseRule(data, FormatOf(path), path, environments)
 }
@@ -409,9 +411,12 @@ func parseRule(data []byte, f Format, file string, environments []string) (strea
 // validating it: for a caller that validates against its own environments (the master's
 // tools ask the engine). The error is an *Error naming the field.
 func DecodeRule(data []byte) (streamrules.Rule, error) {
-	d, _ := read(data, JSON)
-	if err := d.check(ruleShape); err != nil {
-		return streamrules.Rule{}, err
+	d, ferr := read(data, JSON)
+	if ferr == nil {
+		ferr = d.check(ruleShape)
+	}
+	if ferr != nil {
+		return streamrules.Rule{}, ferr
 	}
 	r, err := decodeRule(data, d, nil)
 	if err != nil {
@@ -431,9 +436,12 @@ func DecodeFields(data []byte, extra ...string) (map[string]json.RawMessage, err
 	for _, k := range extra {
 		s.keys[k] = anything
 	}
-	d, _ := read(data, JSON)
-	if err := d.check(s); err != nil {
-		return nil, err
+	d, ferr := read(data, JSON)
+	if ferr == nil {
+		ferr = d.check(s)
+	}
+	if ferr != nil {
+		return nil, ferr
 	}
 	var out map[string]json.RawMessage
 	if err := json.Unmarshal(data, &out); err != nil || out == nil {
@@ -498,9 +506,12 @@ func outside(r streamrules.Rule) streamrules.Rule {
 // the small inputs beside the rule's own (a tool's filters). The error is an *Error
 // naming the field.
 func DecodeJSON(data []byte, v any) error {
-	d, _ := read(data, JSON)
-	if err := d.check(shapeOf(reflect.TypeOf(v), true)); err != nil {
-		return err
+	d, ferr := read(data, JSON)
+	if ferr == nil {
+		ferr = d.check(shapeOf(reflect.TypeOf(v), true))
+	}
+	if ferr != nil {
+		return ferr
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		field, msg := typeError(err)

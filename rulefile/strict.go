@@ -143,6 +143,8 @@ type checker struct {
 	data []byte
 	dec  *json.Decoder
 	path []any
+	// depth is how many objects and lists are open.
+	depth int
 	// mark, if set, is told where each object key and array element starts.
 	mark func(path []any, offset int64)
 }
@@ -204,6 +206,13 @@ func (c *checker) value(s *shape, field string) *pathErr {
 	}
 	switch tok := tok.(type) {
 	case json.Delim:
+		if tok == '{' || tok == '[' {
+			// encoding/json stops at 10,000 levels; a rule needs a few dozen.
+			if c.depth++; c.depth > MaxDepth {
+				return c.fail(field, "nested deeper than %d levels", MaxDepth)
+			}
+			defer func() { c.depth-- }()
+		}
 		switch {
 		case tok == '{':
 			return c.object(s, field)

@@ -31,7 +31,11 @@ func readYAML(data []byte) (*doc, *Error) {
 		}
 		return nil, &Error{Line: lineAt(data, int64(off)), Err: errors.New("not valid UTF-8")}
 	}
-	file, err := parser.ParseBytes(data, 0)
+	tokens, ferr := yamlTokens(data)
+	if ferr != nil {
+		return nil, ferr
+	}
+	file, err := parser.Parse(tokens, 0)
 	if err != nil {
 		return nil, yamlError(err)
 	}

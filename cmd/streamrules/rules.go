@@ -316,7 +316,7 @@ func (c *createCmd) run(ctx context.Context, e *proc) error {
 	var r streamrules.Rule
 	switch {
 	case file == "-":
-		data, err := io.ReadAll(e.stdin)
+		data, err := rulefile.ReadAll(e.stdin)
 		if err != nil {
 			return err
 		}
