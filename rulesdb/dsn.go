@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/lib/pq"
 )
 
 // dialect is the SQL flavour of the database behind a Store.
@@ -40,6 +42,21 @@ const DefaultConnectTimeout = "5"
 
 // ErrUnknownScheme is wrapped by Open's error for a DSN it cannot place.
 var ErrUnknownScheme = errors.New(`unknown DSN scheme: use "postgres://…", "postgresql://…", "sqlite:PATH", "file:PATH" or "" for the default SQLite file`)
+
+// ErrBadDSN is wrapped by the error of Describe and Open for a DSN that is malformed: not
+// a URL, a port that is not a number, a value the driver does not take (sslmode=bogus),
+// a query that does not decode (%zz). Nothing was dialled; the DSN must change.
+var ErrBadDSN = errors.New("rulesdb: invalid DSN")
+
+// dsnError is a malformed DSN: its message (never the password) and ErrBadDSN.
+type dsnError struct{ msg string }
+
+func (e *dsnError) Error() string { return e.msg }
+func (e *dsnError) Unwrap() error { return ErrBadDSN }
+
+func badDSN(format string, args ...any) error {
+	return &dsnError{fmt.Sprintf(format, args...)}
+}
 
 // Describe checks a DSN as Open would, without connecting, and names the store it points
 // at ("PostgreSQL host H database D", "SQLite file F"): never its password. A host uses
@@ -83,9 +100,14 @@ func postgresTarget(dsn string) (target, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return target{}, fmt.Errorf("rulesdb: PostgreSQL DSN is not a valid URL: %v", err)
+		return target{}, badDSN("rulesdb: PostgreSQL DSN is not a valid URL: %v", err)
 	}
-	q := u.Query()
+	// Not u.Query(): it drops a pair that does not decode, so "sslmode=disable%zz" would
+	// connect without the sslmode the user wrote.
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return target{}, badDSN("rulesdb: PostgreSQL DSN query: %v", err)
+	}
 	host := u.Host
 	if host == "" {
 		host = q.Get("host")
@@ -125,6 +147,11 @@ func postgresTarget(dsn string) (target, error) {
 	}
 	u.RawQuery = q.Encode()
 	t.driver = u.String()
+	// The driver's own reading of every option (sslmode, port, connect_timeout, …), so a
+	// value it refuses is a bad DSN here, before anything is dialled.
+	if _, err := pq.NewConfig(t.driver); err != nil {
+		return target{}, badDSN("rulesdb: %s: bad DSN: %s", t.about, t.scrub(err))
+	}
 	return t, nil
 }
 
@@ -132,11 +159,11 @@ func postgresTarget(dsn string) (target, error) {
 // transactions that take the write lock up front, and a time format that reads back.
 func sqliteTarget(path, query string) (target, error) {
 	if path == "" || path == "file:" {
-		return target{}, errors.New("rulesdb: SQLite DSN without a file path")
+		return target{}, badDSN("rulesdb: SQLite DSN without a file path")
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return target{}, fmt.Errorf("rulesdb: SQLite DSN query %q: %v", query, err)
+		return target{}, badDSN("rulesdb: SQLite DSN query %q: %v", query, err)
 	}
 	t := target{dialect: dialectSQLite, about: "SQLite file " + path}
 	mem := strings.Contains(path, ":memory:") || q.Get("mode") == "memory"

@@ -270,6 +270,9 @@ func (s *Store) GetRule(ctx context.Context, name string) (streamrules.Rule, err
 }
 
 func (s *Store) getRule(ctx context.Context, r runner, name string) (streamrules.Rule, error) {
+	if err := missingName(name); err != nil {
+		return streamrules.Rule{}, err
+	}
 	rows, err := s.query(ctx, r, s.q.ruleByName, name)
 	if err != nil {
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: get rule %q: %w", name, err)
@@ -313,6 +316,9 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 // which may rename it. updated_at grows strictly, which marks the rule as edited by the
 // master: a calibration wave leaves it alone.
 func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule) (streamrules.Rule, error) {
+	if err := missingName(name); err != nil {
+		return streamrules.Rule{}, err
+	}
 	if err := s.validate(&r); err != nil {
 		return streamrules.Rule{}, err
 	}
@@ -354,6 +360,9 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 // DeleteRule implements streamrules.RuleEditor. The rule's firings stay in
 // stream_rule_stat; a seeded rule stays deleted through later calibration waves.
 func (s *Store) DeleteRule(ctx context.Context, name string) error {
+	if err := missingName(name); err != nil {
+		return err
+	}
 	unlock := s.lockWrites()
 	res, err := s.exec(ctx, s.db, s.q.deleteRule, name)
 	unlock()

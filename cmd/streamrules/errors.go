@@ -42,7 +42,7 @@ func exitCode(err error) int {
 	case errors.Is(err, streamrules.ErrExists):
 		return 1 // the store said no: the name is taken (a *ValidationError on "name" too)
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve), errors.As(err, &le),
-		errors.Is(err, rulesdb.ErrUnknownScheme):
+		errors.Is(err, rulesdb.ErrUnknownScheme), errors.Is(err, rulesdb.ErrBadDSN):
 		return 2
 	}
 	return 1
