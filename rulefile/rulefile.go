@@ -333,6 +333,9 @@ func decodeRule(raw []byte, d *doc, at []any) (streamrules.Rule, *Error) {
 }
 
 func validate(r *streamrules.Rule, known []string, d *doc, at []any) *Error {
+	if err := paddedName(r.Name); err != nil {
+		return &Error{Field: "name", Name: excerpt(r.Name), Err: err, Line: d.line(append(slices.Clone(at), "name"))}
+	}
 	r.Normalize()
 	err := streamrules.Validate(r, known)
 	if err == nil {
@@ -422,14 +425,27 @@ func DecodeRule(data []byte) (streamrules.Rule, error) {
 	if err != nil {
 		return streamrules.Rule{}, err
 	}
+	if err := paddedName(r.Name); err != nil {
+		return streamrules.Rule{}, &Error{Field: "name", Name: excerpt(r.Name), Line: d.line([]any{"name"}), Err: err}
+	}
 	return r, nil
+}
+
+// paddedName refuses a name with space around it, which Normalize would trim: "ab\n"
+// would be created as "ab" without a word, and a later edit or delete of "ab\n" would
+// miss it. Names are used exactly as given everywhere else.
+func paddedName(name string) error {
+	if strings.TrimSpace(name) == name {
+		return nil
+	}
+	return &streamrules.ValidationError{Field: "name", Reason: fmt.Sprintf("%q has spaces or line breaks around it: write the name alone", excerpt(name))}
 }
 
 // DecodeFields decodes a JSON object of some of a rule's fields, as strictly as Parse,
 // plus the extra keys the caller takes (an edit's "new_name"). The values are raw: give
 // them to Apply. The error is an *Error naming the field.
 func DecodeFields(data []byte, extra ...string) (map[string]json.RawMessage, error) {
-	s := &shape{keys: map[string]*shape{}}
+	s := &shape{keys: map[string]*shape{}, nullable: ruleShape.nullable}
 	for k, v := range ruleShape.keys {
 		s.keys[k] = v
 	}
@@ -486,6 +502,11 @@ func Apply(r streamrules.Rule, fields map[string]json.RawMessage) (streamrules.R
 	if err := json.Unmarshal(merged, &out); err != nil {
 		field, msg := typeError(err)
 		return r, &Error{Field: field, Name: excerpt(r.Name), Err: msg}
+	}
+	if _, renamed := fields["name"]; renamed {
+		if err := paddedName(out.Name); err != nil {
+			return r, &Error{Field: "name", Name: excerpt(r.Name), Err: err}
+		}
 	}
 	out.ID, out.CreatedAt, out.UpdatedAt = r.ID, r.CreatedAt, r.UpdatedAt
 	return out, nil

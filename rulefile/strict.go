@@ -22,6 +22,11 @@ type shape struct {
 	keys   map[string]*shape // object; nil: not an object
 	elem   *shape            // array; nil: not an array
 	anyObj bool              // an object with any keys (a map)
+	// nullable are the keys whose field is a pointer (predicate, applies_when, fix): null
+	// is a value of theirs, it removes the tree. Every other key refuses null, which
+	// encoding/json would take as "leave the field as it is" or as its zero value: an
+	// edit's "condition": null would clear the condition, "when": null the scope.
+	nullable map[string]bool
 }
 
 var anything = &shape{}
@@ -85,7 +90,7 @@ func shapes(t reflect.Type, top bool, seen map[reflect.Type]*shape) *shape {
 		if s, ok := seen[t]; ok {
 			return s
 		}
-		s := &shape{keys: map[string]*shape{}}
+		s := &shape{keys: map[string]*shape{}, nullable: map[string]bool{}}
 		seen[t] = s
 		for i := range t.NumField() {
 			f := t.Field(i)
@@ -100,8 +105,10 @@ func shapes(t reflect.Type, top bool, seen map[reflect.Type]*shape) *shape {
 					ft = ft.Elem()
 				}
 				if ft.Kind() == reflect.Struct {
-					for k, v := range shapes(ft, false, seen).keys {
+					inner := shapes(ft, false, seen)
+					for k, v := range inner.keys {
 						s.keys[k] = v
+						s.nullable[k] = inner.nullable[k]
 					}
 					continue
 				}
@@ -110,6 +117,7 @@ func shapes(t reflect.Type, top bool, seen map[reflect.Type]*shape) *shape {
 				name = f.Name
 			}
 			s.keys[name] = shapes(f.Type, false, seen)
+			s.nullable[name] = f.Type.Kind() == reflect.Pointer
 		}
 		return s
 	}
@@ -155,7 +163,7 @@ func check(data []byte, s *shape, mark func([]any, int64)) *pathErr {
 	if t := bytes.TrimLeft(data, " \t\r\n"); s.keys != nil && (len(t) == 0 || t[0] != '{') {
 		return &pathErr{offset: int64(len(data) - len(t)), err: errors.New("not an object of named fields")}
 	}
-	if perr := c.value(s, ""); perr != nil {
+	if perr := c.value(s, "", false); perr != nil {
 		return perr
 	}
 	off := c.dec.InputOffset()
@@ -197,7 +205,9 @@ func exact(s string, raw []byte) bool {
 	return n == 0 || n == bytes.Count(raw, []byte("\uFFFD"))+bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`))
 }
 
-func (c *checker) value(s *shape, field string) *pathErr {
+// value checks one value of shape s, about field. noNull: null is not a value here (a
+// key that is not nullable, an element of a list).
+func (c *checker) value(s *shape, field string, noNull bool) *pathErr {
 	start := c.dec.InputOffset()
 	tok, raw, perr := c.token()
 	if perr != nil {
@@ -205,6 +215,15 @@ func (c *checker) value(s *shape, field string) *pathErr {
 		return perr
 	}
 	switch tok := tok.(type) {
+	case nil:
+		if noNull {
+			if len(c.path) > 0 {
+				if _, elem := c.path[len(c.path)-1].(int); elem {
+					return c.fail(field, "%s holds null: give a value, or leave it out", what(field))
+				}
+			}
+			return c.fail(field, "%s is null: give a value, or leave the field out (null does not mean \"unchanged\")", what(field))
+		}
 	case json.Delim:
 		if tok == '{' || tok == '[' {
 			// encoding/json stops at 10,000 levels; a rule needs a few dozen.
@@ -265,7 +284,7 @@ func (c *checker) object(s *shape, field string) *pathErr {
 				return c.fail(excerpt(key), "%s", unknownField(key, s))
 			}
 		}
-		if perr := c.value(sub, key); perr != nil {
+		if perr := c.value(sub, key, s.keys != nil && !s.nullable[key]); perr != nil {
 			return perr
 		}
 		c.path = c.path[:len(c.path)-1]
@@ -287,7 +306,7 @@ func (c *checker) array(s *shape, field string) *pathErr {
 		if c.mark != nil {
 			c.mark(c.path, c.dec.InputOffset())
 		}
-		if perr := c.value(elem, field); perr != nil {
+		if perr := c.value(elem, field, s.elem != nil); perr != nil {
 			return perr
 		}
 		c.path = c.path[:len(c.path)-1]

@@ -144,9 +144,22 @@ func fail(field, format string, args ...any) (string, error) {
 // refusal is the output of a call outside a master's move.
 const refusal = "refused: stream rules can be listed and changed only by the master, and this conversation is not with the master (the move's environment lacks \"master\"). Tell the user that rules cannot be changed from here."
 
-func (b *base) allowed(ctx context.Context) bool {
+// otherEngine is the output of a call in a move another engine began: its "master" was
+// decided by rules and environments these tools do not serve, and the edit would go to a
+// store that move never reads.
+const otherEngine = "refused: this move was begun by another stream rules engine than the one these tools edit; call the tools of the agent's own engine."
+
+// refused returns why a call may not run, or "": the context must carry a move of this
+// engine whose environment holds "master".
+func (b *base) refused(ctx context.Context) string {
 	m := streamrules.MoveFrom(ctx)
-	return m != nil && m.Has(streamrules.EnvMaster)
+	switch {
+	case m == nil || !m.Has(streamrules.EnvMaster):
+		return refusal
+	case m.Engine() != b.eng:
+		return otherEngine
+	}
+	return ""
 }
 
 // storeError turns an editor error into tool output naming the field.
@@ -290,8 +303,8 @@ func (t *listTool) Description() string {
 }
 
 func (t *listTool) Call(ctx context.Context, input string) (string, error) {
-	if !t.allowed(ctx) {
-		return fail("", refusal)
+	if msg := t.refused(ctx); msg != "" {
+		return fail("", "%s", msg)
 	}
 	if tooLarge(input) {
 		return failTooLarge(input, ListName)
@@ -327,8 +340,8 @@ func (t *createTool) Description() string {
 }
 
 func (t *createTool) Call(ctx context.Context, input string) (string, error) {
-	if !t.allowed(ctx) {
-		return fail("", refusal)
+	if msg := t.refused(ctx); msg != "" {
+		return fail("", "%s", msg)
 	}
 	if tooLarge(input) {
 		return failTooLarge(input, CreateName)
@@ -360,8 +373,8 @@ func (t *editTool) Description() string {
 }
 
 func (t *editTool) Call(ctx context.Context, input string) (string, error) {
-	if !t.allowed(ctx) {
-		return fail("", refusal)
+	if msg := t.refused(ctx); msg != "" {
+		return fail("", "%s", msg)
 	}
 	if tooLarge(input) {
 		return failTooLarge(input, EditName)
@@ -384,6 +397,11 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	cur, err := t.editor.GetRule(ctx, name)
 	if err != nil {
 		return storeError(name, err)
+	}
+	if p, ok := fields["predicate"]; ok && string(bytes.TrimSpace(p)) == "null" && cur.Predicate != nil && fields["condition"] == nil {
+		// null removes the tree; alone it leaves the empty condition, which fires on
+		// every target. A model that writes null to mean "unchanged" must not get that.
+		return fail("predicate", `"predicate": null removes the rule's condition tree and leaves no condition, so the rule would fire on every target; give the new "condition" (or "predicate") in the same edit; %s takes %s`, EditName, want)
 	}
 	r, err := rulefile.Apply(cur, fields)
 	if err != nil {
@@ -415,8 +433,8 @@ func (t *deleteTool) Description() string {
 }
 
 func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
-	if !t.allowed(ctx) {
-		return fail("", refusal)
+	if msg := t.refused(ctx); msg != "" {
+		return fail("", "%s", msg)
 	}
 	if tooLarge(input) {
 		return failTooLarge(input, DeleteName)
