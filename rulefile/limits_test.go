@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,5 +185,36 @@ func BenchmarkBombs(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestByteOrderMark: a file that starts with a UTF-8 byte order mark (as editors on
+// Windows write it) parses as the file without it, in both formats and as a single
+// rule, lines unchanged. Before, the mark was read as part of the first key.
+func TestByteOrderMark(t *testing.T) {
+	t.Parallel()
+	const bom = "\xEF\xBB\xBF"
+	for _, data := range []string{goodYAML, `{"version": 2, "rules": [{"name": "a", "scope": "text", "text": "t"}]}`} {
+		want, err := rulefile.Parse([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rulefile.Parse([]byte(bom + data))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("with a BOM: %v\n%+v\n%+v", err, got, want)
+		}
+	}
+	for _, data := range []string{"name: a\nscope: text\ntext: t\n", `{"name": "a", "scope": "text", "text": "t"}`} {
+		if _, err := rulefile.ParseRule([]byte(bom + data)); err != nil {
+			t.Errorf("ParseRule with a BOM: %v", err)
+		}
+	}
+	if _, err := rulefile.DecodeRule([]byte(bom + `{"name": "a", "scope": "text", "text": "t"}`)); err != nil {
+		t.Errorf("DecodeRule with a BOM: %v", err)
+	}
+	_, err := rulefile.Parse([]byte(bom + "version: 1\nrules:\n  - name: a\n    scope: text\n    text: t\n    Text: u\n"))
+	var fe *rulefile.Error
+	if !errors.As(err, &fe) || fe.Line != 6 || fe.Field != "Text" {
+		t.Errorf("an error after a BOM: %v, want line 6 naming \"Text\"", err)
 	}
 }

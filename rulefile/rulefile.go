@@ -128,6 +128,9 @@ func read(data []byte, f Format) (*doc, *Error) {
 	if len(data) > MaxBytes {
 		return nil, tooLarge(data)
 	}
+	// Editors on Windows start UTF-8 files with a byte order mark; it says nothing about
+	// the rules (and holds no line break, so lines keep their numbers).
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	if f == "" {
 		f = sniff(data)
 	}
@@ -421,7 +424,7 @@ func DecodeRule(data []byte) (streamrules.Rule, error) {
 	if ferr != nil {
 		return streamrules.Rule{}, ferr
 	}
-	r, err := decodeRule(data, d, nil)
+	r, err := decodeRule(d.json, d, nil)
 	if err != nil {
 		return streamrules.Rule{}, err
 	}
@@ -460,7 +463,7 @@ func DecodeFields(data []byte, extra ...string) (map[string]json.RawMessage, err
 		return nil, ferr
 	}
 	var out map[string]json.RawMessage
-	if err := json.Unmarshal(data, &out); err != nil || out == nil {
+	if err := json.Unmarshal(d.json, &out); err != nil || out == nil {
 		return nil, &Error{Err: errors.New("not a JSON object")}
 	}
 	return out, nil
@@ -534,7 +537,7 @@ func DecodeJSON(data []byte, v any) error {
 	if ferr != nil {
 		return ferr
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := json.Unmarshal(d.json, v); err != nil {
 		field, msg := typeError(err)
 		return &Error{Field: field, Err: msg}
 	}
