@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
+
+	"github.com/streamrules/streamrules/rulefile"
 )
 
 // Move is one line of a transcript: one move of one chat, as it happened.
@@ -91,12 +94,40 @@ type wireTool struct {
 	Args json.RawMessage `json:"args"`
 }
 
-// ParseMove reads one transcript line. The error names the field; it carries no position
-// (Reader adds the file and line).
+// wireShape is what a line may hold, for rulefile.CheckJSON: wireMove's names, with
+// null allowed wherever encoding/json reads it as absent.
+type wireShape struct {
+	Chat   *string            `json:"chat"`
+	Move   *int64             `json:"move"`
+	Env    *[]string          `json:"env"`
+	Tools  *[]wireToolShape   `json:"tools"`
+	Answer *string            `json:"answer"`
+	Vars   *map[string]string `json:"vars"`
+}
+
+type wireToolShape struct {
+	Name *string          `json:"name"`
+	Args *json.RawMessage `json:"args"`
+}
+
+// ParseMove reads one transcript line. It refuses what a rule file refuses: unknown
+// fields, a field twice or in another case ("Chat"), invalid UTF-8 (an escaped lone
+// surrogate too), a value of the wrong type, data after the object. The error names the
+// field; it carries no position (Reader adds the file and line).
 func ParseMove(line []byte) (Move, error) {
 	var w wireMove
 	if err := strictDecode(line, &w); err != nil {
 		return Move{}, cleanJSONError(err)
+	}
+	// encoding/json keeps the last of two "answer" keys, matches "Answer" as "answer" and
+	// turns invalid UTF-8 into U+FFFD: rule files refuse all three, and so does a
+	// transcript, with rulefile's own checks.
+	if err := rulefile.CheckJSON(line, (*wireShape)(nil)); err != nil {
+		var fe *rulefile.Error
+		if errors.As(err, &fe) {
+			return Move{}, fe.Err
+		}
+		return Move{}, err
 	}
 	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer, Vars: w.Vars}
 	if len(w.Tools) > 0 {
@@ -197,8 +228,16 @@ func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.L
 // Unwrap returns the cause.
 func (e *LineError) Unwrap() error { return e.Err }
 
-// Reader reads a transcript, one move per line. Blank lines are skipped; lines may be
-// of any length.
+// MaxLineBytes is the longest transcript line Reader reads (16 MiB): a longer one is a
+// *LineError, and its bytes are skipped without being kept, so reading a transcript
+// costs a bounded memory whatever its lines hold.
+const MaxLineBytes = 16 << 20
+
+// errLongLine is a line longer than MaxLineBytes.
+var errLongLine = fmt.Errorf("the line is longer than %d bytes (%d MiB), the most a move may take", MaxLineBytes, MaxLineBytes>>20)
+
+// Reader reads a transcript, one move per line. Blank lines are skipped; a line may be
+// MaxLineBytes long.
 type Reader struct {
 	name  string
 	lines *lineReader
@@ -219,6 +258,9 @@ func (r *Reader) Offset() int64 { return r.lines.bytes }
 // reader can go on past it.
 func (r *Reader) Next() (Move, error) {
 	line, n, err := r.lines.next()
+	if errors.Is(err, errLongLine) {
+		return Move{}, &LineError{File: r.name, Line: n, Err: err}
+	}
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
 			err = fmt.Errorf("%s: %w", r.name, err)
@@ -244,16 +286,35 @@ func newLineReader(r io.Reader) *lineReader {
 }
 
 // next returns the next non-blank line and its number; io.EOF at the end. The line is
-// valid until the next call.
+// valid until the next call. A line longer than MaxLineBytes is errLongLine, with its
+// number; its bytes are read and dropped.
 func (lr *lineReader) next() ([]byte, int, error) {
 	for {
 		line, err := lr.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A long line: collect it whole. ReadSlice's buffer is reused, so copy first.
 			buf := bytes.Clone(line)
+			long := false
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = lr.r.ReadSlice('\n')
+				if long = long || len(buf)+len(line) > MaxLineBytes; long {
+					lr.bytes += int64(len(buf) + len(line))
+					buf = buf[:0]
+					continue
+				}
+				if cap(buf)-len(buf) < len(line) {
+					// Double: append grows a large slice by a quarter, which would
+					// allocate five times the line on the way.
+					buf = slices.Grow(buf, max(len(line), len(buf)))
+				}
 				buf = append(buf, line...)
+			}
+			if long {
+				lr.line++
+				if err != nil && !errors.Is(err, io.EOF) {
+					return nil, 0, err
+				}
+				return nil, lr.line, errLongLine
 			}
 			line = buf
 		}

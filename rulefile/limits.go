@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 
 	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
@@ -143,4 +144,26 @@ func yamlTokens(data []byte) (token.Tokens, *Error) {
 		}
 	}
 	return tokens, nil
+}
+
+// CheckJSON runs the checks of DecodeJSON on data against v's JSON names (v is a pointer
+// to a struct, or the struct), without decoding: for a reader that decodes with
+// encoding/json itself and must refuse what encoding/json lets through (a duplicate key,
+// a key in another case, invalid UTF-8). Null is refused where v's field is not a
+// pointer, as everywhere. Unlike the other readers it takes data of any size. The error
+// is an *Error naming the field.
+func CheckJSON(data []byte, v any) error {
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	// Not read: the caller bounds its input (a transcript line is not a rule file).
+	if perr := check(data, shapeOf(t, true), nil); perr != nil {
+		e := &Error{Field: perr.field, Err: perr.err}
+		if perr.offset >= 0 {
+			e.Line = lineAt(data, perr.offset)
+		}
+		return e
+	}
+	return nil
 }
