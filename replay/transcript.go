@@ -122,11 +122,7 @@ func ParseMove(line []byte) (Move, error) {
 	// encoding/json keeps the last of two "answer" keys, matches "Answer" as "answer" and
 	// turns invalid UTF-8 into U+FFFD: rule files refuse all three, and so does a
 	// transcript, with rulefile's own checks.
-	if err := rulefile.CheckJSON(line, (*wireShape)(nil)); err != nil {
-		var fe *rulefile.Error
-		if errors.As(err, &fe) {
-			return Move{}, fe.Err
-		}
+	if err := checkLine(line); err != nil {
 		return Move{}, err
 	}
 	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer, Vars: w.Vars}
@@ -148,6 +144,22 @@ func ParseMove(line []byte) (Move, error) {
 		return Move{}, err
 	}
 	return m, nil
+}
+
+// checkLine runs rulefile.CheckJSON on a line encoding/json decoded, unless plainLine
+// shows it has nothing CheckJSON could refuse.
+func checkLine(line []byte) error {
+	if plainLine(line) {
+		return nil
+	}
+	if err := rulefile.CheckJSON(line, (*wireShape)(nil)); err != nil {
+		var fe *rulefile.Error
+		if errors.As(err, &fe) {
+			return fe.Err
+		}
+		return err
+	}
+	return nil
 }
 
 // argsText is a call's args as text: a JSON string's value, any other JSON value's text.

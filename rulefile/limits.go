@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sync"
 
 	"github.com/goccy/go-yaml/scanner"
 	"github.com/goccy/go-yaml/token"
@@ -146,6 +147,9 @@ func yamlTokens(data []byte) (token.Tokens, *Error) {
 	return tokens, nil
 }
 
+// checkShapes are the shapes CheckJSON read, by type: a reader checks every line.
+var checkShapes sync.Map
+
 // CheckJSON runs the checks of DecodeJSON on data against v's JSON names (v is a pointer
 // to a struct, or the struct), without decoding: for a reader that decodes with
 // encoding/json itself and must refuse what encoding/json lets through (a duplicate key,
@@ -157,8 +161,12 @@ func CheckJSON(data []byte, v any) error {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	s, ok := checkShapes.Load(t)
+	if !ok {
+		s, _ = checkShapes.LoadOrStore(t, shapeOf(t, true))
+	}
 	// Not read: the caller bounds its input (a transcript line is not a rule file).
-	if perr := check(data, shapeOf(t, true), nil); perr != nil {
+	if perr := check(data, s.(*shape), nil); perr != nil {
 		e := &Error{Field: perr.field, Err: perr.err}
 		if perr.offset >= 0 {
 			e.Line = lineAt(data, perr.offset)
