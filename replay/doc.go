@@ -28,8 +28,11 @@
 //     JSON object written as a string, as the model sent it; an object is accepted too).
 //   - answer: the move's final answer (see below for which one, when rules were live).
 //
-// Unknown fields are an error, so a misspelt "anwser" is not read as an empty answer.
-// A bad line stops the run with its file and line:
+// Unknown fields are an error, so a misspelt "anwser" is not read as an empty answer,
+// and so are what a rule file refuses (package rulefile checks both): a key twice, a key
+// in another case ("Chat"), invalid UTF-8 and lone surrogate escapes. A line is at most
+// [MaxLineBytes] (16 MiB); a longer one is an error, read without being kept. A bad line
+// stops the run with its file and line:
 //
 //	week.jsonl:3: unknown field "anwser"
 //	week.jsonl:9: "chat" is missing or empty: every move belongs to a chat

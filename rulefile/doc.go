@@ -42,14 +42,34 @@
 // turns invalid UTF-8 into U+FFFD; YAML reads "yes" as true in some dialects. None of
 // that gets through here: a key in another case ("Scope"), an unknown key, a duplicate
 // key, invalid UTF-8 (a lone surrogate escape too), a value of the wrong type ("negate":
-// "yes") and data after the document are errors, and every rule is checked with
-// streamrules.Validate. An error is an [*Error] with the file, line, rule and field:
+// "yes"), null in a field whose type has none ("condition": null would read as "", and
+// clear it in an edit; only predicate, applies_when and fix take null, which removes
+// them), a name with space around it ("ab\n" would be trimmed to another name) and data
+// after the document are errors, and every rule is checked with streamrules.Validate. A
+// UTF-8 byte order mark at the start is skipped. An error is an [*Error] with the file,
+// line, rule and field:
 //
 //	rules.yaml:11: rule #2 "shell_is_ours": unknown field "Repeat": field names are case-sensitive, did you mean "repeat"?
 //
 // [Error.Field] names the field for a caller that branches on it (the master's tools put
 // it in their {"ok":false,"field":…} output); a rule Validate rejects wraps its
 // *streamrules.ValidationError.
+//
+// # Bounded
+//
+// No input costs more than a bounded time and memory, however it is built. YAML anchors
+// and aliases are refused (a rule file has no use for them; ten levels of ten aliases fit
+// in 500 bytes and expand to 10^10 strings), objects and lists nest at most [MaxDepth]
+// (32) levels (the deepest valid predicate is at 19), and an input is at most [MaxBytes]
+// (4 MiB), a YAML one at most 100,000 tokens (about 3,000 rules as export writes them).
+// Each is checked before the YAML parser builds anything, and named at its line:
+//
+//	bomb.yaml:1: an anchor (&): a rule file has no anchors or aliases, write the value out
+//	deep.yaml:2: nested deeper than 32 levels
+//
+// [Load] reads at most MaxBytes+1 bytes of a file, and [ReadAll] as much of a reader.
+// [CheckJSON] runs the strict checks alone, for a reader that decodes by itself (replay's
+// transcripts).
 //
 // # Round trip
 //

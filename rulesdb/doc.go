@@ -18,7 +18,11 @@
 //	file:rules.db?cache=shared                          SQLite URI
 //	sqlite::memory:                                     SQLite in memory (one connection; for tests)
 //
-// Anything else is an error wrapping ErrUnknownScheme. A connection error names the host
+// Anything else is an error wrapping ErrUnknownScheme. A DSN that is malformed (a port
+// that is not a number, an unclosed "[", a value lib/pq refuses such as sslmode=bogus, a
+// query that does not decode such as "%zz", which net/url would drop silently) is an
+// error wrapping ErrBadDSN from Describe and Open, before anything is dialled: the
+// caller's input is wrong, not the database. A connection error names the host
 // and the database (or the file), never the password. On PostgreSQL the store turns on
 // lib/pq's binary_parameters unless the DSN sets it, so a statement with parameters is
 // one network round trip. SQLite is opened in WAL mode with a busy timeout; a transaction

@@ -15,7 +15,8 @@
 // # Only the master
 //
 // Every call checks the move in its context: without a streamrules.Move whose environment
-// holds "master" (eng.BeginMove(ctx, chat, streamrules.EnvMaster, …)) the tool refuses.
+// holds "master" (eng.BeginMove(ctx, chat, streamrules.EnvMaster, …)) the tool refuses,
+// and so it does in a move another engine began (its "master" is not this engine's).
 // The check is inside Call, so handing the tools to every chat is safe, if wasteful.
 //
 // # Output the model can act on
@@ -38,8 +39,12 @@
 // whole list was megabytes.
 //
 // Inputs are decoded by rulefile as strictly as a rule file: an unknown key, a key in
-// another case ("NAME"), a duplicate key, invalid UTF-8 or data after the object is an
-// error naming the field. No output quotes more than an excerpt (64 characters) of its
+// another case ("NAME"), a duplicate key, invalid UTF-8, null where the field has none, a
+// name with space around it or data after the object is an error naming the field.
+// Models write null to mean "unchanged": {"name": "x", "condition": null} is refused,
+// not a cleared condition. null removes predicate, applies_when and fix; removing the
+// predicate also needs the condition that replaces it in the same edit, or the rule
+// would fire on every target. No output quotes more than an excerpt (64 characters) of its
 // input, however large the input.
 //
 // # In force at once
