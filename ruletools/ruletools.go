@@ -368,7 +368,7 @@ type editTool struct{ *base }
 
 func (t *editTool) Name() string { return EditName }
 func (t *editTool) Description() string {
-	return `Change a stream rule. Input: a JSON object with "name" (the rule to change) and only the fields to change, e.g. {"name": "telegram_reply_tail", "text": "…"} or {"name": "x", "enabled": false}; "new_name" renames it. Fields you leave out keep their values. ` +
+	return `Change a stream rule. Input: a JSON object with "name" (the rule to change) and only the fields to change, e.g. {"name": "telegram_reply_tail", "text": "…"} or {"name": "x", "enabled": false}; "new_name" renames it. Fields you leave out keep their values: leave a field out to keep it, never write null for it (null is refused, except in predicate, applies_when and fix, where it removes them). ` +
 		t.scheme() + " Master only."
 }
 
