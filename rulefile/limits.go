@@ -42,11 +42,27 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("rulefile: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	// One buffer of the file's size (io.ReadAll would grow one by a quarter at a time,
+	// five times the file on the way), and the rest, if it grew since Stat.
+	n := int64(MaxBytes + 1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < n {
+		n = st.Size() + 1
+	}
+	data := make([]byte, n)
+	k, err := io.ReadFull(f, data)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return data[:k], nil
+	case err != nil:
+		return nil, fmt.Errorf("rulefile: %w", err)
+	case n == MaxBytes+1:
+		return data, nil
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, MaxBytes+1-n))
 	if err != nil {
 		return nil, fmt.Errorf("rulefile: %w", err)
 	}
-	return data, nil
+	return append(data, rest...), nil
 }
 
 // ReadAll reads what r holds as a rule file, or MaxBytes+1 bytes of it, which Parse and
