@@ -252,7 +252,10 @@ type compiledRule struct {
 	index  int        // a text rule's position in ruleSet.text (Scanner.armed); unused for tool rules
 	shadow bool       // Rule.Shadow or Config.Shadow: evaluated, never acts (shadow.go)
 	early  *earlyPlan // a text rule judged on the streamed prefix; nil: only at the end
-	logic             // predicate trees, field path and fix (judge.go)
+	// release is how the rule lets held speech go (release.go), made at its first use;
+	// nil for tool rules.
+	release *lazyRelease
+	logic   // predicate trees, field path and fix (judge.go)
 }
 
 // toolRules are one tool's soft rules, by name, and one matcher over their regexes.
@@ -353,6 +356,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		c := &compiledRule{Rule: r}
 		if p != nil {
 			c.repeat, c.when, c.shadow, c.early, c.fix = p.repeat, p.when, p.shadow, p.early, p.fix
+			c.release = p.release
 		} else {
 			c.repeat, _ = ParseRepeat(r.Repeat)
 			c.when = e.envMask(r.When)
@@ -369,6 +373,9 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		} else {
 			c.index = len(set.text)
 			set.text = append(set.text, c)
+			if c.release == nil {
+				c.release = &lazyRelease{}
+			}
 			if (r.Early || e.earlyAll) && !c.shadow && p == nil { // a shadowed rule never cuts
 				plan = append(plan, c)
 			}

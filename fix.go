@@ -14,7 +14,11 @@ import (
 //     (both trimmed of surrounding space);
 //   - prepend_if_missing: the text goes at the start, unless the answer already starts with it;
 //   - replace_regex: every match of pattern is replaced by with, where $1, ${name} are the
-//     match's groups (regexp.Expand) and $$ is a dollar sign.
+//     match's groups (regexp.Expand) and $$ is a dollar sign. When with is exactly one
+//     group ($1, ${name}) and the pattern has no assertion and matches more than that
+//     group, the leftmost match is replaced again and again until none is left (each
+//     time the text gets shorter): the repaired text never matches the pattern, and the
+//     repair can stream (release.go). ![a](![b](c)) becomes c, not ![b](c).
 //
 // The text and the replacement may use the move's variables as {{name}} (see Move.SetVar):
 // a telegram tail is append_if_missing "\n\n↩ #{{message_id}}". A fix whose variable the
@@ -115,12 +119,14 @@ func expand(text string, vars map[string]string, escape func(string) string) (ou
 type compiledFix struct {
 	Fix
 	re *regexp.Regexp // replace_regex
+	nf *replPlan      // replace_regex applied to normal form (nil: once, see nfFix)
 }
 
 func compileFix(f *Fix) *compiledFix {
 	c := &compiledFix{Fix: *f}
 	if f.ReplaceRegex != nil {
 		c.re = regexp.MustCompile(f.ReplaceRegex.Pattern) // validated
+		c.nf = nfFix(f.ReplaceRegex)
 	}
 	return c
 }
@@ -129,6 +135,8 @@ func compileFix(f *Fix) *compiledFix {
 // was not applied).
 func (c *compiledFix) apply(text string, vars map[string]string) (out string, missing string) {
 	switch {
+	case c.nf != nil:
+		return c.nf.normalForm(text), ""
 	case c.re != nil:
 		with, missing := expand(c.ReplaceRegex.With, vars, func(v string) string { return strings.ReplaceAll(v, "$", "$$") })
 		if missing != "" {
