@@ -50,6 +50,9 @@ type Config struct {
 	OnCheck   func(c CheckInfo)
 	OnReload  func(info ReloadInfo)
 	OnSave    func(d time.Duration, err error)
+	// OnSpeech gets each held tour's speech once it ends (Move.SpeechDone): how much was
+	// held, how much let go before the answer was complete, how long the client waited.
+	OnSpeech func(SpeechInfo)
 	// StoreTimeout bounds the store calls a move waits on: the chat-state read in BeginMove
 	// (past it, the move goes on and rules with a repeat policy stay silent in it: fail
 	// closed) and the write in End (past it, End returns; a store with a write queue, like
