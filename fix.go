@@ -11,8 +11,9 @@ import (
 // call. Exactly one field is set.
 //
 //   - append_if_missing: the text goes at the end, unless the answer already ends with it
-//     (both trimmed of surrounding space);
-//   - prepend_if_missing: the text goes at the start, unless the answer already starts with it;
+//     (both trimmed of surrounding space; then only the answer's trailing space goes);
+//   - prepend_if_missing: the text goes at the start, unless the answer already starts with
+//     it (then only its leading space goes);
 //   - replace_regex: every match of pattern is replaced by with, where $1, ${name} are the
 //     match's groups (regexp.Expand) and $$ is a dollar sign. When with is exactly one
 //     group ($1, ${name}) and the pattern has no assertion and matches more than that
@@ -148,8 +149,10 @@ func (c *compiledFix) apply(text string, vars map[string]string) (out string, mi
 		if missing != "" {
 			return text, missing
 		}
-		if strings.HasSuffix(strings.TrimRightFunc(text, unicode.IsSpace), strings.TrimSpace(add)) {
-			return text, ""
+		if trimmed := strings.TrimRightFunc(text, unicode.IsSpace); strings.HasSuffix(trimmed, strings.TrimSpace(add)) {
+			// Already there: only the space after it goes (a condition like `…\s*$` may not
+			// count every Unicode space, and a fix that changes nothing is no repair).
+			return trimmed, ""
 		}
 		return strings.TrimRightFunc(text, unicode.IsSpace) + add, ""
 	default:
@@ -157,8 +160,8 @@ func (c *compiledFix) apply(text string, vars map[string]string) (out string, mi
 		if missing != "" {
 			return text, missing
 		}
-		if strings.HasPrefix(strings.TrimLeftFunc(text, unicode.IsSpace), strings.TrimSpace(add)) {
-			return text, ""
+		if trimmed := strings.TrimLeftFunc(text, unicode.IsSpace); strings.HasPrefix(trimmed, strings.TrimSpace(add)) {
+			return trimmed, ""
 		}
 		return add + strings.TrimLeftFunc(text, unicode.IsSpace), ""
 	}

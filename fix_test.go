@@ -20,7 +20,7 @@ func TestFixApply(t *testing.T) {
 	}{
 		{"append", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.", "Hello.\n\n↩ #4711", ""},
 		{"append trims trailing space first", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.\n \n", "Hello.\n\n↩ #4711", ""},
-		{"append when present", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.\n↩ #4711\n", "Hello.\n↩ #4711\n", ""},
+		{"append when present", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.\n↩ #4711\n", "Hello.\n↩ #4711", ""}, // only the space after it goes,
 		{"append with spaces in the braces", Fix{AppendIfMissing: " #{{ message_id }}"}, "a", "a #4711", ""},
 		{"prepend", Fix{PrependIfMissing: "Note: "}, "  text", "Note: text", ""},
 		{"prepend when present", Fix{PrependIfMissing: "Note: "}, "Note: text", "Note: text", ""},

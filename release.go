@@ -229,21 +229,11 @@ func planTail(r *Rule) *tailPlan {
 	return &tailPlan{re: regexp.MustCompile(r.Condition), dfa: lazydfa.New(prog), last: runeInsts(prog)}
 }
 
-// spaceRunes are the runes unicode.IsSpace reports (the fixes trim them).
-var spaceRunes = func() (out []rune) {
-	for r := rune(0); r <= 0x3000; r++ {
-		if unicode.IsSpace(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}()
-
 // cures reports whether appending add always cures the rule: every text ending with add
-// matches the condition, and so does every text ending with add's trimmed form and any
-// space (where the fix would change nothing: it must not be a miss).
+// matches the condition, and so does every text ending with add's trimmed form (what the
+// fix leaves when the answer has it already, trailing space trimmed).
 func (t *tailPlan) cures(add string) bool {
-	return t.re.MatchString(add) && t.dfa.MatchesEvery(string(bytes.TrimSpace([]byte(add))), spaceRunes, 512)
+	return t.re.MatchString(add) && t.dfa.MatchesEvery(string(bytes.TrimSpace([]byte(add))), nil, 512)
 }
 
 // ---- the replace rule ----
