@@ -77,3 +77,72 @@ func (s *Scanner) Release(text []byte) []byte {
 	}
 	return s.rel.advance(text)
 }
+
+// earlyNever says why no prefix can ever decide r (so `early` does nothing), or "".
+func earlyNever(r *Rule) string {
+	switch {
+	case r.Fix != nil:
+		return "a rule with a fix is repaired at the end, which is cheaper than any cut"
+	case r.Predicate == nil && r.AppliesWhen == nil:
+		if r.Negate {
+			return "a negate rule fires only when the whole answer lacks the match"
+		}
+		if planEarly(r) == nil {
+			return "the condition can match only at the end of the answer ($ or \\z)"
+		}
+		return ""
+	}
+	p := planRelease(r)
+	if !p.fires.canBeTrue() {
+		return "no part of the tree can be certain before the end (ends_with_regex, word and character counts, not_contains_regex)"
+	}
+	return ""
+}
+
+// canBeTrue reports whether the node can become certainly true on a prefix.
+func (n *relNode) canBeTrue() bool {
+	switch n.op {
+	case relAtomOp, relTrue:
+		return true
+	case relNot:
+		return n.kids[0].canBeFalse()
+	case relAll:
+		for i := range n.kids {
+			if !n.kids[i].canBeTrue() {
+				return false
+			}
+		}
+		return true
+	case relAny:
+		for i := range n.kids {
+			if n.kids[i].canBeTrue() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// canBeFalse reports whether the node can become certainly false on a prefix.
+func (n *relNode) canBeFalse() bool {
+	switch n.op {
+	case relAtomOp:
+		return true // an anchored atom can die (a plain one cannot, but that is for the DFA to find)
+	case relNot:
+		return n.kids[0].canBeTrue()
+	case relAll:
+		for i := range n.kids {
+			if n.kids[i].canBeFalse() {
+				return true
+			}
+		}
+	case relAny:
+		for i := range n.kids {
+			if !n.kids[i].canBeFalse() {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

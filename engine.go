@@ -381,6 +381,9 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			}
 			if (r.Early || e.earlyAll) && !c.shadow && p == nil { // a shadowed rule never cuts
 				plan = append(plan, c)
+				if why := earlyNever(&r); why != "" && r.Early && e.firstWarning("early", r) {
+					e.log.Warn("stream rule: early has no effect on this rule; it is judged at the end", "rule", r.Name, "why", why)
+				}
 			}
 		}
 	}
