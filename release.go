@@ -245,6 +245,7 @@ type replPlan struct {
 	re, anchored *regexp.Regexp
 	with         string
 	dfa          *lazydfa.DFA // \A(?:pattern): is a start still live?
+	un           *lazydfa.DFA // the pattern unanchored: is any start live? (the fast path)
 	last         []*syntax.Inst
 }
 
@@ -302,7 +303,7 @@ func nfFix(f *ReplaceRegex) *replPlan {
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, last: lastInsts(prog)}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog)}
 }
 
 var groupRefRE = regexp.MustCompile(`^\$(?:([0-9]+)|\{([A-Za-z_][A-Za-z0-9_]*)\})$`)
@@ -483,8 +484,13 @@ type releaser struct {
 	final   []byte // the certain prefix of the final text (aliases the answer or repl.out)
 	open    bool   // some watched rule may still fire: nothing is released
 	blank   bool   // final has said nothing yet
-	dead    bool   // the release gave up (a DFA gave up): hold to the end
 }
+
+// ReleaseBatchBytes is how many bytes the release lets arrive before it reads them: the
+// client is at most that many bytes (plus a chunk) behind what is certain, and the work a
+// call costs is spread over several small chunks (a provider's token is a few bytes). The
+// first chunk is always read, and the rest of the answer goes when it is accepted.
+const ReleaseBatchBytes = 16
 
 type relStream struct {
 	atoms []*lazydfa.DFA
@@ -549,7 +555,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
 				continue
 			}
 		case p.repl != nil && replRule == nil:
-			replRule, x.repl = r, &replState{p: p.repl}
+			replRule, x.repl = r, &replState{p: p.repl, ufrom: -1}
 			continue
 		}
 		x.watched = append(x.watched, r)
@@ -592,7 +598,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
 // advance reads the answer streamed so far and returns the certain prefix of the final
 // text (owned by the releaser; it only grows).
 func (x *releaser) advance(text []byte) []byte {
-	if x.dead || len(text) <= x.fed {
+	if len(text)-x.fed < ReleaseBatchBytes && x.fed > 0 {
 		return x.released()
 	}
 	x.fed = len(text)
@@ -662,11 +668,41 @@ type replState struct {
 	out []byte
 	in  int // bytes of the answer copied into out
 	r   int
+	// The fast path: the unanchored DFA, fed out from r on. While it has no thread alive
+	// and has seen no match, no start from r on is live: r moves to the end at the cost of
+	// a DFA step a byte (and the skip to the pattern's first literal), not a run per start.
+	u     lazydfa.Cursor
+	ufrom int // where u started (-1: not started)
+	ufed  int // bytes of out fed to u
+	uhit  bool
 }
 
 func (x *replState) feed(text []byte) {
+	if x.out == nil {
+		x.out = make([]byte, 0, max(2048, 2*len(text)))
+	}
 	x.out = append(x.out, text[x.in:]...)
 	x.in = len(text)
+	if x.ufrom != x.r || x.ufed < x.r {
+		x.u, x.ufrom, x.ufed, x.uhit = x.p.un.Start(), x.r, x.r, false
+	}
+	for q := x.out[x.ufed:]; len(q) > 0 && !x.uhit; {
+		o, rest, ok := x.p.un.Feed(&x.u, q)
+		if !ok {
+			x.uhit = true // gave up: take the slow path from now on
+			break
+		}
+		x.uhit = o != nil
+		q = rest
+	}
+	x.ufed = len(x.out)
+	if !x.uhit && !x.u.Pending() {
+		// Nothing alive: the cursor is as good as a fresh one at the end (the pattern has no
+		// assertion, so what came before does not matter).
+		x.r, x.ufrom = len(x.out), len(x.out)
+		return
+	}
+	defer func() { x.ufrom = -1 }() // the slow path moved r or rewrote out: start again from r
 	for {
 		e, match := x.earliest(x.r, len(x.out))
 		if match {
