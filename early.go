@@ -24,9 +24,10 @@ import (
 //   - `\b`, `\B` and `(?m)$` look one character ahead: a match is certain once the
 //     character after it has arrived (the scanner sees it so);
 //   - a shadowed rule never cuts anything;
-//   - a rule with a predicate tree, an applies_when or a fix decides only at the end: a
-//     tree may count words or look at the tail, and a fix repairs the whole answer in
-//     place, which is cheaper than any cut.
+//   - a rule with a predicate tree or an applies_when is not in a DFA group: its atoms run
+//     each in its own DFA (early_tree.go) and it is cut once the tree is certain to fire;
+//   - a rule with a fix decides only at the end: the fix repairs the answer in place,
+//     which is cheaper than any cut (the load warns where `early` can never act).
 //
 // How the scan stays incremental. The early rules of a set are compiled into lazy DFAs
 // (internal/lazydfa), a few rules to each; a tour's scanner keeps one cursor per DFA and
