@@ -105,6 +105,7 @@ func relRule(r *rand.Rand, i int) streamrules.Rule {
 	if r.IntN(8) == 0 {
 		rule.Shadow = true
 	}
+	rule.Early = r.IntN(3) == 0 // early cuts and release share the scanner: a cut must find nothing shown
 	return rule
 }
 

@@ -210,3 +210,59 @@ func TestReleaseBareEmoji(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseToolCallsOpenAI: an answer that says something and declares a tool call,
+// through LangChainGo's openai client: the text streams as it becomes final, and what the
+// client gets in all is what pass-through would have sent (the text, then the tool
+// call's JSON fragments as they came).
+func TestReleaseToolCallsOpenAI(t *testing.T) {
+	t.Parallel()
+	text := strings.Repeat("Let me look that up for you, one moment please. ", 8) + "\n\n↩ #4711"
+	call := toolCall("shell", `{"__arg1":"date"}`)
+	reply := func() scripted.Reply {
+		return scripted.Reply{Text: text, Chunk: 8, ToolCalls: []llms.ToolCall{call}}
+	}
+	final := "Done.\n\n↩ #4711"
+	collect := func(env ...string) (string, int) {
+		srv := openaitest.New(t, reply(), scripted.Reply{Text: final, Chunk: 8})
+		set, err := seeds.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rules []streamrules.Rule
+		for _, name := range set.Names() {
+			r, _ := set.Rule(name)
+			rules = append(rules, r)
+		}
+		r := newRig(t, nil, rules...)
+		counter := &chunkCounter{Model: srv.LLM(t)}
+		exec, _ := r.executor(kindFunctions, counter, &echoTool{name: "shell"})
+		ctx, move := r.eng.BeginMove(context.Background(), "tg", env...)
+		move.SetVar("message_id", "4711")
+		var mu sync.Mutex
+		var b strings.Builder
+		first := -1
+		stream := chains.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if first < 0 && len(chunk) > 0 {
+				first = counter.count()
+			}
+			b.Write(chunk)
+			return nil
+		})
+		_, err = chains.Call(ctx, exec, map[string]any{"input": "what time is it"}, stream)
+		if err = move.End(ctx, err); err != nil {
+			t.Fatal(err)
+		}
+		return b.String(), first
+	}
+	passed, _ := collect()                          // no Telegram: nothing armed, pass-through
+	held, first := collect(streamrules.EnvTelegram) // the Telegram rules armed
+	if held != passed {
+		t.Errorf("client got\n%q\npass-through gives\n%q", held, passed)
+	}
+	if !strings.HasPrefix(held, text) || first > 4 {
+		t.Errorf("first chunk at provider chunk %d; client got %q", first, held)
+	}
+}
