@@ -311,7 +311,7 @@ var groupRefRE = regexp.MustCompile(`^\$(?:([0-9]+)|\{([A-Za-z_][A-Za-z0-9_]*)\}
 // normalForm rewrites the leftmost match again and again until none is left. Each
 // rewrite shortens the text, so it ends; the result has no match.
 func (p *replPlan) normalForm(text string) string {
-	x := replState{p: p, out: []byte(text)}
+	x := replState{p: p, out: []byte(text), ls: -1}
 	x.flush()
 	return string(x.out)
 }
@@ -555,7 +555,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
 				continue
 			}
 		case p.repl != nil && replRule == nil:
-			replRule, x.repl = r, &replState{p: p.repl, ufrom: -1}
+			replRule, x.repl = r, &replState{p: p.repl, ufrom: -1, ls: -1}
 			continue
 		}
 		x.watched = append(x.watched, r)
@@ -675,6 +675,12 @@ type replState struct {
 	ufrom int // where u started (-1: not started)
 	ufed  int // bytes of out fed to u
 	uhit  bool
+	// The live start found last, and its anchored cursor: an open match (an image whose
+	// alt text goes on) is read on from where it was, not from its start at each batch.
+	ls   int // -1: none
+	lc   lazydfa.Cursor
+	lfed int
+	lhit bool
 }
 
 func (x *replState) feed(text []byte) {
@@ -731,11 +737,24 @@ func (x *replState) earliest(from, to int) (int, bool) {
 		if !utf8.RuneStart(x.out[s]) {
 			continue
 		}
-		c := x.p.dfa.Start()
-		matched, ok := x.run(&c, x.out[s:to])
-		if !ok || c.Pending() {
+		var matched, ok bool
+		if s == x.ls && x.lfed <= to {
+			var more bool
+			more, ok = x.run(&x.lc, x.out[x.lfed:to])
+			x.lhit, x.lfed = x.lhit || more, to
+			matched = x.lhit
+		} else {
+			x.lc = x.p.dfa.Start()
+			matched, ok = x.run(&x.lc, x.out[s:to])
+			x.ls, x.lfed, x.lhit = s, to, matched
+		}
+		if !ok || x.lc.Pending() {
+			if !ok {
+				x.ls = -1
+			}
 			return s, false
 		}
+		x.ls = -1
 		if matched {
 			return s, true
 		}
@@ -777,6 +796,7 @@ func (x *replState) rewrite(at int, re *regexp.Regexp) bool {
 	if loc == nil {
 		return false
 	}
+	x.ls = -1
 	rep := re.Expand(nil, []byte(x.p.with), x.out[at:], loc)
 	tail := append([]byte(nil), x.out[at+loc[1]:]...)
 	x.out = append(append(x.out[:at+loc[0]], rep...), tail...)
