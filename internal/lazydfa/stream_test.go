@@ -8,7 +8,7 @@ func TestPendingDead(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, pattern, text string
-		pending, dead      bool
+		pending, dead       bool
 	}{
 		{"idle", `![a]`, "hello", false, false},
 		{"live start", `![a]`, "hello !", true, false},
