@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
@@ -264,5 +265,40 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 	}
 	if !strings.HasPrefix(held, text) || first > 4 {
 		t.Errorf("first chunk at provider chunk %d; client got %q", first, held)
+	}
+}
+
+// TestEarlyTreeOpenAI: the issue's second defect, as a user met it. An early text rule
+// whose condition is a tree (any_of of two contains_regex, not negated, no anchor, no fix)
+// used to stream the doomed answer to its last chunk and be discarded at the end: now the
+// provider is stopped shortly after the miss, nothing reaches the client, and the replay's
+// answer is what it gets.
+func TestEarlyTreeOpenAI(t *testing.T) {
+	t.Parallel()
+	bad, text := doomed(200 * time.Microsecond)
+	tree := streamrules.AnyOf(streamrules.Contains(`!\[[^\]]*\]\([^)\s]+\)`), streamrules.Contains(`(?i)\bas an ai\b`))
+	rule := streamrules.Rule{Name: "no_images_no_ai", Scope: "text", Predicate: &tree, Text: "No images.", Early: true}
+	const good = "Here it is: https://x/c.png"
+	r := newRig(t, nil, rule)
+	srv := openaitest.New(t, bad, scripted.Reply{Text: good, Chunk: 5})
+	exec, _ := r.executor(kindFunctions, srv.LLM(t), &echoTool{name: "shell"})
+	out, _, err := r.run(context.Background(), exec, "chat-tree", "show the cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != good {
+		t.Fatalf("output %q", out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Complete || reqs[0].Streamed > 400 {
+		t.Fatalf("%d requests; the doomed one streamed %d of 1,000 chunks (complete %v)", len(reqs), reqs[0].Streamed, reqs[0].Complete)
+	}
+	f := r.store.AllFirings()
+	at := strings.Index(text, ")") + 1
+	if len(f) != 1 || !f[0].Early || f[0].CutAtBytes < at || f[0].CutAtBytes > at+2*streamrules.EarlyBatchBytes {
+		t.Fatalf("firings %+v (miss ends at byte %d)", f, at)
+	}
+	if got := strings.Join(r.rec.streamed(), ""); got != good {
+		t.Errorf("client stream %q", got)
 	}
 }
