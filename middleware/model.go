@@ -18,7 +18,8 @@ import (
 
 // guardedModel checks every finished answer against the text rules and replays a
 // violating tour once with an interrupt. While a text rule is armed, streamed speech is
-// held and released in one piece for the accepted answer only.
+// held: what becomes final goes to the client as it streams, the rest with the accepted
+// answer only.
 type guardedModel struct {
 	llms.Model
 	g *Guard
