@@ -24,9 +24,10 @@ import (
 //   - `\b`, `\B` and `(?m)$` look one character ahead: a match is certain once the
 //     character after it has arrived (the scanner sees it so);
 //   - a shadowed rule never cuts anything;
-//   - a rule with a predicate tree, an applies_when or a fix decides only at the end: a
-//     tree may count words or look at the tail, and a fix repairs the whole answer in
-//     place, which is cheaper than any cut.
+//   - a rule with a predicate tree or an applies_when is not in a DFA group: its atoms run
+//     each in its own DFA (early_tree.go) and it is cut once the tree is certain to fire;
+//   - a rule with a fix decides only at the end: the fix repairs the answer in place,
+//     which is cheaper than any cut (the load warns where `early` can never act).
 //
 // How the scan stays incremental. The early rules of a set are compiled into lazy DFAs
 // (internal/lazydfa), a few rules to each; a tour's scanner keeps one cursor per DFA and
@@ -190,6 +191,9 @@ type Scanner struct {
 	hits     []*compiledRule
 	nonBlank bool
 	stopped  bool
+
+	trees *earlyTrees // armed early rules with a predicate tree or applies_when (nil: none)
+	rel   *releaser   // the release point (nil: EarlyScanner)
 }
 
 // EarlyScanner returns a scanner for the current tour's answer, or nil when early
@@ -197,33 +201,53 @@ type Scanner struct {
 // Config.EarlyInterrupt for every rule) and decidable on a prefix, or the move has no
 // retry left. The answer's target must be its whole text (a tool-calling answer): a
 // ReAct answer's target starts at its last "Final Answer:", which a prefix cannot know.
-func (m *Move) EarlyScanner() *Scanner {
-	es := m.set.early
-	if es == nil {
-		return nil
-	}
+func (m *Move) EarlyScanner() *Scanner { return m.newScanner(false) }
+
+// HeldScanner is EarlyScanner that also follows the answer's release point (see
+// Scanner.Release and release.go): use it where held speech may be let go as it becomes
+// final. It returns nil when the move has ended.
+func (m *Move) HeldScanner() *Scanner { return m.newScanner(true) }
+
+func (m *Move) newScanner(release bool) *Scanner {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ended || !m.retryLeft() {
+	if m.ended {
 		return nil
 	}
-	var armed []bool
-	for _, g := range es.groups {
-		for _, r := range g.rules {
-			if m.armed(r) {
-				if armed == nil {
-					armed = make([]bool, len(m.set.text))
+	s := &Scanner{m: m, stopped: true}
+	if es := m.set.early; es != nil && m.retryLeft() {
+		var armed []bool
+		for _, g := range es.groups {
+			for _, r := range g.rules {
+				if m.armed(r) {
+					if armed == nil {
+						armed = make([]bool, len(m.set.text))
+					}
+					armed[r.index] = true
 				}
-				armed[r.index] = true
+			}
+		}
+		if armed != nil {
+			s.es, s.armed, s.stopped = es, armed, false
+			s.cursors, s.off = make([]lazydfa.Cursor, len(es.groups)), make([]bool, len(es.groups))
+			for i, g := range es.groups {
+				s.cursors[i] = g.dfa.Start()
 			}
 		}
 	}
-	if armed == nil {
-		return nil
+	var live []*compiledRule
+	for _, r := range m.set.text {
+		if m.armed(r) && !r.shadow {
+			live = append(live, r)
+		}
 	}
-	s := &Scanner{m: m, es: es, armed: armed, cursors: make([]lazydfa.Cursor, len(es.groups)), off: make([]bool, len(es.groups))}
-	for i, g := range es.groups {
-		s.cursors[i] = g.dfa.Start()
+	if m.retryLeft() {
+		s.initTrees(live)
+	}
+	if release {
+		s.rel = newReleaser(live, m.vars)
+	} else if s.stopped {
+		return nil
 	}
 	return s
 }
@@ -253,7 +277,8 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 	if !s.nonBlank {
 		s.nonBlank = len(bytes.TrimSpace(p)) > 0
 	}
-	for gi := range s.es.groups {
+	s.trees.scan(text, &s.hits)
+	for gi := range s.groups() {
 		if s.off[gi] {
 			s.feedAlone(s.alone[gi], p)
 			continue

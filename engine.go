@@ -50,6 +50,9 @@ type Config struct {
 	OnCheck   func(c CheckInfo)
 	OnReload  func(info ReloadInfo)
 	OnSave    func(d time.Duration, err error)
+	// OnSpeech gets each held tour's speech once it ends (Move.SpeechDone): how much was
+	// held, how much let go before the answer was complete, how long the client waited.
+	OnSpeech func(SpeechInfo)
 	// StoreTimeout bounds the store calls a move waits on: the chat-state read in BeginMove
 	// (past it, the move goes on and rules with a repeat policy stay silent in it: fail
 	// closed) and the write in End (past it, End returns; a store with a write queue, like
@@ -252,7 +255,10 @@ type compiledRule struct {
 	index  int        // a text rule's position in ruleSet.text (Scanner.armed); unused for tool rules
 	shadow bool       // Rule.Shadow or Config.Shadow: evaluated, never acts (shadow.go)
 	early  *earlyPlan // a text rule judged on the streamed prefix; nil: only at the end
-	logic             // predicate trees, field path and fix (judge.go)
+	// release is how the rule lets held speech go (release.go), made at its first use;
+	// nil for tool rules.
+	release *lazyRelease
+	logic   // predicate trees, field path and fix (judge.go)
 }
 
 // toolRules are one tool's soft rules, by name, and one matcher over their regexes.
@@ -353,6 +359,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		c := &compiledRule{Rule: r}
 		if p != nil {
 			c.repeat, c.when, c.shadow, c.early, c.fix = p.repeat, p.when, p.shadow, p.early, p.fix
+			c.release = p.release
 		} else {
 			c.repeat, _ = ParseRepeat(r.Repeat)
 			c.when = e.envMask(r.When)
@@ -369,8 +376,14 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 		} else {
 			c.index = len(set.text)
 			set.text = append(set.text, c)
+			if c.release == nil {
+				c.release = &lazyRelease{}
+			}
 			if (r.Early || e.earlyAll) && !c.shadow && p == nil { // a shadowed rule never cuts
 				plan = append(plan, c)
+				if why := earlyNever(&r); why != "" && r.Early && e.firstWarning("early", r) {
+					e.log.Warn("stream rule: early has no effect on this rule; it is judged at the end", "rule", r.Name, "why", why)
+				}
 			}
 		}
 	}

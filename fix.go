@@ -11,10 +11,15 @@ import (
 // call. Exactly one field is set.
 //
 //   - append_if_missing: the text goes at the end, unless the answer already ends with it
-//     (both trimmed of surrounding space);
-//   - prepend_if_missing: the text goes at the start, unless the answer already starts with it;
+//     (both trimmed of surrounding space; then only the answer's trailing space goes);
+//   - prepend_if_missing: the text goes at the start, unless the answer already starts with
+//     it (then only its leading space goes);
 //   - replace_regex: every match of pattern is replaced by with, where $1, ${name} are the
-//     match's groups (regexp.Expand) and $$ is a dollar sign.
+//     match's groups (regexp.Expand) and $$ is a dollar sign. When with is exactly one
+//     group ($1, ${name}) and the pattern has no assertion and matches more than that
+//     group, the leftmost match is replaced again and again until none is left (each
+//     time the text gets shorter): the repaired text never matches the pattern, and the
+//     repair can stream (release.go). ![a](![b](c)) becomes c, not ![b](c).
 //
 // The text and the replacement may use the move's variables as {{name}} (see Move.SetVar):
 // a telegram tail is append_if_missing "\n\n↩ #{{message_id}}". A fix whose variable the
@@ -115,12 +120,14 @@ func expand(text string, vars map[string]string, escape func(string) string) (ou
 type compiledFix struct {
 	Fix
 	re *regexp.Regexp // replace_regex
+	nf *replPlan      // replace_regex applied to normal form (nil: once, see nfFix)
 }
 
 func compileFix(f *Fix) *compiledFix {
 	c := &compiledFix{Fix: *f}
 	if f.ReplaceRegex != nil {
 		c.re = regexp.MustCompile(f.ReplaceRegex.Pattern) // validated
+		c.nf = nfFix(f.ReplaceRegex)
 	}
 	return c
 }
@@ -129,6 +136,8 @@ func compileFix(f *Fix) *compiledFix {
 // was not applied).
 func (c *compiledFix) apply(text string, vars map[string]string) (out string, missing string) {
 	switch {
+	case c.nf != nil:
+		return c.nf.normalForm(text), ""
 	case c.re != nil:
 		with, missing := expand(c.ReplaceRegex.With, vars, func(v string) string { return strings.ReplaceAll(v, "$", "$$") })
 		if missing != "" {
@@ -140,8 +149,10 @@ func (c *compiledFix) apply(text string, vars map[string]string) (out string, mi
 		if missing != "" {
 			return text, missing
 		}
-		if strings.HasSuffix(strings.TrimRightFunc(text, unicode.IsSpace), strings.TrimSpace(add)) {
-			return text, ""
+		if trimmed := strings.TrimRightFunc(text, unicode.IsSpace); strings.HasSuffix(trimmed, strings.TrimSpace(add)) {
+			// Already there: only the space after it goes (a condition like `…\s*$` may not
+			// count every Unicode space, and a fix that changes nothing is no repair).
+			return trimmed, ""
 		}
 		return strings.TrimRightFunc(text, unicode.IsSpace) + add, ""
 	default:
@@ -149,8 +160,8 @@ func (c *compiledFix) apply(text string, vars map[string]string) (out string, mi
 		if missing != "" {
 			return text, missing
 		}
-		if strings.HasPrefix(strings.TrimLeftFunc(text, unicode.IsSpace), strings.TrimSpace(add)) {
-			return text, ""
+		if trimmed := strings.TrimLeftFunc(text, unicode.IsSpace); strings.HasPrefix(trimmed, strings.TrimSpace(add)) {
+			return trimmed, ""
 		}
 		return add + strings.TrimLeftFunc(text, unicode.IsSpace), ""
 	}

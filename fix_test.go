@@ -20,7 +20,7 @@ func TestFixApply(t *testing.T) {
 	}{
 		{"append", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.", "Hello.\n\n↩ #4711", ""},
 		{"append trims trailing space first", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.\n \n", "Hello.\n\n↩ #4711", ""},
-		{"append when present", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.\n↩ #4711\n", "Hello.\n↩ #4711\n", ""},
+		{"append when present", Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}, "Hello.\n↩ #4711\n", "Hello.\n↩ #4711", ""}, // only the space after it goes,
 		{"append with spaces in the braces", Fix{AppendIfMissing: " #{{ message_id }}"}, "a", "a #4711", ""},
 		{"prepend", Fix{PrependIfMissing: "Note: "}, "  text", "Note: text", ""},
 		{"prepend when present", Fix{PrependIfMissing: "Note: "}, "Note: text", "Note: text", ""},
@@ -201,17 +201,28 @@ func TestCheckAnswerFixes(t *testing.T) {
 		t.Errorf("after a fix the move kept its retry: %+v", v)
 	}
 
-	// The fix leaves a miss of another rule: the answer is discarded as today, and the
-	// fixed rule stays armed (not fired) to repair the replay.
+	// The fix leaves a miss of another rule: the answer is discarded as today, the rules
+	// it missed are all counted (a retry firing each), the interrupt names the one without
+	// a fix, and the fixed rules stay armed to repair the replay.
 	_, m = f.eng.BeginMove(ctx, "c2")
 	m.SetVar("message_id", "7")
 	v = m.CheckAnswer(ctx, "Lorem ![x](http://a/b.png)")
-	if !v.Discard || v.Fixed != "" || !slices.Equal(v.Rules, []string{"no_lorem"}) || !strings.Contains(v.Interrupt, `rule="no_lorem"`) ||
-		strings.Contains(v.Interrupt, "telegram_") {
+	if !v.Discard || v.Fixed != "" || !slices.Equal(v.Rules, []string{"no_lorem", "telegram_markdown_image", "telegram_reply_tail"}) ||
+		!strings.Contains(v.Interrupt, `rule="no_lorem"`) || strings.Contains(v.Interrupt, "telegram_") {
 		t.Fatalf("partial fix: %+v", v)
 	}
 	if v := m.CheckAnswer(ctx, "Fine ![y](http://c/d.png)"); v.Discard || v.Fixed != "Fine http://c/d.png\n\n↩ #7" {
 		t.Errorf("the replay was not repaired: %+v", v)
+	}
+	var got []string
+	for _, fr := range m.Firings() {
+		got = append(got, fmt.Sprintf("%s retry=%v %s", fr.Rule, fr.Retry, fr.Outcome))
+	}
+	if want := []string{
+		"telegram_markdown_image retry=true missed_again", "telegram_reply_tail retry=true missed_again", "no_lorem retry=true corrected",
+		"telegram_markdown_image retry=false fixed", "telegram_reply_tail retry=false fixed",
+	}; !slices.Equal(got, want) {
+		t.Errorf("firings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
 	// Without the variable, the tail's fix is not applied: the interrupt path, with a warning.

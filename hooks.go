@@ -19,6 +19,7 @@ import (
 //     took and whether the answer was discarded. Unset, no clock is read.
 //   - Config.OnReload: each Reload (the first one in New included), with its duration,
 //     its error and what the rule set holds after it.
+//   - Config.OnSpeech: each held tour's speech, when the tour ends (see SpeechInfo).
 //   - Config.OnSave: each store write of a finished move (Store.SaveMove), with its
 //     duration and error.
 
@@ -50,10 +51,11 @@ type hooks struct {
 	onCheck   func(CheckInfo)
 	onReload  func(ReloadInfo)
 	onSave    func(time.Duration, error)
+	onSpeech  func(SpeechInfo)
 }
 
 func hooksOf(cfg *Config) hooks {
-	return hooks{onOutcome: cfg.OnOutcome, onCheck: cfg.OnCheck, onReload: cfg.OnReload, onSave: cfg.OnSave}
+	return hooks{onOutcome: cfg.OnOutcome, onCheck: cfg.OnCheck, onReload: cfg.OnReload, onSave: cfg.OnSave, onSpeech: cfg.OnSpeech}
 }
 
 // RuleCounts returns what the rule set in force made of the store's rows.
@@ -89,4 +91,36 @@ func (e *Engine) checkStart() time.Time {
 		return time.Time{}
 	}
 	return time.Now()
+}
+
+// SpeechInfo is one held tour's speech, as Config.OnSpeech gets it and the log line
+// "held speech" says it.
+type SpeechInfo struct {
+	HeldBytes          int  // the answer's bytes the tour held (all it streamed)
+	ReleasedEarlyBytes int  // of them, sent to the client before the answer was complete
+	Discarded          bool // the answer was thrown away (nothing of it was sent)
+	// FirstVisible is the time from the provider's first chunk to the client's first
+	// chunk; Visible is false when the client got nothing of this tour.
+	FirstVisible time.Duration
+	Visible      bool
+}
+
+// SpeechDone reports one held tour's speech: a debug log line "held speech" with fields
+// held_bytes, released_early_bytes and first_visible_ms, and Config.OnSpeech. The
+// middleware calls it once per held tour.
+func (m *Move) SpeechDone(ctx context.Context, s SpeechInfo) {
+	attrs := []any{"chat", m.chatID, "move", m.number, "held_bytes", s.HeldBytes,
+		"released_early_bytes", s.ReleasedEarlyBytes, "discarded", s.Discarded}
+	if s.Visible {
+		attrs = append(attrs, "first_visible_ms", float64(s.FirstVisible.Microseconds())/1000)
+	}
+	if s.Discarded && s.ReleasedEarlyBytes > 0 {
+		// The release's one promise broken: never expected (the soundness fuzzer's property).
+		m.eng.log.ErrorContext(ctx, "held speech: part of a discarded answer was released", attrs...)
+	} else {
+		m.eng.log.DebugContext(ctx, "held speech", attrs...)
+	}
+	if m.eng.hooks.onSpeech != nil {
+		m.eng.hooks.onSpeech(s)
+	}
 }

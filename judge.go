@@ -266,7 +266,10 @@ func (m *Move) anyFixArmedLocked() bool {
 
 // SetVar sets a move variable, for the templates of fixes ({{name}}): the host sets what
 // it knows about the move, e.g. SetVar("message_id", "4711") for a Telegram reply's tail.
-// Safe for concurrent use; set variables before the answer is judged.
+// Safe for concurrent use; set variables before the tour's model call: held speech is
+// released on the fix as the variables were when the tour began (a variable first set
+// later still fills the fix at the end, the release having held that tour; changing a
+// variable's value while a tour streams is not supported).
 func (m *Move) SetVar(name, value string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

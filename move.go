@@ -282,13 +282,23 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	if v.Discard {
 		m.retries++
 	}
-	blocks := make([]string, 0, len(missed))
+	blocks := make([]string, 0, len(missed)+len(fixed))
 	if fired != nil { // repaired, and kept after the ceiling with the misses it still has
 		v.Fixed = repaired
 		v.Rules = ruleNames(fixed)
 	}
 	if m.fired == nil {
 		m.fired = map[string]bool{}
+	}
+	if v.Discard {
+		// The answer missed these rules too; their repair goes with it. They fired as any
+		// miss of a discarded answer does (a retry firing, its outcome the replay's), but the
+		// interrupt does not name them and they stay armed: their fix repairs the replay if
+		// it misses them again. Replay and live stats count them alike: both judge here.
+		for _, r := range fixed {
+			v.Rules = append(v.Rules, r.Name)
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true}))
+		}
 	}
 	for _, r := range missed {
 		m.fired[r.Name] = true

@@ -45,7 +45,10 @@ type Collector struct {
 	reloads   *prometheus.CounterVec
 	reloadDur prometheus.Histogram
 	saves     *prometheus.HistogramVec
-	saveFails prometheus.Counter // SaveMove errors the engine saw: write failures without a queue
+	saveFails prometheus.Counter   // SaveMove errors the engine saw: write failures without a queue
+	visible   prometheus.Histogram // held speech: provider's first chunk to client's first
+	held      prometheus.Counter
+	early     prometheus.Counter
 
 	mu     sync.Mutex
 	counts streamrules.RuleCounts
@@ -66,6 +69,9 @@ var (
 	checkBuckets  = prometheus.ExponentialBuckets(1e-6, 4, 10)   // 1µs … 262ms
 	reloadBuckets = prometheus.ExponentialBuckets(1e-4, 4, 10)   // 100µs … 26s
 	saveBuckets   = prometheus.ExponentialBuckets(1e-4, 2.5, 12) // 100µs … 2.4s
+	// The wait for the first visible chunk: microseconds when speech streams, the whole
+	// answer's generation (seconds) when it is held.
+	visibleBuckets = prometheus.ExponentialBuckets(1e-5, 4, 12) // 10µs … 42s
 )
 
 // NewCollector returns a collector; cfg may be nil.
@@ -109,6 +115,19 @@ func NewCollector(cfg *Config) *Collector {
 		Namespace: ns, Subsystem: "store", Name: "write_failures_total",
 		Help: "Writes of finished moves that failed.",
 	})
+	c.visible = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: ns, Subsystem: "speech", Name: "first_visible_seconds",
+		Help:    "Time from the provider's first chunk to the client's first chunk, in tours whose speech was held and shown.",
+		Buckets: visibleBuckets,
+	})
+	c.held = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "speech", Name: "held_bytes_total",
+		Help: "Bytes of answers streamed while text rules were armed (held speech).",
+	})
+	c.early = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: "speech", Name: "released_early_bytes_total",
+		Help: "Bytes of held speech sent to the client before the answer was complete.",
+	})
 	for _, mode := range []streamrules.Mode{streamrules.ModeRemind, streamrules.ModeInterrupt} {
 		c.checks.WithLabelValues(string(mode)) // zero series: a dashboard sees the metric before the first check
 	}
@@ -130,14 +149,20 @@ func NewCollector(cfg *Config) *Collector {
 	return c
 }
 
-// Instrument sets cfg's telemetry hooks (OnFire is left alone; OnOutcome, OnCheck, OnReload
-// and OnSave), calling any hook cfg already had after the collector's, and returns cfg.
+// Instrument sets cfg's telemetry hooks (OnFire is left alone; OnOutcome, OnCheck, OnReload,
+// OnSave and OnSpeech), calling any hook cfg already had after the collector's, and returns cfg.
 // A nil cfg gets a new Config. Give the result to streamrules.New.
 func (c *Collector) Instrument(cfg *streamrules.Config) *streamrules.Config {
 	if cfg == nil {
 		cfg = &streamrules.Config{}
 	}
-	onOutcome, onCheck, onReload, onSave := cfg.OnOutcome, cfg.OnCheck, cfg.OnReload, cfg.OnSave
+	onOutcome, onCheck, onReload, onSave, onSpeech := cfg.OnOutcome, cfg.OnCheck, cfg.OnReload, cfg.OnSave, cfg.OnSpeech
+	cfg.OnSpeech = func(s streamrules.SpeechInfo) {
+		c.speech(s)
+		if onSpeech != nil {
+			onSpeech(s)
+		}
+	}
 	cfg.OnOutcome = func(ctx context.Context, f streamrules.Firing) {
 		c.outcome(f)
 		if onOutcome != nil {
@@ -220,6 +245,14 @@ func (c *Collector) save(d time.Duration, err error) {
 	c.saves.WithLabelValues(result).Observe(d.Seconds())
 }
 
+func (c *Collector) speech(s streamrules.SpeechInfo) {
+	c.held.Add(float64(s.HeldBytes))
+	c.early.Add(float64(s.ReleasedEarlyBytes))
+	if s.Visible {
+		c.visible.Observe(s.FirstVisible.Seconds())
+	}
+}
+
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.firings.Describe(ch)
@@ -228,6 +261,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.reloads.Describe(ch)
 	c.reloadDur.Describe(ch)
 	c.saves.Describe(ch)
+	c.visible.Describe(ch)
+	c.held.Describe(ch)
+	c.early.Describe(ch)
 	for _, d := range []*prometheus.Desc{c.rulesLoaded, c.rulesDisabled, c.rulesSkipped} {
 		ch <- d
 	}
@@ -253,6 +289,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.reloads.Collect(ch)
 	c.reloadDur.Collect(ch)
 	c.saves.Collect(ch)
+	c.visible.Collect(ch)
+	c.held.Collect(ch)
+	c.early.Collect(ch)
 	c.mu.Lock()
 	counts := c.counts
 	c.mu.Unlock()

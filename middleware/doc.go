@@ -28,9 +28,10 @@
 //     sends observations as role=tool messages; MRKL and conversational agents put them
 //     in a text scratchpad. The splice is deterministic, so the prompt-cache prefix holds.
 //   - The model wrapper checks what each finished answer says (see AnswerFormat) against
-//     the text rules. While a text rule is armed, streamed chunks are held and released in
-//     one piece for the accepted (or repaired) answer; otherwise they pass through one by
-//     one. A miss a rule's fix repairs is repaired in place, with no replay and no model
+//     the text rules. While a text rule is armed, streamed chunks are held, and what
+//     becomes final (no continuation can discard, repair or cut it: Scanner.Release) goes
+//     to the client as it streams, the rest with the accepted (or repaired) answer;
+//     otherwise they pass through one by one. A miss a rule's fix repairs is repaired in place, with no replay and no model
 //     call, and holds speech even after the retry ceiling. A
 //     violating answer is discarded unseen (its tool calls never run) and the tour is
 //     replayed with the discarded answer and a human-role <system-interrupt>; at most

@@ -908,3 +908,49 @@ func (c *Cursor) overBudget(d *DFA, nx *state) bool {
 	c.built++
 	return c.built > d.budget(c.read) || nx == nil
 }
+
+// Pending reports whether a match could still end later in the stream: some thread is
+// alive after what was fed (or a rune is cut off at the end). A cursor that is not pending
+// has seen every match it will ever see.
+func (c *Cursor) Pending() bool { return c.np > 0 || len(c.st.pcs) > 0 }
+
+// Dead reports whether no match can start or go on any more: the patterns are anchored at
+// the start of the text and no thread is alive.
+func (c *Cursor) Dead() bool { return c.st.flags&flagDead != 0 }
+
+// MatchesEvery reports whether every text that ends with prefix followed by any run of
+// the runes in tail (none included) has a match, as far as the DFA can tell from a fresh
+// start: callers use it for patterns without assertions, where a fresh start stands for
+// any text before prefix. It explores the states the tail runes reach, at most limit of
+// them; past that it answers false.
+func (d *DFA) MatchesEvery(prefix string, tail []rune, limit int) bool {
+	built := 0
+	st, _, how := d.run(d.cache.Load().start, prefix, &built, 1<<30)
+	switch how {
+	case found:
+		return true
+	case dead, gaveUp:
+		return false
+	}
+	seen := map[*state]bool{st: true}
+	queue := []*state{st}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		if len(d.endOut(st)) == 0 {
+			return false
+		}
+		for _, r := range tail {
+			nx, _ := d.transition(st, r)
+			if nx == nil || len(seen) > limit {
+				return false
+			}
+			if nx.flags&flagOut != 0 || seen[nx] {
+				continue // matched on the way: every longer text matches too
+			}
+			seen[nx] = true
+			queue = append(queue, nx)
+		}
+	}
+	return true
+}

@@ -1,0 +1,424 @@
+package streamrules
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/lazydfa"
+)
+
+// Release: while text rules are armed, the held answer is let go as a release point that
+// moves forward. The client holds exactly what no continuation of the answer could make
+// the engine discard, repair or cut. The proof is per armed rule, from its compiled form,
+// and combined for the tour:
+//
+//   - A watched rule (any rule without a fix the release can follow: plain conditions and
+//     predicate trees) must be settled: it can no longer fire, whatever comes. Each regex
+//     atom runs in its own lazy DFA over the stream: a match seen is a match for good
+//     (true), an anchored pattern whose DFA is dead can never match (false); the tree's
+//     all_of / any_of / not_ combine the three values. A rule that can still fire may still
+//     discard the answer, so while one is open nothing is released ("hold"). An anchored
+//     rule that dies (a bare-emoji rule once a letter comes) settles at once: that is the
+//     early accept.
+//   - A negate rule whose condition must hold at the end, with an append_if_missing fix
+//     whose variables are set (the tail rule): whether the tail comes or the fix appends
+//     it, the answer up to its trailing space is what the client gets. It is proven per
+//     tour that the fix cures the rule whatever comes before the appended text, so the fix
+//     never fails into a discard; trailing space is held (the fix trims it).
+//   - A positive rule with a replace_regex fix over its own condition, whose replacement
+//     is one of its groups (the image rule): the answer streams through the repair. The
+//     text before the earliest live start of the pattern is final; a match is replaced
+//     once no continuation can change it; what the replacement could join with the text
+//     before it is held too (see replState).
+//
+// Every other armed rule is watched. Shadowed rules are never armed for speech.
+
+// lazyRelease is a text rule's release plan, made at its first use.
+type lazyRelease struct {
+	once sync.Once
+	plan *releasePlan
+}
+
+func (l *lazyRelease) get(r *compiledRule) *releasePlan {
+	l.once.Do(func() { l.plan = planRelease(&r.Rule) })
+	return l.plan
+}
+
+// releasePlan is how one rule is followed on a stream.
+type releasePlan struct {
+	fires relNode // when the rule fires: applies_when, then the condition (negate applied)
+	atoms []*relAtom
+	tail  *tailPlan // a negate rule that must hold at the end, with an append fix
+	repl  *replPlan // a positive rule repaired by a replace fix over its own condition
+}
+
+// relAtom is one regex of a rule, run as a DFA over a stream.
+type relAtom struct {
+	pattern string
+	once    sync.Once
+	dfa     *lazydfa.DFA // nil: the pattern does not compile for the DFA (never settles)
+}
+
+func (a *relAtom) get() *lazydfa.DFA {
+	a.once.Do(func() {
+		if d, err := lazydfa.Compile(a.pattern); err == nil {
+			a.dfa = d
+		}
+	})
+	return a.dfa
+}
+
+type relOp uint8
+
+const (
+	relAtomOp relOp = iota // kids none, atom set
+	relNot
+	relAll
+	relAny
+	relOpen // decided only by the whole answer (ends_with, word and char counts)
+	relTrue
+)
+
+type relNode struct {
+	op   relOp
+	atom int
+	kids []relNode
+}
+
+// tri is a three-valued verdict on every continuation of a stream.
+type tri uint8
+
+const (
+	triOpen tri = iota
+	triTrue
+	triFalse
+)
+
+func (n *relNode) eval(st []tri) tri {
+	switch n.op {
+	case relAtomOp:
+		return st[n.atom]
+	case relTrue:
+		return triTrue
+	case relNot:
+		switch n.kids[0].eval(st) {
+		case triTrue:
+			return triFalse
+		case triFalse:
+			return triTrue
+		}
+		return triOpen
+	case relAll:
+		out := triTrue
+		for i := range n.kids {
+			switch n.kids[i].eval(st) {
+			case triFalse:
+				return triFalse
+			case triOpen:
+				out = triOpen
+			}
+		}
+		return out
+	case relAny:
+		out := triFalse
+		for i := range n.kids {
+			switch n.kids[i].eval(st) {
+			case triTrue:
+				return triTrue
+			case triOpen:
+				out = triOpen
+			}
+		}
+		return out
+	}
+	return triOpen
+}
+
+// planRelease makes r's release plan. r is a valid, normalised text rule.
+func planRelease(r *Rule) *releasePlan {
+	p := &releasePlan{}
+	atom := func(re string) relNode {
+		p.atoms = append(p.atoms, &relAtom{pattern: re})
+		return relNode{op: relAtomOp, atom: len(p.atoms) - 1}
+	}
+	var tree func(q *Predicate) relNode
+	tree = func(q *Predicate) relNode {
+		switch {
+		case q.ContainsRegex != "":
+			return atom(q.ContainsRegex)
+		case q.NotContainsRegex != "":
+			return relNode{op: relNot, kids: []relNode{atom(q.NotContainsRegex)}}
+		case q.StartsWithRegex != "":
+			return atom(`\A(?:` + q.StartsWithRegex + `)`)
+		case q.AllOf != nil || q.AnyOf != nil:
+			n := relNode{op: relAll}
+			kids := q.AllOf
+			if q.AnyOf != nil {
+				n.op, kids = relAny, q.AnyOf
+			}
+			for i := range kids {
+				n.kids = append(n.kids, tree(&kids[i]))
+			}
+			return n
+		case q.Not != nil:
+			return relNode{op: relNot, kids: []relNode{tree(q.Not)}}
+		}
+		return relNode{op: relOpen}
+	}
+	var cond relNode
+	switch {
+	case r.Predicate != nil:
+		cond = tree(r.Predicate)
+	case r.Condition == "":
+		cond = relNode{op: relTrue}
+	default:
+		cond = atom(r.Condition)
+	}
+	if r.Negate {
+		cond = relNode{op: relNot, kids: []relNode{cond}}
+	}
+	p.fires = cond
+	if r.AppliesWhen != nil {
+		p.fires = relNode{op: relAll, kids: []relNode{tree(r.AppliesWhen), cond}}
+	}
+	if r.Field == "" && r.Predicate == nil && r.AppliesWhen == nil && r.Fix != nil {
+		switch {
+		case r.Negate && r.Fix.AppendIfMissing != "":
+			p.tail = planTail(r)
+		case !r.Negate && r.Fix.ReplaceRegex != nil:
+			p.repl = planRepl(r)
+		}
+	}
+	return p
+}
+
+// ---- the tail rule: negate, held at the end, append fix ----
+
+type tailPlan struct {
+	re   *regexp.Regexp
+	dfa  *lazydfa.DFA
+	last []*syntax.Inst // the rune instructions of the condition (for the image rule's check)
+}
+
+// planTail returns the plan of a negate rule with an append fix whose condition matches
+// only at the end of the text and has no other assertion (so what precedes a match never
+// matters), or nil.
+func planTail(r *Rule) *tailPlan {
+	tree, err := syntax.Parse(r.Condition, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	tree = tree.Simplify()
+	if tree.Op != syntax.OpConcat || len(tree.Sub) < 2 || tree.Sub[len(tree.Sub)-1].Op != syntax.OpEndText {
+		return nil
+	}
+	for _, s := range tree.Sub[:len(tree.Sub)-1] {
+		if hasAssertion(s) {
+			return nil
+		}
+	}
+	prog, err := syntax.Compile(tree)
+	if err != nil {
+		return nil
+	}
+	return &tailPlan{re: regexp.MustCompile(r.Condition), dfa: lazydfa.New(prog), last: runeInsts(prog)}
+}
+
+// cures reports whether appending add always cures the rule: every text ending with add
+// matches the condition, and so does every text ending with add's trimmed form (what the
+// fix leaves when the answer has it already, trailing space trimmed).
+func (t *tailPlan) cures(add string) bool {
+	return t.re.MatchString(add) && t.dfa.MatchesEvery(string(bytes.TrimSpace([]byte(add))), nil, 512)
+}
+
+// ---- per tour ----
+
+// releaser follows one tour's answer for its release point. Not safe for concurrent use.
+type releaser struct {
+	watched []*compiledRule
+	plans   []*releasePlan
+	// in and out: the atoms of the watched rules on the answer as streamed (in) and on the
+	// final text's certain prefix (out), flattened: rule k's atoms start at base[k].
+	base    []int
+	in, out relStream
+	twin    bool // out is in (no fix the release follows: the final text is the answer)
+	tail    *tailPlan
+	add     string
+	repl    *replState
+	fed     int    // bytes of the answer read
+	final   []byte // the certain prefix of the final text (aliases the answer or repl.out)
+	open    bool   // some watched rule may still fire: nothing is released
+	blank   bool   // final has said nothing yet
+}
+
+// ReleaseBatchBytes is how many bytes the release lets arrive before it reads them: the
+// client is at most that many bytes (plus a chunk) behind what is certain, and the work a
+// call costs is spread over several small chunks (a provider's token is a few bytes). The
+// first chunk is always read, and the rest of the answer goes when it is accepted.
+const ReleaseBatchBytes = 16
+
+type relStream struct {
+	atoms []*lazydfa.DFA
+	cur   []lazydfa.Cursor
+	st    []tri
+	fed   int
+}
+
+func (s *relStream) init(atoms []*lazydfa.DFA) {
+	s.atoms = atoms
+	s.cur = make([]lazydfa.Cursor, len(atoms))
+	s.st = make([]tri, len(atoms))
+	for i, d := range atoms {
+		if d != nil {
+			s.cur[i] = d.Start()
+		}
+	}
+}
+
+// feed reads text[s.fed:] into every atom not settled yet.
+func (s *relStream) feed(text []byte) {
+	if len(text) <= s.fed {
+		return
+	}
+	p := text[s.fed:]
+	s.fed = len(text)
+	for i, d := range s.atoms {
+		if d == nil || s.st[i] != triOpen {
+			continue
+		}
+		c := &s.cur[i]
+		for q := p; len(q) > 0; {
+			o, rest, ok := d.Feed(c, q)
+			if !ok {
+				s.atoms[i] = nil // gave up: never settles
+				break
+			}
+			if o != nil {
+				s.st[i] = triTrue
+				break
+			}
+			q = rest
+		}
+		if s.st[i] == triOpen && s.atoms[i] != nil && c.Dead() {
+			s.st[i] = triFalse
+		}
+	}
+}
+
+// newReleaser returns the releaser of the armed rules (not in shadow), vars the move's
+// variables. Caller holds the move's lock.
+func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
+	x := &releaser{blank: true}
+	var tailRule, replRule *compiledRule
+	var atoms []*lazydfa.DFA
+	for _, r := range armed {
+		p := r.release.get(r)
+		switch {
+		case p.tail != nil && tailRule == nil:
+			if add, missing := expand(r.Fix.AppendIfMissing, vars, nil); missing == "" && p.tail.cures(add) {
+				tailRule, x.tail, x.add = r, p.tail, add
+				continue
+			}
+		case p.repl != nil && replRule == nil:
+			replRule, x.repl = r, &replState{p: p.repl, ufrom: -1, ls: -1}
+			continue
+		}
+		x.watched = append(x.watched, r)
+		x.plans = append(x.plans, p)
+		x.base = append(x.base, len(atoms))
+		for _, a := range p.atoms {
+			atoms = append(atoms, a.get())
+		}
+	}
+	if x.tail != nil && x.repl != nil {
+		// Both repair: the image fix runs first (rule-name order), then the tail is
+		// appended. The appended tail must not complete an image, and an image repaired
+		// must not eat the tail the answer brought. Otherwise the tail rule is watched.
+		ok := replRule.Name < tailRule.Name && !meet(x.repl.p.last, x.tail.last)
+		for _, r := range x.add {
+			for _, in := range x.repl.p.last {
+				ok = ok && !instHits(in, r)
+			}
+		}
+		if !ok {
+			p := tailRule.release.get(tailRule)
+			x.watched = append(x.watched, tailRule)
+			x.plans = append(x.plans, p)
+			x.base = append(x.base, len(atoms))
+			for _, a := range p.atoms {
+				atoms = append(atoms, a.get())
+			}
+			x.tail = nil
+		}
+	}
+	x.twin = x.tail == nil && x.repl == nil
+	x.in.init(atoms)
+	if !x.twin {
+		x.out.init(append([]*lazydfa.DFA(nil), atoms...))
+	}
+	x.open = len(x.watched) > 0
+	return x
+}
+
+// advance reads the answer streamed so far and returns the certain prefix of the final
+// text (owned by the releaser; it only grows).
+func (x *releaser) advance(text []byte) []byte {
+	if len(text)-x.fed < ReleaseBatchBytes && x.fed > 0 {
+		return x.released()
+	}
+	x.fed = len(text)
+	certain := text
+	if x.repl != nil {
+		x.repl.feed(text)
+		certain = x.repl.out[:x.repl.r]
+	} else {
+		certain = text[:len(text)-cutRune(text)]
+	}
+	if x.tail != nil {
+		certain = bytes.TrimRightFunc(certain, unicode.IsSpace)
+	}
+	if x.blank && len(bytes.TrimSpace(certain)) == 0 {
+		x.final = certain[:0]
+		return x.released()
+	}
+	x.blank = false
+	x.final = certain
+	if x.open {
+		x.in.feed(text)
+		if !x.twin {
+			x.out.feed(certain)
+		}
+		x.open = false
+		for k, p := range x.plans {
+			if p.fires.eval(x.in.st[x.base[k]:]) != triFalse || !x.twin && p.fires.eval(x.out.st[x.base[k]:]) != triFalse {
+				x.open = true
+				break
+			}
+		}
+	}
+	return x.released()
+}
+
+func (x *releaser) released() []byte {
+	if x.open || x.blank {
+		return nil
+	}
+	return x.final
+}
+
+// cutRune returns how many bytes at the end of p are a rune not complete yet.
+func cutRune(p []byte) int {
+	for k := len(p) - 1; k >= 0 && k >= len(p)-utf8.UTFMax; k-- {
+		if utf8.RuneStart(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				return len(p) - k
+			}
+			return 0
+		}
+	}
+	return 0
+}
