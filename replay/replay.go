@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 
 	"github.com/streamrules/streamrules"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 // Options tune a backtest. A nil *Options means all defaults.

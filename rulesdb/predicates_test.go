@@ -160,8 +160,8 @@ func TestSeedWave2Fixes(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		v2 := defaultSeeds(t)
-		if v2.Version != 2 {
-			t.Fatalf("shipped seed version %d, want 2", v2.Version)
+		if v2.Version < 2 {
+			t.Fatalf("shipped seed version %d, want 2 or more", v2.Version)
 		}
 		v1 := seeds.Set{Version: 1}
 		for _, r := range v2.Rules {

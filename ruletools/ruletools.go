@@ -15,6 +15,9 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulefile"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 // Tool names.

@@ -37,6 +37,7 @@ func TestDefault(t *testing.T) {
 		"telegram_reply_tail":         {"text", streamrules.ModeInterrupt, "telegram", "", true},
 		"look_before_refusing":        {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
 		"telegram_react_not_emoji":    {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"destructive_shell":           {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
 	}
 	if len(set.Rules) != len(want) {
 		t.Fatalf("%d rules, want %d: %v", len(set.Rules), len(want), set.Names())
