@@ -281,6 +281,7 @@ type ruleSet struct {
 	textOthers    []*compiledRule
 	early         *earlySet     // the early text rules; nil: none
 	gates         bool          // some live tool rule is in mode interrupt (gate.go)
+	anyGates      bool          // some tool rule is in mode interrupt, live or in shadow
 	disabled      int           // disabled rows the store returned
 	skipped       []SkippedRule // enabled rows not loaded, in the order they were judged
 }
@@ -384,7 +385,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			}
 			tr.rules = append(tr.rules, c)
 			if r.Mode == ModeInterrupt {
-				tr.gates = true
+				tr.gates, set.anyGates = true, true
 				set.gates = set.gates || !c.shadow
 			}
 		} else {

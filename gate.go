@@ -116,7 +116,7 @@ func (s *ruleSet) gateHits(c DeclaredCall, out []gateHit) []gateHit {
 // all. After the ceiling the verdict leaves the calls alone: Move.GateCall refuses them.
 // Without gates or calls it is CheckAnswer.
 func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredCall) Verdict {
-	if !m.set.gates {
+	if !m.set.anyGates {
 		return m.CheckAnswer(ctx, text)
 	}
 	var hits []gateHit
@@ -199,7 +199,7 @@ func (m *Move) judgeGateReplayLocked(hits []gateHit) {
 // gate in shadow records a would-fire and lets the call run. A tool without gates costs
 // a map lookup. After End it returns nil.
 func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
-	if !m.set.gates {
+	if !m.set.anyGates {
 		return nil
 	}
 	hits := m.set.gateHits(DeclaredCall{Tool: tool, Input: input}, nil)
