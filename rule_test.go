@@ -59,7 +59,7 @@ func TestValidateRejects(t *testing.T) {
 		{"scope tool name with quote", "scope", nil, func(r *Rule) { r.Scope = `tool:a"b` }},
 		{"text scope with remind", "mode", nil, func(r *Rule) { r.Scope = ScopeText; r.Mode = ModeRemind }},
 		{"tool scope with an unknown mode", "mode", nil, func(r *Rule) { r.Scope = "tool:x"; r.Mode = "block" }},
-		{"shell on a text rule", "shell", nil, func(r *Rule) { r.Shell = true }},
+		{"shell on a text rule", "shell", nil, func(r *Rule) { r.Scope = "text"; r.Mode = ModeInterrupt; r.Shell = true }},
 		{"unknown mode", "mode", nil, func(r *Rule) { r.Mode = "shout" }},
 		{"mode left empty without Normalize", "mode", nil, func(r *Rule) { r.Mode = "" }},
 		{"regex does not compile", "condition", nil, func(r *Rule) { r.Condition = `(unclosed` }},
