@@ -32,7 +32,7 @@ func TestBadRowSkipped(t *testing.T) {
 		// A new process on the same database (no notification of the edit pending).
 		s = open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
 		loaded, err := s.LoadRules(ctx)
-		if err != nil || len(loaded) != 6 {
+		if err != nil || len(loaded) != 7 {
 			t.Fatalf("LoadRules: %d rules, %v", len(loaded), err)
 		}
 		log, buf := capture()

@@ -63,7 +63,7 @@ func ExampleOpen() {
 	// Output:
 	// discard: true [telegram_reply_tail]
 	// discard: false
-	// application/json 6 rules
+	// application/json 7 rules
 	// telegram_reply_tail fired 1 map[corrected:1 fixed:0 kept:0 missed_again:0] last fired: true
 }
 

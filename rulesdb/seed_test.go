@@ -25,7 +25,7 @@ func TestSeedTwice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rep.Applied || len(rep.Added) != 6 || rep.StoredVersion != 0 {
+		if !rep.Applied || len(rep.Added) != 7 || rep.StoredVersion != 0 {
 			t.Errorf("first seed: %+v", rep)
 		}
 		first, _ := s.ListRules(ctx)
@@ -37,7 +37,7 @@ func TestSeedTwice(t *testing.T) {
 		// And through Open, as a replica starting later would.
 		s2 := seeded(t, dsn)
 		again, _ := s2.ListRules(ctx)
-		if len(again) != 6 || !slices.EqualFunc(first, again, func(a, b streamrules.Rule) bool {
+		if len(again) != 7 || !slices.EqualFunc(first, again, func(a, b streamrules.Rule) bool {
 			return a.ID == b.ID && a.UpdatedAt.Equal(b.UpdatedAt) && a.Text == b.Text
 		}) {
 			t.Errorf("rules changed by a second seeding:\n%+v\n%+v", first, again)
@@ -91,7 +91,7 @@ func TestConcurrentSeeders(t *testing.T) {
 		for _, r := range reports {
 			if r.Applied {
 				applied++
-				if len(r.Added) != 6 {
+				if len(r.Added) != 7 {
 					t.Errorf("the seeding report: %+v", r)
 				}
 			}
@@ -105,7 +105,7 @@ func TestConcurrentSeeders(t *testing.T) {
 		if err := s.DB().Get(&tomb, "SELECT COUNT(*) FROM stream_rule_seed"); err != nil {
 			t.Fatal(err)
 		}
-		if len(rules) != 6 || tomb != 6 {
+		if len(rules) != 7 || tomb != 7 {
 			t.Errorf("%d rules, %d seed names", len(rules), tomb)
 		}
 	})

@@ -53,7 +53,7 @@ func seededNames(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Rules) != 6 {
+	if len(set.Rules) != 7 {
 		t.Fatalf("seeds.Default() has %d rules, the session is written for 6", len(set.Rules))
 	}
 	return set.Names()
@@ -175,7 +175,7 @@ func TestOfflineSession(t *testing.T) {
 
 			// First run: seeds, and each seeded rule fires exactly once.
 			tr, out := playOffline(t, dsn)
-			if !strings.Contains(out, "seeded 6 rules now") {
+			if !strings.Contains(out, "seeded 7 rules now") {
 				t.Errorf("first run did not report seeding:\n%s", out)
 			}
 			db := readDB(t, dsn)
@@ -223,7 +223,7 @@ func TestOfflineSession(t *testing.T) {
 			// Second run on the same database: no seeding; local_shell_for_his_machine
 			// (once) stays silent, the others fire once more.
 			tr2, out2 := playOffline(t, dsn)
-			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 6 rules now") {
+			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 7 rules now") {
 				t.Errorf("second run seeded again:\n%s", out2)
 			}
 			db2 := readDB(t, dsn)
@@ -748,7 +748,7 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
-	if len(stats.Rules) != 6 {
+	if len(stats.Rules) != 7 {
 		t.Errorf("stats list %d rules, want the 6 seeded ones: %+v", len(stats.Rules), stats)
 	}
 	checkMetrics(t, strings.TrimSuffix(url, "/v1/stats")+"/metrics")
@@ -849,7 +849,7 @@ func checkMetrics(t *testing.T, url string) {
 		t.Fatalf("%s%v missing from %s", name, labels, url)
 		return 0
 	}
-	if v := value("streamrules_engine_rules_loaded"); v != 6 {
+	if v := value("streamrules_engine_rules_loaded"); v != 7 {
 		t.Errorf("rules loaded %v, want 6", v)
 	}
 	if v := value("streamrules_engine_reloads_total", "result", "ok"); v < 1 {
