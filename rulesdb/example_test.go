@@ -103,9 +103,9 @@ func ExampleStore_Seed() {
 	fmt.Println("v2 kept:", rep.Kept)
 	fmt.Println("v2 deleted:", rep.Deleted)
 	// Output:
-	// v1 added: 6
+	// v1 added: 7
 	// v1 again applied: false
-	// v2 updated: [write_diff_over_write_file local_shell_for_his_machine telegram_reply_tail look_before_refusing]
+	// v2 updated: [write_diff_over_write_file local_shell_for_his_machine telegram_reply_tail look_before_refusing destructive_shell]
 	// v2 kept: [telegram_markdown_image]
 	// v2 deleted: [telegram_react_not_emoji]
 }

@@ -178,7 +178,7 @@ func TestSeedWave2Fixes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rep.Applied || strings.Join(rep.Kept, ",") != "telegram_markdown_image" || len(rep.Updated) != 5 {
+		if !rep.Applied || strings.Join(rep.Kept, ",") != "telegram_markdown_image" || len(rep.Updated) != 6 {
 			t.Errorf("report %+v", rep)
 		}
 		tail := ruleNamed(t, s, "telegram_reply_tail")

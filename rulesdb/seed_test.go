@@ -152,7 +152,7 @@ func TestCalibrationWave(t *testing.T) {
 		sorted := func(l []string) string { l = slices.Clone(l); slices.Sort(l); return strings.Join(l, ",") }
 		if !rep.Applied || rep.StoredVersion != v1.Version || rep.Version != v1.Version+1 ||
 			sorted(rep.Added) != "no_lorem_ipsum" ||
-			sorted(rep.Updated) != "local_shell_for_his_machine,look_before_refusing,telegram_reply_tail,write_diff_over_write_file" ||
+			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,telegram_reply_tail,write_diff_over_write_file" ||
 			sorted(rep.Kept) != "telegram_markdown_image" ||
 			sorted(rep.Deleted) != "telegram_react_not_emoji" {
 			t.Fatalf("report %+v", rep)
@@ -188,7 +188,7 @@ func TestCalibrationWave(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sorted(rep.Kept) != "mine_first,telegram_markdown_image,telegram_reply_tail" ||
-			sorted(rep.Updated) != "local_shell_for_his_machine,look_before_refusing,no_lorem_ipsum,write_diff_over_write_file" ||
+			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,no_lorem_ipsum,write_diff_over_write_file" ||
 			len(rep.Added) != 0 || sorted(rep.Deleted) != "telegram_react_not_emoji" {
 			t.Errorf("wave 3 report %+v", rep)
 		}
