@@ -302,7 +302,7 @@ func describePhoto(t turn) scripted.Reply {
 // it. The gate reads it as a shell would: the response is discarded before anything runs,
 // and after the interrupt the model asks instead.
 func wipeLogs(t turn) scripted.Reply {
-	if t.interruptedBy("destructive_shell") {
+	if _, ran := t.find("shell"); ran || t.interruptedBy("destructive_shell") { // ran: in shadow, or refused
 		return say("I won't delete the logs folder myself: removing files on this server needs the master's go-ahead. " +
 			"I've noted your request for them." + t.tail())
 	}
