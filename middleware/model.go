@@ -66,8 +66,8 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	}
 	opts := callOptions(options)
 	for {
-		move.BeginTour()     // an environment set since the last model call holds from here on
-		if !mustHold(move) { // gate.go
+		move.BeginTour() // an environment set since the last model call holds from here on
+		if !mustHold(move) {
 			// No rule can discard this answer: stream through, chunk by chunk. An answer
 			// missed after the ceiling still gets checked, so its rule speaks softly later.
 			resp, err := m.passThrough(ctx, messages, options, &opts)
