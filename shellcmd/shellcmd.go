@@ -50,7 +50,7 @@ func Commands(script string) ([]string, error) {
 	if len(script) > MaxScriptBytes {
 		return nil, ErrTooLong
 	}
-	r := reader{budget: 4*len(script) + 4096}
+	r := reader{budget: 4*len(script) + 4096, braces: maxBraceWords + len(script)/8}
 	if err := r.script(script, 0); err != nil {
 		return nil, err
 	}
@@ -61,6 +61,7 @@ func Commands(script string) ([]string, error) {
 type reader struct {
 	out    []string
 	budget int // bytes of rendering left
+	braces int // words brace expansion may still make: past it, braces stay as written
 }
 
 func (r *reader) script(src string, depth int) error {
@@ -364,29 +365,51 @@ func shellScript(args []string) (string, bool) {
 func (r *reader) words(src string, ws []*syntax.Word) []string {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
+		if len(w.Parts) == 1 {
+			// Most words are one literal, a quoted string or an expansion: no braces to
+			// split, nothing to join.
+			switch p := w.Parts[0].(type) {
+			case *syntax.BraceExp: // an element of an outer expansion: below
+			case *syntax.Lit:
+				if strings.IndexByte(p.Value, '{') >= 0 {
+					break
+				}
+				out = append(out, r.part(src, p))
+				continue
+			default:
+				out = append(out, r.part(src, p))
+				continue
+			}
+		}
 		// SplitBraces rewrites the word it is given: split a copy, so the walk still to
 		// come never meets a brace node (syntax.Walk does not know them).
 		if split := *w; syntax.SplitBraces(&split) {
 			w = &split
 		}
-		alts := []string{""}
-		braces := false
+		var b strings.Builder
+		var alts []string // nil until a brace expansion: the word is b
 		for _, part := range w.Parts {
-			if b, ok := part.(*syntax.BraceExp); ok {
-				braces = true
-				alts = r.braceAlts(src, alts, b)
+			if br, ok := part.(*syntax.BraceExp); ok {
+				if alts == nil {
+					alts = []string{b.String()}
+				}
+				alts = r.braceAlts(src, alts, br)
 				continue
 			}
 			s := r.part(src, part)
+			if alts == nil {
+				b.WriteString(s)
+				continue
+			}
 			for i := range alts {
 				alts[i] += s
 			}
 		}
-		if braces && len(alts) > 1 {
-			out = append(out, alts...) // {rm,-rf,x} is three words
+		if alts == nil {
+			out = append(out, b.String())
 			continue
 		}
-		out = append(out, alts[0])
+		out = append(out, alts...) // {rm,-rf,x} is three words
 	}
 	return out
 }
@@ -402,13 +425,14 @@ func (r *reader) braceAlts(src string, alts []string, b *syntax.BraceExp) []stri
 			elems = append(elems, r.words(src, []*syntax.Word{e})...)
 		}
 	}
-	if len(elems) == 0 || len(alts)*len(elems) > maxBraceWords {
+	if len(elems) == 0 || len(alts)*len(elems) > maxBraceWords || len(alts)*len(elems) > r.braces {
 		lit := "{" + strings.Join(elems, ",") + "}"
 		for i := range alts {
 			alts[i] += lit
 		}
 		return alts
 	}
+	r.braces -= len(alts) * len(elems)
 	out := make([]string, 0, len(alts)*len(elems))
 	for _, a := range alts {
 		for _, e := range elems {
@@ -467,6 +491,18 @@ func (r *reader) part(src string, p syntax.WordPart) string {
 			return ansiC(x.Value)
 		}
 		return x.Value
+	case *syntax.BraceExp:
+		// Only an expansion past the bounds gets here (words expands the others): it
+		// stays one word, its elements as written.
+		var elems []string
+		for _, e := range x.Elems {
+			elems = append(elems, strings.Join(r.words(src, []*syntax.Word{e}), " "))
+		}
+		sep := ","
+		if x.Sequence {
+			sep = ".."
+		}
+		return "{" + strings.Join(elems, sep) + "}"
 	case *syntax.DblQuoted:
 		var b strings.Builder
 		for _, q := range x.Parts {

@@ -1,0 +1,50 @@
+package shellcmd_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamrules/streamrules/shellcmd"
+)
+
+// FuzzCommands: reading never panics; what it yields stays within its bounds (at most
+// MaxCommands commands, a rendering of at most four times the script plus 4 KiB, so the
+// rules' regexps run on no more than that); a script over MaxScriptBytes is refused; and
+// a reading is deterministic.
+func FuzzCommands(f *testing.F) {
+	for _, s := range append(append([]string{}, forcedRecursiveRM...), lookAlikes...) {
+		f.Add(s)
+	}
+	f.Add(`{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}`)
+	f.Add(`echo {1..100000}`)
+	f.Add(strings.Repeat(`bash -c '`, 12) + "rm -rf x" + strings.Repeat(`'`, 12))
+	f.Add(strings.Repeat("eval ", 20) + "rm -rf x")
+	f.Add("$'\\x72\\u006d\\0155' -rf x")
+	f.Add("env -S'rm -rf x'")
+	f.Add("find . -exec find . -exec rm -rf {} ; ;")
+	f.Fuzz(func(t *testing.T, script string) {
+		cmds, err := shellcmd.Commands(script)
+		if len(script) > shellcmd.MaxScriptBytes && !errors.Is(err, shellcmd.ErrTooLong) {
+			t.Fatalf("a script of %d bytes was read: %v", len(script), err)
+		}
+		if err != nil {
+			if cmds != nil {
+				t.Fatalf("an error with commands: %v %q", err, cmds)
+			}
+			return
+		}
+		total := 0
+		for _, c := range cmds {
+			total += len(c)
+		}
+		if len(cmds) > shellcmd.MaxCommands || total > 4*len(script)+4096 {
+			t.Fatalf("%d commands, %d bytes rendered from %d bytes", len(cmds), total, len(script))
+		}
+		again, err := shellcmd.Commands(script)
+		if err != nil || !slices.Equal(cmds, again) {
+			t.Fatalf("two readings differ: %q then %q (%v)", cmds, again, err)
+		}
+	})
+}
