@@ -9,6 +9,10 @@ import (
 	"github.com/streamrules/streamrules/shellcmd"
 )
 
+// maxAllocs bounds the allocations of reading n bytes: about one per byte, as in the
+// benchmarks (a 200-byte command line makes 122, a 60 KiB script 21,000).
+func maxAllocs(n int) int { return n + 256 }
+
 // FuzzCommands: reading never panics; what it yields stays within its bounds (at most
 // MaxCommands commands, a rendering of at most four times the script plus 4 KiB, so the
 // rules' regexps run on no more than that); a script over MaxScriptBytes is refused; and
@@ -41,6 +45,12 @@ func FuzzCommands(f *testing.F) {
 		}
 		if len(cmds) > shellcmd.MaxCommands || total > 4*len(script)+4096 {
 			t.Fatalf("%d commands, %d bytes rendered from %d bytes", len(cmds), total, len(script))
+		}
+		// Cost: the work of a reading is its allocations (the parser's nodes, the rendered
+		// words), so a bound on them per byte is a bound on its time that no machine's load
+		// can blur; BenchmarkCommands gives the nanoseconds.
+		if allocs := testing.AllocsPerRun(1, func() { _, _ = shellcmd.Commands(script) }); allocs > float64(maxAllocs(len(script))) {
+			t.Fatalf("%v allocations reading %d bytes, bound %d", allocs, len(script), maxAllocs(len(script)))
 		}
 		again, err := shellcmd.Commands(script)
 		if err != nil || !slices.Equal(cmds, again) {

@@ -50,7 +50,7 @@ func Commands(script string) ([]string, error) {
 	if len(script) > MaxScriptBytes {
 		return nil, ErrTooLong
 	}
-	r := reader{budget: 4*len(script) + 4096, braces: maxBraceWords + len(script)/8}
+	r := reader{budget: 4*len(script) + 4096, braces: 16 + len(script)/4}
 	if err := r.script(script, 0); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func Commands(script string) ([]string, error) {
 type reader struct {
 	out    []string
 	budget int // bytes of rendering left
-	braces int // words brace expansion may still make: past it, braces stay as written
+	braces int // words brace expansion may still make (16 + a quarter of the script's bytes): bounds the work per byte
 }
 
 func (r *reader) script(src string, depth int) error {
