@@ -44,6 +44,12 @@ func BenchmarkShellRule(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, m := eng.BeginMove(context.Background(), "bench")
 			b.ReportAllocs()
+			cpu := processCPU()
+			defer func() {
+				if cpu := processCPU() - cpu; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op") // not inflated by a loaded machine
+				}
+			}()
 			for b.Loop() {
 				if c.mode == streamrules.ModeInterrupt {
 					if m.GateCall(ctx, "shell", args) != nil {

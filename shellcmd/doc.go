@@ -21,7 +21,7 @@
 //   - combined short flags are split up to a "--": -rf is -r -f (find's words are kept);
 //   - assignments before the program are dropped: FOO=1 rm;
 //   - brace expansion is done ({rm,-rf,x} is rm -rf x), up to 64 words per expansion
-//     and 16 plus a quarter of the script's bytes in all: past that, braces stay as written;
+//     and 8 plus one per 16 bytes of the script in all: past that, braces stay as written;
 //   - wrappers are unwrapped to the command they run: sudo and doas (with their
 //     options), env (options, assignments, and -S's string read as a script), nice,
 //     nohup, time, command (not command -v), exec, xargs, timeout DURATION, stdbuf,

@@ -50,7 +50,7 @@ func Commands(script string) ([]string, error) {
 	if len(script) > MaxScriptBytes {
 		return nil, ErrTooLong
 	}
-	r := reader{budget: 4*len(script) + 4096, braces: 16 + len(script)/4}
+	r := reader{budget: 4*len(script) + 4096, braces: 8 + len(script)/16}
 	if err := r.script(script, 0); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func Commands(script string) ([]string, error) {
 type reader struct {
 	out    []string
 	budget int // bytes of rendering left
-	braces int // words brace expansion may still make (16 + a quarter of the script's bytes): bounds the work per byte
+	braces int // words brace expansion may still make (8 + one per 16 bytes of the script): bounds the work per byte
 }
 
 func (r *reader) script(src string, depth int) error {
@@ -383,7 +383,7 @@ func (r *reader) words(src string, ws []*syntax.Word) []string {
 		}
 		// SplitBraces rewrites the word it is given: split a copy, so the walk still to
 		// come never meets a brace node (syntax.Walk does not know them).
-		if split := *w; syntax.SplitBraces(&split) {
+		if split := *w; r.braces > 0 && syntax.SplitBraces(&split) { // budget spent: as written
 			w = &split
 		}
 		var b strings.Builder
@@ -419,21 +419,23 @@ func (r *reader) words(src string, ws []*syntax.Word) []string {
 func (r *reader) braceAlts(src string, alts []string, b *syntax.BraceExp) []string {
 	var elems []string
 	if b.Sequence {
-		elems = sequence(r.words(src, b.Elems))
+		elems = sequence(r.words(src, b.Elems), r.braces)
 	} else {
 		for _, e := range b.Elems {
 			elems = append(elems, r.words(src, []*syntax.Word{e})...)
 		}
 	}
-	if len(elems) == 0 || len(alts)*len(elems) > maxBraceWords || len(alts)*len(elems) > r.braces {
+	n := len(alts) * len(elems)
+	over := len(elems) == 0 || n > maxBraceWords || n > r.braces
+	r.braces -= max(1, n) // a refused expansion costs its try too: the budget bounds the work
+	if over {
 		lit := "{" + strings.Join(elems, ",") + "}"
 		for i := range alts {
 			alts[i] += lit
 		}
 		return alts
 	}
-	r.braces -= len(alts) * len(elems)
-	out := make([]string, 0, len(alts)*len(elems))
+	out := make([]string, 0, n)
 	for _, a := range alts {
 		for _, e := range elems {
 			out = append(out, a+e)
@@ -443,7 +445,7 @@ func (r *reader) braceAlts(src string, alts []string, b *syntax.BraceExp) []stri
 }
 
 // sequence expands {x..y[..step]} over numbers or single letters; nil if it is neither.
-func sequence(bounds []string) []string {
+func sequence(bounds []string, limit int) []string {
 	if len(bounds) < 2 || len(bounds) > 3 {
 		return nil
 	}
@@ -469,8 +471,8 @@ func sequence(bounds []string) []string {
 	}
 	var out []string
 	for i := from; (step > 0 && i <= to) || (step < 0 && i >= to); i += step {
-		if len(out) > maxBraceWords {
-			return out
+		if len(out) > min(maxBraceWords, limit) {
+			return out // too many: braceAlts keeps the expansion as written
 		}
 		if letters {
 			out = append(out, string(rune(i)))
