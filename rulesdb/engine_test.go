@@ -42,8 +42,8 @@ func TestBadRowSkipped(t *testing.T) {
 			!strings.Contains(strings.Join(warnings, "\n"), "look_before_refusing") || !strings.Contains(warnings[0], "level=WARN") {
 			t.Fatalf("warnings: %q", warnings)
 		}
-		if got := len(eng.Rules()); got != 4 {
-			t.Errorf("engine loaded %d rules, want 4", got)
+		if got := len(eng.Rules()); got != 5 {
+			t.Errorf("engine loaded %d rules, want 5", got)
 		}
 		mctx, move := eng.BeginMove(ctx, "chat-bad-row", streamrules.EnvTelegram, streamrules.EnvPicture)
 		v := move.CheckAnswer(mctx, "![x](https://x.test/x.png)")
