@@ -21,6 +21,7 @@ func BenchmarkCommands(b *testing.B) {
 	}
 	cases := []struct{ name, script string }{
 		{"200B", cmd200},
+		{"plain_words", "sudo -u ops timeout 30 rsync -av --delete /srv/app/ backup:/srv/app/"},
 		{"nested_bash_c", strings.Repeat(`bash -c '`, 8) + "rm -rf x" + strings.Repeat(`'`, 8)},
 		{"braces", strings.Repeat("{a,b}", 6) + " " + strings.Repeat("x{1..9} ", 20)},
 		{"64KiB", strings.Repeat(`printf '%s\n' "$HOME" `+strings.Repeat("word ", 16)+"> log; ", 700)[:60<<10]},

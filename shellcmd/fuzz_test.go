@@ -58,3 +58,27 @@ func FuzzCommands(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainWords: a script of plain words reads the same through the fast path as through
+// the parser.
+func FuzzPlainWords(f *testing.F) {
+	for _, s := range []string{"ls -la /srv", "rm -rf x", "FOO=1 sudo -u root rm -rf /", "timeout 10 nice -n 5 rm -r -f x",
+		"git push -fu origin main", "env -i A=b rm -rf x", "xargs rm -rf", "command -v rm", "a=b", "  ", "find . -exec rm -rf x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		// Map the input onto the plain alphabet, so the fast path is taken (but for a
+		// reserved first word), whatever bytes the fuzzer tries.
+		const alphabet = "rmfRF -  \tabcdeiltx_./=,:@%+09AZ"
+		b := []byte(script)
+		for i, c := range b {
+			b[i] = alphabet[int(c)%len(alphabet)]
+		}
+		script = string(b)
+		fast, err1 := shellcmd.Commands(script)
+		parsed, err2 := shellcmd.ParsedCommands(script)
+		if (err1 == nil) != (err2 == nil) || !slices.Equal(fast, parsed) {
+			t.Fatalf("%q: fast path %q (%v), parser %q (%v)", script, fast, err1, parsed, err2)
+		}
+	})
+}
