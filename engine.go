@@ -279,11 +279,11 @@ type ruleSet struct {
 	// textOthers the other text rules (see missedOn).
 	textByPattern [][]*compiledRule
 	textOthers    []*compiledRule
-	early         *earlySet     // the early text rules; nil: none
-	gates         bool          // some live tool rule is in mode interrupt (gate.go)
-	anyGates      bool          // some tool rule is in mode interrupt, live or in shadow
-	disabled      int           // disabled rows the store returned
-	skipped       []SkippedRule // enabled rows not loaded, in the order they were judged
+	early         *earlySet       // the early text rules; nil: none
+	gates         []*compiledRule // the live tool rules in mode interrupt, by name (gate.go)
+	anyGates      bool            // some tool rule is in mode interrupt, live or in shadow
+	disabled      int             // disabled rows the store returned
+	skipped       []SkippedRule   // enabled rows not loaded, in the order they were judged
 }
 
 // compile builds the rule set of the stored rows. prev is the set in force (nil: none, a
@@ -386,7 +386,9 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			tr.rules = append(tr.rules, c)
 			if r.Mode == ModeInterrupt {
 				tr.gates, set.anyGates = true, true
-				set.gates = set.gates || !c.shadow
+				if !c.shadow {
+					set.gates = append(set.gates, c)
+				}
 			}
 		} else {
 			c.index = len(set.text)

@@ -48,9 +48,9 @@ func (m *Move) gateArmed(r *compiledRule) bool {
 // GateArmed reports whether a declared call could make the model wrapper discard a
 // response now: the move has a retry left and a live gate is armed. Only then must the
 // response (its streamed chunks, its agent events) be held until the verdict. A rule set
-// without gates answers at the cost of a field read.
+// without gates answers at the cost of a length check.
 func (m *Move) GateArmed() bool {
-	if !m.set.gates {
+	if len(m.set.gates) == 0 {
 		return false
 	}
 	m.mu.Lock()
@@ -58,14 +58,9 @@ func (m *Move) GateArmed() bool {
 	if m.ended || !m.retryLeft() {
 		return false
 	}
-	for _, tr := range m.set.byTool {
-		if !tr.gates {
-			continue
-		}
-		for _, r := range tr.rules {
-			if r.Mode == ModeInterrupt && !r.shadow && m.gateArmed(r) {
-				return true
-			}
+	for _, r := range m.set.gates {
+		if m.gateArmed(r) {
+			return true
 		}
 	}
 	return false
