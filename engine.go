@@ -279,11 +279,12 @@ type ruleSet struct {
 	// textOthers the other text rules (see missedOn).
 	textByPattern [][]*compiledRule
 	textOthers    []*compiledRule
-	early         *earlySet       // the early text rules; nil: none
-	gates         []*compiledRule // the live tool rules in mode interrupt, by name (gate.go)
-	anyGates      bool            // some tool rule is in mode interrupt, live or in shadow
-	disabled      int             // disabled rows the store returned
-	skipped       []SkippedRule   // enabled rows not loaded, in the order they were judged
+	early         *earlySet     // the early text rules; nil: none
+	disabled      int           // disabled rows the store returned
+	skipped       []SkippedRule // enabled rows not loaded, in the order they were judged
+
+	gates    []*compiledRule // the live tool rules in mode interrupt, by name (gate.go)
+	anyGates bool            // some tool rule is in mode interrupt, live or in shadow
 }
 
 // compile builds the rule set of the stored rows. prev is the set in force (nil: none, a
