@@ -48,12 +48,23 @@
 //
 // [Judge] runs one rule outside an engine, with the not_applicable verdict a backtest needs.
 //
+// # Stopping a call before it runs
+//
+// A tool rule in mode interrupt is a gate: [Move.CheckResponse] judges the calls a
+// response declares with its text, and while a retry is left a matching call discards
+// the response before anything runs; after the ceiling [Move.GateCall], asked by the tool
+// wrapper before each call, refuses it. With Shell, a tool rule reads each value as a
+// shell script and judges each simple command: the reader is a [ShellReader] hook
+// (Config.ShellReader, or the one package shellcmd registers when imported), so this
+// package stays free of a shell parser; with no reader, shell rules are skipped and named
+// in the load summary, never matched raw.
+//
 // # Rolling a rule out
 //
 // A rule with Shadow set (or every rule, with Config.Shadow) is watched, not enforced: it
 // is evaluated as a live one, and where it would fire a Firing with Outcome
 // [OutcomeShadow] is recorded and "stream rule would fire" logged, but nothing is
 // reminded, discarded or held. Every firing's outcome (corrected, missed_again, kept,
-// complied, repeated …) is decided by [Move.End]; [Engine.Stats] reports them per rule,
+// complied, repeated, refused …) is decided by [Move.End]; [Engine.Stats] reports them per rule,
 // and the metrics package exports them to Prometheus through the Config hooks.
 package streamrules

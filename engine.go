@@ -58,6 +58,11 @@ type Config struct {
 	// closed) and the write in End (past it, End returns; a store with a write queue, like
 	// rulesdb, keeps the record and writes it later). Default 0 means 2s.
 	StoreTimeout time.Duration
+	// ShellReader reads the values of `shell: true` rules (see ShellReader). Default: the
+	// reader the shellcmd package registers (RegisterShellReader); the middleware,
+	// rulesdb, replay and the CLI import it. Without either, shell rules are skipped,
+	// named in the load summary, never matched raw.
+	ShellReader ShellReader
 }
 
 // defaultStoreTimeout is Config.StoreTimeout's default: long enough for a loaded database
@@ -75,6 +80,7 @@ type Engine struct {
 	shadow       bool  // Config.Shadow: every rule in shadow
 	maxRetries   int
 	earlyAll     bool          // Config.EarlyInterrupt
+	shellReader  ShellReader   // Config.ShellReader; nil: the registered one (shell.go)
 	storeTimeout time.Duration // bounds LoadChat in BeginMove and SaveMove in End
 	splice       SpliceOptions
 	environments []string // builtin + host, index = bit
@@ -119,6 +125,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		e.storeTimeout = defaultStoreTimeout
 	}
 	e.earlyAll = cfg.EarlyInterrupt
+	e.shellReader = cfg.ShellReader
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -218,7 +225,7 @@ func sameRule(a, b Rule) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.Scope == b.Scope && a.Condition == b.Condition &&
 		a.Negate == b.Negate && slices.Equal(a.When, b.When) && a.Text == b.Text && a.Mode == b.Mode &&
 		a.Repeat == b.Repeat && a.Disabled == b.Disabled && a.Shadow == b.Shadow && a.Early == b.Early &&
-		a.Field == b.Field && a.Severity == b.Severity && a.Explanation == b.Explanation &&
+		a.Field == b.Field && a.Shell == b.Shell && a.Severity == b.Severity && a.Explanation == b.Explanation &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		(a.Predicate == b.Predicate || reflect.DeepEqual(a.Predicate, b.Predicate)) &&
 		(a.AppliesWhen == b.AppliesWhen || reflect.DeepEqual(a.AppliesWhen, b.AppliesWhen)) &&
@@ -265,6 +272,7 @@ type compiledRule struct {
 type toolRules struct {
 	rules []*compiledRule
 	match textMatcher
+	gates bool // some rule is in mode interrupt: calls are judged before they run (gate.go)
 }
 
 // ruleSet is immutable once built; a reload swaps in a new one.
@@ -280,6 +288,9 @@ type ruleSet struct {
 	early         *earlySet     // the early text rules; nil: none
 	disabled      int           // disabled rows the store returned
 	skipped       []SkippedRule // enabled rows not loaded, in the order they were judged
+
+	gates    []*compiledRule // the live tool rules in mode interrupt, by name (gate.go)
+	anyGates bool            // some tool rule is in mode interrupt, live or in shadow
 }
 
 // compile builds the rule set of the stored rows. prev is the set in force (nil: none, a
@@ -349,6 +360,14 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 				continue
 			}
 		}
+		if r.Shell && e.shell() == nil {
+			err := errNoShellReader()
+			set.skip(r, err)
+			if e.firstWarning("shell", r) {
+				e.log.Warn("stream rule skipped: no shell reader", "rule", r.Name, "id", r.ID, "err", err)
+			}
+			continue
+		}
 		if n := len(set.all); n > 0 && set.all[n-1].Name == r.Name { // sorted: a duplicate follows its first
 			set.skip(r, NameTakenError(r.Name))
 			if e.firstWarning("dup", r) {
@@ -373,6 +392,12 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 				set.byTool[tool] = tr
 			}
 			tr.rules = append(tr.rules, c)
+			if r.Mode == ModeInterrupt {
+				tr.gates, set.anyGates = true, true
+				if !c.shadow {
+					set.gates = append(set.gates, c)
+				}
+			}
 		} else {
 			c.index = len(set.text)
 			set.text = append(set.text, c)

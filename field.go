@@ -43,6 +43,9 @@ type callArgs struct {
 	root    any
 	decoded bool
 	ok      bool
+	// shellRead are the values shell rules have read in this call (shell.go): read once
+	// however many shell rules judge them.
+	shellRead []shellReading
 }
 
 // values returns the values path names in the arguments (see FieldValues).

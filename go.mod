@@ -12,7 +12,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/tmc/langchaingo v0.1.14
 	go.uber.org/goleak v1.3.0
-	golang.org/x/term v0.44.0
+	golang.org/x/term v0.45.0
 	modernc.org/sqlite v1.62.0
 )
 
@@ -63,4 +63,5 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

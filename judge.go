@@ -18,6 +18,8 @@ type logic struct {
 	own     textMatcher // a field rule's own matcher: it judges field values, not the group's target
 	path    []string    // a field rule's Field, split at its dots
 	fix     *compiledFix
+	shell   ShellReader  // a shell rule's reader (shell.go); nil: not a shell rule
+	log     *slog.Logger // a shell rule's debug line on a value it cannot read
 }
 
 // compileGroup compiles the logic of a group's rules and returns the group's matcher,
@@ -26,7 +28,7 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 	group := patterns{index: make(map[string]int, len(rules))}
 	for _, c := range rules {
 		ps := &group
-		if c.Field != "" {
+		if c.Field != "" || c.Shell {
 			ps = &patterns{}
 		}
 		c.plain = -1
@@ -43,7 +45,10 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 		if c.Fix != nil && c.fix == nil { // an unchanged rule keeps its fix
 			c.fix = compileFix(c.Fix)
 		}
-		if c.Field != "" {
+		if c.Shell {
+			c.shell, c.log = e.shell(), e.log
+		}
+		if c.Field != "" || c.Shell {
 			var prevOwn textMatcher
 			if prev != nil {
 				if p := prev.ruleByName(c.Name); p != nil {
@@ -51,7 +56,9 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 				}
 			}
 			c.own = e.newTextMatcherOn(ps.list, next, prevOwn)
-			c.path = strings.Split(c.Field, ".")
+			if c.Field != "" {
+				c.path = strings.Split(c.Field, ".")
+			}
 		}
 	}
 	return e.newTextMatcherOn(group.list, next, prevMatch)
@@ -79,11 +86,37 @@ func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
 	if c.own == nil {
 		return c.fires(group)
 	}
+	if c.shell != nil {
+		return c.firesOnShell(args)
+	}
 	var buf [16]int
 	for _, v := range args.values(c.path) {
 		t := target{text: v, matched: c.own.Match(v, buf[:0])}
 		if c.fires(&t) {
 			return true
+		}
+	}
+	return false
+}
+
+// firesOnShell is firesOnArgs for a shell rule: each value (the field's, or the whole
+// arguments) is read as a script, and the rule fires on the first command that fires it.
+func (c *compiledRule) firesOnShell(args *callArgs) bool {
+	var buf [16]int
+	values := []string{args.text}
+	if c.path != nil {
+		// A tool that also takes a bare command line (not JSON) gets it read whole: a gate
+		// must not let `rm -rf x` through because it came without its {"cmd": …}.
+		if vs := args.values(c.path); args.ok {
+			values = vs
+		}
+	}
+	for _, v := range values {
+		for _, cmd := range c.shellValues(args, v) {
+			t := target{text: cmd, matched: c.own.Match(cmd, buf[:0])}
+			if c.fires(&t) {
+				return true
+			}
 		}
 	}
 	return false
@@ -116,6 +149,9 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 		return nil, err
 	}
 	e := &Engine{log: discardLogger()}
+	if r.Shell && e.shell() == nil {
+		return nil, errNoShellReader()
+	}
 	c := &compiledRule{Rule: r}
 	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, analysisCache{}, nil, nil)}, nil
 }

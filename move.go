@@ -34,6 +34,10 @@ type Move struct {
 	firings   []Firing
 	ended     bool
 	vars      map[string]string // set by the host (SetVar), for the templates of fixes
+	// claimed counts, per gate rule, discards whose replay declared a matching call again
+	// after the ceiling: their firing's outcome is already "refused", so the refusal that
+	// follows records no second firing (gate.go).
+	claimed map[string]int
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -155,6 +159,9 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	var fired []Firing
 	if tr != nil {
 		for _, r := range tr.rules {
+			if r.Mode == ModeInterrupt {
+				continue // a gate: judged before the call runs (gate.go)
+			}
 			if !r.firesOnArgs(&t, &args) {
 				continue
 			}
@@ -339,6 +346,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 		}
 		if f.Mode == ModeInterrupt {
 			msg = "stream rule fired on the answer"
+			if f.Tool != "" {
+				msg = "stream rule fired on a tool call" // a gate (gate.go)
+			}
 			attrs = append(attrs, "retry", f.Retry)
 			if f.Early {
 				attrs = append(attrs, "early", true, "cut_at_bytes", f.CutAtBytes)

@@ -18,12 +18,13 @@ import "context"
 // A firing recorded with its Outcome already set (say, "fixed" by a deterministic fix) is
 // never overwritten: only empty outcomes are decided here.
 
-// awaitingReplayLocked returns the positions in m.firings of discards whose replay has not
-// been judged yet. Caller holds m.mu.
+// awaitingReplayLocked returns the positions in m.firings of text rules' discards whose
+// replay has not been judged yet (a tool rule's discard is judged on the replay's calls,
+// gate.go). Caller holds m.mu.
 func (m *Move) awaitingReplayLocked() []int {
 	var out []int
 	for i, f := range m.firings {
-		if f.Mode == ModeInterrupt && f.Retry && f.Outcome == "" {
+		if f.Mode == ModeInterrupt && f.Retry && f.Outcome == "" && f.Tool == "" {
 			out = append(out, i)
 		}
 	}

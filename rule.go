@@ -22,7 +22,8 @@ const (
 // Mode is what a rule does when it fires. It follows from the scope.
 type Mode string
 
-// The two modes: a soft reminder on a tool result, a hard interrupt of an answer.
+// The two modes: a soft reminder on a tool result, a hard interrupt of an answer. A tool
+// rule may also interrupt: a call it matches never runs (see Move.CheckResponse).
 const (
 	ModeRemind    Mode = "remind"
 	ModeInterrupt Mode = "interrupt"
@@ -81,6 +82,11 @@ type Rule struct {
 	// FieldValues): the condition runs on each value, and the rule fires if one does.
 	// Empty: the condition sees the compact-JSON arguments.
 	Field string `json:"field,omitempty" db:"field"`
+	// Shell: a tool rule reads each value (its field's, or the whole input without one) as
+	// a shell script, and the condition runs on each simple command the script would run,
+	// rendered as its words (see ShellReader and the shellcmd package); the rule fires if
+	// one command does. Input the reader cannot read is matched raw.
+	Shell bool `json:"shell,omitempty" db:"shell"`
 	// Fix repairs an answer that missed this text rule in place, instead of a replay.
 	Fix *Fix `json:"fix,omitempty" db:"-"`
 	// Severity (low, medium, high) and Explanation are metadata: shown in log lines and
@@ -132,7 +138,8 @@ func (r *Rule) Tool() string {
 	return ""
 }
 
-// ModeForScope returns the only mode a scope allows, or "" for an unknown scope.
+// ModeForScope returns the mode a scope gets when none is given, or "" for an unknown
+// scope: interrupt for text, remind for a tool (which may also be interrupt).
 func ModeForScope(scope string) Mode {
 	switch {
 	case scope == ScopeText:
@@ -232,8 +239,14 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	if tool := r.Tool(); tool != "" && !toolNameRE.MatchString(tool) {
 		return invalid("scope", "tool name %q has characters a tool name cannot have", tool)
 	}
-	if r.Mode != want {
+	if r.Mode != want && !(r.Tool() != "" && r.Mode == ModeInterrupt) {
+		if r.Tool() != "" {
+			return invalid("mode", "scope %q takes mode %q or %q, not %q (leave mode empty for %q)", r.Scope, ModeRemind, ModeInterrupt, r.Mode, want)
+		}
 		return invalid("mode", "scope %q needs mode %q, not %q (leave mode empty to derive it)", r.Scope, want, r.Mode)
+	}
+	if r.Shell && r.Tool() == "" {
+		return invalid("shell", "only a tool rule reads shell commands; a text rule sees the answer")
 	}
 	if err := checkRegex("condition", r.Condition); err != nil {
 		return err

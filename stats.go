@@ -102,6 +102,9 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	out := Stats{Rules: make([]RuleStat, 0, len(set.all))}
 	for _, r := range set.all {
 		st := counters[r.Name].Stat(r.Name, r.Mode)
+		if r.Mode == ModeInterrupt && r.Tool() != "" {
+			st.Outcomes[OutcomeRefused] += 0 // a gate's own outcome, listed at zero too
+		}
 		st.Severity, st.Explanation = r.Severity, r.Explanation
 		out.Rules = append(out.Rules, st)
 	}

@@ -74,6 +74,7 @@ const (
 	OutcomeFixed       Outcome = "fixed"        // a deterministic fix repaired the answer in place
 	OutcomeComplied    Outcome = "complied"     // a tool rule: no later call of the move matches it again
 	OutcomeRepeated    Outcome = "repeated"     // a tool rule: a later call of the move matches it again
+	OutcomeRefused     Outcome = "refused"      // a tool rule in mode interrupt: a matching call was refused after the retry ceiling
 	OutcomeShadow      Outcome = "shadow"       // the rule is in shadow: it would have fired, nothing was done
 )
 

@@ -41,6 +41,12 @@
 //     replayed the same way. Before each judged call the move's environment is brought up
 //     to date (streamrules.Move.BeginTour), so a picture a tool brought in counts from the
 //     next model call on.
+//   - Gates (tool rules in mode interrupt): the model wrapper also judges the tool calls
+//     each response declares (DeclaredCalls: ToolCalls, or MRKL's Action / Action Input)
+//     before the agent gets it; a matching call discards the response like a text miss
+//     (both in one interrupt when both happen), and holds speech while a gate is armed.
+//     After the retry ceiling the tool wrapper refuses a matching call: it never runs, no
+//     tool event is sent, and its prompt copy is the gate's refusal block.
 //
 // # Runtime boundaries
 //

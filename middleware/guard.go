@@ -9,6 +9,9 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 // Config tunes a Guard. A nil *Config means all defaults.

@@ -70,12 +70,12 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	opts := callOptions(options)
 	for {
 		move.BeginTour() // an environment set since the last model call holds from here on
-		if !move.TextArmed() {
+		if !mustHold(move) {
 			// No rule can discard this answer: stream through, chunk by chunk. An answer
 			// missed after the ceiling still gets checked, so its rule speaks softly later.
 			resp, err := m.passThrough(ctx, messages, options, &opts)
 			if err == nil {
-				move.CheckAnswer(ctx, AnswerTarget(format, resp))
+				checkResponse(ctx, move, format, resp) // gate.go
 			}
 			return resp, err
 		}
@@ -94,7 +94,7 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			ctx = noteRetry(ctx, messages[n:])
 			continue
 		}
-		verdict := move.CheckAnswer(ctx, AnswerTarget(format, resp))
+		verdict := checkResponse(ctx, move, format, resp) // text and declared calls (gate.go)
 		if verdict.Fixed != "" {
 			repair(format, resp, &t.speech, verdict.Fixed) // repaired in place: no replay (fix.go)
 		}

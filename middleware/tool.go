@@ -29,7 +29,13 @@ func (g *Guard) Tool(t tools.Tool) tools.Tool {
 // Unwrap returns the wrapped tool.
 func (t *guardedTool) Unwrap() tools.Tool { return t.Tool }
 
+// Call runs the tool, unless a gate (a tool rule in mode interrupt) matches the call: then
+// the call is refused and never runs, no tool event is sent, and the executor gets an
+// empty output whose prompt copy is the gate's refusal block (streamrules.Move.GateCall).
 func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
+	if m := streamrules.MoveFrom(ctx); m != nil && m.GateCall(ctx, t.Tool.Name(), input) != nil {
+		return "", nil
+	}
 	cb := t.g.callbacks
 	if cb != nil {
 		cb.HandleToolStart(ctx, input)

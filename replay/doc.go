@@ -63,7 +63,13 @@
 // what the model said unguarded, which is what a rule under test must see. The demo
 // (examples/agent) records so, and its transcript replays to the counts it produced.
 //
-// A tool rule fires at most once per move; RuleReport.Calls counts the calls of its
+// A gate (a tool rule in mode interrupt) is asked first for each call, as the tool
+// wrapper asks it live: a matching call would never have run, so it is a would-fire of
+// its own (a gate fires per call, every time), it reminds nothing, and its example is
+// marked Gate ("gate": true in --json, as is the rule's report). It counts in Discards
+// while replays are on: live, the response declaring it would have been discarded.
+//
+// A soft tool rule fires at most once per move; RuleReport.Calls counts the calls of its
 // tool in moves in scope, so Fired of Calls reads as "reminded on so many calls".
 // A move is in scope for a rule when the rule's `when` holds in it; Rate is fired over
 // in scope.

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 
 	"github.com/streamrules/streamrules"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 // Options tune a backtest. A nil *Options means all defaults.
@@ -152,7 +155,7 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 		sh := &shard{byName: map[string]*ruleStat{}, lastMove: map[string]int64{}, unknown: map[string]bool{}}
 		for _, r := range loaded {
 			r.When = slices.Clone(r.When)
-			rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Examples: []Example{}}}
+			rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Gate: r.Mode == streamrules.ModeInterrupt && r.Tool() != "", Examples: []Example{}}}
 			sh.rules = append(sh.rules, rs)
 			sh.byName[r.Name] = rs
 		}
@@ -344,6 +347,11 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		mv.SetVar(name, value)
 	}
 	for _, c := range m.Tools {
+		// A gate (a tool rule in mode interrupt) would have stopped the call before it ran:
+		// each matching call is a would-fire of its own, and a stopped call reminds nothing.
+		if mv.GateCall(mctx, c.Name, c.Args) != nil {
+			continue
+		}
 		mv.ToolReminders(mctx, c.Name, c.Args)
 	}
 	mv.CheckAnswer(mctx, m.Answer)
@@ -373,24 +381,30 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		return nil
 	}
 	calls, _ := mv.ToolCalls()
+	gateSeen := map[string]int{}
 	for _, f := range firings {
 		rs := sh.byName[f.Rule]
 		if rs == nil {
 			continue // cannot happen: the engine fires only the rules it loaded
 		}
 		rs.Fired++
-		if f.Mode == streamrules.ModeInterrupt && f.Retry {
-			rs.Discards++
+		gate := f.Mode == streamrules.ModeInterrupt && f.Tool != ""
+		if f.Mode == streamrules.ModeInterrupt && f.Retry || gate && rp.opts.MaxRetriesPerMove >= 0 {
+			rs.Discards++ // a gate's would-fire with a retry left discards the response
 		}
 		if len(rs.Examples) >= rp.opts.Examples {
 			continue // a shard's first examples are its earliest: enough for the merge
 		}
 		ex := Example{File: pos.File, Line: pos.Line, Chat: m.Chat, Move: mv.Number(), seq: seq}
 		target := m.Answer
-		if f.Mode == streamrules.ModeRemind {
-			call, ok := firedCall(calls, f.Rule)
+		if f.Mode == streamrules.ModeRemind || gate {
+			call, ok := firedCall(calls, f.Rule, gateSeen[f.Rule])
 			if !ok {
 				continue
+			}
+			if gate {
+				gateSeen[f.Rule]++ // the rule's next gate firing is the next refused call
+				ex.Gate = true
 			}
 			ex.Tool = call.Tool
 			target = streamrules.CompactArgs(call.Input)
@@ -400,12 +414,16 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 	return nil
 }
 
-// firedCall finds the tool call whose result carried rule's reminder.
-func firedCall(calls []streamrules.ToolCall, rule string) (streamrules.ToolCall, bool) {
+// firedCall finds the skip+1-th tool call whose result carried rule's reminder (a gate's
+// refusal is one).
+func firedCall(calls []streamrules.ToolCall, rule string, skip int) (streamrules.ToolCall, bool) {
 	for _, c := range calls {
 		for _, r := range c.Reminders {
 			if r.Rule == rule {
-				return c, true
+				if skip == 0 {
+					return c, true
+				}
+				skip--
 			}
 		}
 	}
@@ -447,6 +465,9 @@ func (rp *Replayer) Report() *Report {
 		}
 		if r.InScope > 0 {
 			r.Rate = float64(r.Fired) / float64(r.InScope)
+			if r.Gate && r.Calls > 0 {
+				r.Rate = float64(r.Fired) / float64(r.Calls) // a gate fires per call
+			}
 		}
 		out.Rules = append(out.Rules, r)
 	}

@@ -26,12 +26,16 @@ type Report struct {
 type RuleReport struct {
 	Rule  string `json:"rule"`
 	Scope string `json:"scope"`
+	// Gate marks a tool rule in mode interrupt: a call it matches would have been stopped
+	// before it ran. Its Fired counts calls, not moves.
+	Gate bool `json:"gate,omitempty"`
 	// InScope counts the moves the rule applied to: its `when` held.
 	InScope int `json:"in_scope"`
 	// Fired counts the moves it would have fired in: at most once per move, and no more
-	// often than its repeat policy lets it over each chat.
+	// often than its repeat policy lets it over each chat. A gate (Mode interrupt on a tool
+	// rule) counts calls instead: every matching call would have been stopped.
 	Fired int `json:"fired"`
-	// Rate is Fired / InScope; 0 with nothing in scope.
+	// Rate is Fired / InScope (a gate's: Fired / Calls); 0 with nothing in scope.
 	Rate float64 `json:"rate"`
 	// Discards counts, for a text rule, the would-fires that would have thrown the answer
 	// away and replayed the tour (the move still had a retry). The others would have been
@@ -56,6 +60,9 @@ type Example struct {
 	// Tool is, for a tool rule, the call that matched; its target is the call's
 	// compact-JSON arguments. Empty for a text rule, whose target is the answer.
 	Tool string `json:"tool,omitempty"`
+	// Gate: the rule is a tool rule in mode interrupt, and this call would have been
+	// stopped before it ran (the response discarded, or the call refused after the ceiling).
+	Gate bool `json:"gate,omitempty"`
 	// Excerpt is the target around the match, with the matched span between
 	// MarkStart and MarkEnd; "…" where it was cut. A negate rule fires on what is
 	// missing, so its excerpt is the end of the target, unmarked.
@@ -174,6 +181,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			where := fmt.Sprintf("%s:%d (chat %s, move %d)", ex.File, ex.Line, ex.Chat, ex.Move)
 			if ex.Tool != "" {
 				where += " " + ex.Tool
+			}
+			if ex.Gate {
+				where += " (stopped before it ran)"
 			}
 			if _, err := fmt.Fprintf(w, "  %s: %s\n", where, oneLine(ex.Excerpt)); err != nil {
 				return err

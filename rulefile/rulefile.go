@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/streamrules/streamrules"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 // Set is a versioned rule set: what a rules repository holds, what export writes and

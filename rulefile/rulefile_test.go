@@ -148,6 +148,7 @@ func TestRoundTrip(t *testing.T) {
 			Fix:      &streamrules.Fix{PrependIfMissing: "# x: y\n"},
 			Severity: "high", Explanation: "why: \"this\"\n- not a list"},
 		streamrules.Rule{Name: "field", Scope: "tool:edit", Field: "edits.new_string", Condition: "TODO", Text: "t", Severity: "low"},
+		streamrules.Rule{Name: "gate", Scope: "tool:sh", Mode: streamrules.ModeInterrupt, Field: "cmd", Shell: true, Condition: `^rm\s`, Text: "t"},
 		streamrules.Rule{Name: "swap", Scope: "text", Condition: `"a"`, Text: "t",
 			Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `"(a)"`, With: "'$1' #"}}})
 	for i := range odd.Rules {

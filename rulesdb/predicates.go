@@ -11,12 +11,13 @@ import (
 )
 
 // predicateColumns are the rule columns of migration 0005, in predicateValues' order:
-// the trees and the fix as JSON (” when absent), the field path, the metadata.
-const predicateColumns = `predicate, applies_when, field, fix, severity, explanation`
+// the trees and the fix as JSON (” when absent), the field path, the metadata; then
+// migration 0007's shell flag.
+const predicateColumns = `predicate, applies_when, field, fix, severity, explanation, shell`
 
 // predicateValues returns a rule's predicateColumns values for an insert or update.
 func predicateValues(r streamrules.Rule) []any {
-	return []any{jsonText(r.Predicate), jsonText(r.AppliesWhen), r.Field, jsonText(r.Fix), r.Severity, r.Explanation}
+	return []any{jsonText(r.Predicate), jsonText(r.AppliesWhen), r.Field, jsonText(r.Fix), r.Severity, r.Explanation, r.Shell}
 }
 
 // jsonText is v as compact JSON, or ” for a nil pointer. The types are plain data: the
@@ -37,7 +38,7 @@ func jsonText[T any](v *T) string {
 // readPredicates fills the rule's predicateColumns from a row. A column that holds
 // something other than the JSON of its type (a hand edit gone wrong) is reported; the
 // engine then never sees a half-read rule.
-func readPredicates(r *streamrules.Rule, predicate, applies, field, fix, severity, explanation any) error {
+func readPredicates(r *streamrules.Rule, predicate, applies, field, fix, severity, explanation, shell any) error {
 	var errs []error
 	if err := readJSON(asString(predicate), &r.Predicate); err != nil {
 		errs = append(errs, fmt.Errorf("predicate: %w", err))
@@ -49,6 +50,10 @@ func readPredicates(r *streamrules.Rule, predicate, applies, field, fix, severit
 		errs = append(errs, fmt.Errorf("fix: %w", err))
 	}
 	r.Field, r.Severity, r.Explanation = asString(field), asString(severity), asString(explanation)
+	var err error
+	if r.Shell, err = asBool(shell); err != nil {
+		errs = append(errs, fmt.Errorf("shell: %w", err))
+	}
 	return errors.Join(errs...)
 }
 

@@ -30,9 +30,9 @@ func buildQueries(db *sqlx.DB, d dialect) queries {
 		ruleByName: `SELECT ` + ruleColumns + ` FROM stream_rules WHERE name = ?`,
 		lockRule:   `SELECT id, created_at, updated_at FROM stream_rules WHERE name = ?`,
 		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		updateRule: `UPDATE stream_rules SET name = ?, scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?, updated_at = ?, shadow = ?, early = ?,
-predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?
+predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?, shell = ?
 WHERE id = ?`,
 		deleteRule: `DELETE FROM stream_rules WHERE name = ?`,
 

@@ -29,9 +29,10 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 		id, name, scope, cond, negate, when, text, mode, repeat, enabled, created, updated any
 		shadow, early                                                                      any // migration 0004
 		predicate, applies, field, fix, severity, explanation                              any // migration 0005
+		shell                                                                              any // migration 0007
 	)
 	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated,
-		&shadow, &early, &predicate, &applies, &field, &fix, &severity, &explanation); err != nil {
+		&shadow, &early, &predicate, &applies, &field, &fix, &severity, &explanation, &shell); err != nil {
 		return streamrules.Rule{}, err
 	}
 	r := streamrules.Rule{
@@ -58,7 +59,7 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	} else {
 		r.Disabled = !on
 	}
-	if err := readPredicates(&r, predicate, applies, field, fix, severity, explanation); err != nil {
+	if err := readPredicates(&r, predicate, applies, field, fix, severity, explanation, shell); err != nil {
 		errs = append(errs, err)
 	}
 	// Unreadable times are not fatal: the rule works without them.

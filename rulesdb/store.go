@@ -21,6 +21,9 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/seeds"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 var (

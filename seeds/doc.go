@@ -28,7 +28,8 @@
 //
 // # The default set
 //
-// [Default] returns the embedded seeds.json: six chronic misses, two soft and four hard.
+// [Default] returns the embedded seeds.json: seven chronic misses: two soft, four hard
+// on the answer, one gate on shell calls.
 //
 //   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
 //     write_diff, not a full rewrite.

@@ -37,6 +37,7 @@ func TestDefault(t *testing.T) {
 		"telegram_reply_tail":         {"text", streamrules.ModeInterrupt, "telegram", "", true},
 		"look_before_refusing":        {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
 		"telegram_react_not_emoji":    {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"destructive_shell":           {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
 	}
 	if len(set.Rules) != len(want) {
 		t.Fatalf("%d rules, want %d: %v", len(set.Rules), len(want), set.Names())
@@ -168,7 +169,7 @@ func TestSeedsInEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if got := len(eng.Rules()); got != 6 {
+	if got := len(eng.Rules()); got != 7 {
 		t.Fatalf("engine loaded %d rules", got)
 	}
 
@@ -195,6 +196,20 @@ func TestSeedsInEngine(t *testing.T) {
 	}
 	if v := move.CheckAnswer(mctx, "Here: ![a](https://x.test/a.png)\n↩ #3"); len(v.Rules) != 1 || v.Rules[0] != "telegram_markdown_image" {
 		t.Errorf("markdown image: %+v", v)
+	}
+
+	// The gate on shell calls: a client is on, so a forced recursive rm never runs.
+	mctx, move = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+	rm := []streamrules.DeclaredCall{{Tool: "shell", Input: `{"cmd":"sudo rm -r -f /srv"}`}}
+	if v := move.CheckResponse(mctx, "", rm); !v.Discard || strings.Join(v.Rules, ",") != "destructive_shell" {
+		t.Errorf("rm -r -f with a client on: %+v", v)
+	}
+	if rem := move.GateCall(mctx, "shell", rm[0].Input); len(rem) != 1 || rem[0].Rule != "destructive_shell" {
+		t.Errorf("after the ceiling the call is not refused: %v", rem)
+	}
+	mctx, move = eng.BeginMove(ctx, "alone")
+	if v := move.CheckResponse(mctx, "", rm); v.Discard || move.GateCall(mctx, "shell", rm[0].Input) != nil {
+		t.Errorf("destructive_shell fired without client_ops: %+v", v)
 	}
 }
 

@@ -198,7 +198,7 @@ func TestBinary(t *testing.T) {
 			dir := t.TempDir()
 			exported := filepath.Join(dir, "rules.yaml")
 			run(0, "export", "-o", exported)
-			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 6 rules") {
+			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 7 rules") {
 				t.Errorf("validate export: %+v", r)
 			}
 
@@ -210,7 +210,7 @@ func TestBinary(t *testing.T) {
 			broken := filepath.Join(dir, "broken.yaml")
 			os.WriteFile(broken, bytes.Replace(data, []byte("  repeat: once"), []byte("  repeat: twice"), 1), 0o600)
 			if r := run(2, "validate", broken); !strings.Contains(r.stderr, broken+`:`) ||
-				!strings.Contains(r.stderr, `rule #1 "local_shell_for_his_machine": stream rule: invalid repeat`) {
+				!strings.Contains(r.stderr, `rule #2 "local_shell_for_his_machine": stream rule: invalid repeat`) {
 				t.Errorf("validate broken: %q", r.stderr)
 			}
 
@@ -246,20 +246,20 @@ func TestBinary(t *testing.T) {
 			}
 			r := run(0, "rules", "list", "--json")
 			jsonOK(r, &list)
-			if len(list.Rules) != 6 || r.stderr != "" {
+			if len(list.Rules) != 7 || r.stderr != "" {
 				t.Errorf("list: %+v %q", list, r.stderr)
 			}
 			run(0, "rules", "shadow", "telegram_reply_tail")
 			jsonOK(run(0, "rules", "list", "--json"), &list)
-			if list.Rules[4].Name != "telegram_reply_tail" || !list.Rules[4].Shadow || !list.Rules[4].Loaded {
-				t.Errorf("after shadow: %+v", list.Rules[4])
+			if list.Rules[5].Name != "telegram_reply_tail" || !list.Rules[5].Shadow || !list.Rules[5].Loaded {
+				t.Errorf("after shadow: %+v", list.Rules[5])
 			}
 			run(0, "rules", "enforce", "telegram_reply_tail")
 			run(0, "rules", "disable", "telegram_reply_tail")
 			run(0, "rules", "enable", "telegram_reply_tail")
 			jsonOK(run(0, "rules", "list", "--json"), &list)
-			if !list.Rules[4].Enabled || !list.Rules[4].Loaded || list.Rules[4].Shadow {
-				t.Errorf("after enable: %+v", list.Rules[4])
+			if !list.Rules[5].Enabled || !list.Rules[5].Loaded || list.Rules[5].Shadow {
+				t.Errorf("after enable: %+v", list.Rules[5])
 			}
 
 			// Stats, and a replay of the database's rules.
@@ -270,7 +270,7 @@ func TestBinary(t *testing.T) {
 				} `json:"rules"`
 			}
 			jsonOK(run(0, "stats", "--json"), &stats)
-			if len(stats.Rules) != 6 {
+			if len(stats.Rules) != 7 {
 				t.Errorf("stats: %+v", stats)
 			}
 			tr := filepath.Join(dir, "week.jsonl")

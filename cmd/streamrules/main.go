@@ -29,6 +29,9 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
+	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
 const progName = "streamrules"

@@ -248,11 +248,12 @@ func (rf *ruleFlags) add(fs *flag.FlagSet, withName bool) {
 		return nil
 	})
 	str("text", "text", fmt.Sprintf("the `TEXT` the model is told, at most %d characters", streamrules.MaxTextChars))
-	str("mode", "mode", "`MODE`: remind or interrupt; leave it out, it follows from the scope")
+	str("mode", "mode", "`MODE`: remind or interrupt; leave it out for the scope's default (a tool rule may interrupt: a matching call never runs)")
 	str("repeat", "repeat", "`REPEAT`: \"\" every time, once (once per chat), after:N (at most once per N moves)")
 	boolean("shadow", "shadow", "only count would-fires")
 	boolean("early", "early", "a text rule may cut the streamed answer at its first certain miss")
 	str("field", "field", "a tool rule's dotted `PATH` into the call's arguments (edits.new_string)")
+	boolean("shell", "shell", "a tool rule reads each value as a shell script and judges each simple command")
 	str("severity", "severity", "`SEVERITY`: low, medium or high (shown in logs and stats, not to the model)")
 	str("explanation", "explanation", "why the rule exists (`TEXT`; shown in logs, not to the model)")
 	raw := func(flagName, field, usage string) {

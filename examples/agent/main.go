@@ -325,7 +325,9 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	told := toldInMove(r.model.since(before))
 	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(r.model, before, answer),
 		map[string]string{"message_id": strconv.FormatInt(id, 10)})
-	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired)
+	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired) // the calls that ran
+	// The transcript also keeps the calls a gate stopped: the rules judged them.
+	rec.Tools = append(moveRecord("", 0, nil, unrunCalls(r.model, before), "", nil).Tools, rec.Tools...)
 	err = errors.Join(err, serr)
 	if err == nil {
 		// A failed move is not counted by the engine, so it is not a move of the transcript.
@@ -336,6 +338,10 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 		switch {
 		case f.Outcome == streamrules.OutcomeFixed:
 			notes = append(notes, fixedNote(f, calls))
+		case f.Mode == streamrules.ModeInterrupt && f.Retry && f.Tool != "":
+			notes = append(notes, fmt.Sprintf("stopped: %s matched a %s call the response declared; the response was discarded before anything ran, and the replay cost one more model call (%d this move)", f.Rule, f.Tool, calls))
+		case f.Outcome == streamrules.OutcomeRefused:
+			notes = append(notes, fmt.Sprintf("refused: %s matched a %s call after the retry ceiling; the call never ran, its result says why", f.Rule, f.Tool))
 		case f.Mode == streamrules.ModeInterrupt && f.Retry:
 			notes = append(notes, fmt.Sprintf("replayed: %s discarded the answer; the replay cost one more model call (%d this move)", f.Rule, calls))
 		case f.Outcome == streamrules.OutcomeKept:

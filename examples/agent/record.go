@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tmc/langchaingo/llms"
+
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
 )
@@ -64,6 +66,34 @@ func judgedAnswer(model *tap, before int, output string) string {
 		return s
 	}
 	return output
+}
+
+// unrunCalls are the tool calls the model declared after the first n prompts that never
+// ran: a gate stopped them (the response was discarded, so no later prompt carries them).
+// They are part of what the rules judged, so the transcript keeps them, and a replay of
+// it counts the gate's would-fire as the session fired it.
+func unrunCalls(model *tap, n int) []toolCall {
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	sent := map[string]bool{}
+	for _, msgs := range model.calls[n:] {
+		for _, m := range msgs {
+			for _, part := range m.Parts {
+				if tc, ok := part.(llms.ToolCall); ok {
+					sent[tc.ID] = true
+				}
+			}
+		}
+	}
+	var out []toolCall
+	for _, decl := range model.declared[n:] {
+		for _, tc := range decl {
+			if !sent[tc.ID] && tc.FunctionCall != nil {
+				out = append(out, toolCall{Tool: tc.FunctionCall.Name, Input: tc.FunctionCall.Arguments})
+			}
+		}
+	}
+	return out
 }
 
 // moveRecord is one played move as a transcript line.

@@ -25,7 +25,7 @@ func (r *rig) metricsHandler() http.Handler {
 // cannot have the outcome.
 var statColumns = []streamrules.Outcome{
 	streamrules.OutcomeCorrected, streamrules.OutcomeMissedAgain, streamrules.OutcomeKept, streamrules.OutcomeFixed,
-	streamrules.OutcomeComplied, streamrules.OutcomeRepeated,
+	streamrules.OutcomeComplied, streamrules.OutcomeRepeated, streamrules.OutcomeRefused,
 }
 
 // printStats prints every loaded rule with its firings, their outcomes, its would-fires

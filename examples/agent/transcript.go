@@ -205,7 +205,11 @@ func (p *transcript) endMove(output string, err error, told []told, notes []stri
 		case "reminder":
 			p.printf("    ⤷ on the result of %s, in the prompt only:\n", t.Tool)
 		case "interrupt":
-			p.printf("    ✗ discarded answer, never shown: %q\n", t.Discarded)
+			if t.Discarded == "" {
+				p.printf("    ✗ discarded response, never shown: its tool calls never ran\n") // a gate stopped them
+			} else {
+				p.printf("    ✗ discarded answer, never shown: %q\n", t.Discarded)
+			}
 			p.printf("    ⤷ and the tour played again with:\n")
 		}
 		for _, b := range t.Blocks {
@@ -331,9 +335,10 @@ func isToolCallChunk(chunk []byte) bool {
 // which the client never does. It works the same on the scripted and the real model.
 type tap struct {
 	llms.Model
-	mu    sync.Mutex
-	calls [][]llms.MessageContent
-	said  []string // per call: the answer it returned, "" for tool calls or an error
+	mu       sync.Mutex
+	calls    [][]llms.MessageContent
+	said     []string          // per call: the answer it returned, "" for tool calls or an error
+	declared [][]llms.ToolCall // per call: the tool calls the response declared (record.go: unrunCalls)
 }
 
 func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
@@ -341,8 +346,14 @@ func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, o
 	i := len(t.calls)
 	t.calls = append(t.calls, slices.Clone(msgs))
 	t.said = append(t.said, "")
+	t.declared = append(t.declared, nil)
 	t.mu.Unlock()
 	resp, err := t.Model.GenerateContent(ctx, msgs, options...)
+	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) > 0 {
+		t.mu.Lock()
+		t.declared[i] = slices.Clone(resp.Choices[0].ToolCalls)
+		t.mu.Unlock()
+	}
 	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) == 0 {
 		t.mu.Lock()
 		t.said[i] = resp.Choices[0].Content

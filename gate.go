@@ -1,0 +1,243 @@
+package streamrules
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// The tool-call gate: a tool rule in mode interrupt.
+//
+// A remind rule speaks after its call has run; a gate stops the call before it runs. The
+// model wrapper hands the calls a response declares to Move.CheckResponse before the agent
+// sees the response. While the move has a retry left, a call a live gate matches makes the
+// verdict discard the response whole (none of its calls run, the client sees none of it)
+// and the tour is replayed with the rule's interrupt block, as for a text rule; a text miss
+// in the same response goes into the same interrupt. After the ceiling the response goes
+// on, and the tool wrapper asks Move.GateCall before each call: a matching call is refused,
+// never run, and its result in the prompt copy is the rule's reminder block saying so.
+//
+// Unlike a text rule, a gate is never silenced by having fired: every matching call of the
+// move is stopped. Its `when` and repeat policy still decide whether it is armed.
+//
+// Outcomes: a discard is "corrected" when the replay's calls pass the rule, "missed_again"
+// when the replay, with a retry still left, declares a matching call again (and is
+// discarded again), "refused" when the replay declares it after the ceiling (its refusal
+// then records no second firing). A refusal with no discard before it (replays disabled,
+// or a host that calls its tools without the model wrapper) is a firing of its own,
+// "refused". A gate in shadow records a would-fire when the call reaches the tool wrapper
+// and lets it run.
+
+// RefusalLead opens the reminder a refused call's result carries in the prompt copy.
+const RefusalLead = "This call was refused and did not run. "
+
+// DeclaredCall is a tool call a model response declares, before anything runs it: the
+// tool's name as the model wrote it and its input as the agent will pass it.
+type DeclaredCall struct {
+	Tool  string
+	Input string
+}
+
+// gateArmed reports whether a gate may act now: its `when` holds and its repeat policy
+// allows it. Having fired in this move does not disarm it. Caller holds m.mu.
+func (m *Move) gateArmed(r *compiledRule) bool {
+	return r.when&^m.env == 0 &&
+		(r.repeat.Kind == RepeatEvery || !m.stateUnknown && r.repeat.Allows(m.lastFired[r.Name], m.number))
+}
+
+// GateArmed reports whether a declared call could make the model wrapper discard a
+// response now: the move has a retry left and a live gate is armed. Only then must the
+// response (its streamed chunks, its agent events) be held until the verdict. A rule set
+// without gates answers at the cost of a length check.
+func (m *Move) GateArmed() bool {
+	if len(m.set.gates) == 0 {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended || !m.retryLeft() {
+		return false
+	}
+	for _, r := range m.set.gates {
+		if m.gateArmed(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolRulesFor finds a tool's rules by the name a call gives: exactly, else as the
+// executor looks tools up, ignoring case.
+func (s *ruleSet) toolRulesFor(tool string) *toolRules {
+	if tr := s.byTool[tool]; tr != nil {
+		return tr
+	}
+	for name, tr := range s.byTool {
+		if strings.EqualFold(name, tool) {
+			return tr
+		}
+	}
+	return nil
+}
+
+// gateHit is a gate that fires on one call.
+type gateHit struct {
+	rule *compiledRule
+	tool string
+}
+
+// gateHits returns the gates (live or shadowed, armed or not) that fire on a call. It
+// takes no lock: the rule set is immutable.
+func (s *ruleSet) gateHits(c DeclaredCall, out []gateHit) []gateHit {
+	tr := s.toolRulesFor(c.Tool)
+	if tr == nil || !tr.gates {
+		return out
+	}
+	var buf [16]int
+	args := callArgs{text: CompactArgs(c.Input)}
+	t := targetOf(args.text, tr.match, buf[:0])
+	for _, r := range tr.rules {
+		if r.Mode == ModeInterrupt && r.firesOnArgs(&t, &args) {
+			out = append(out, gateHit{rule: r, tool: c.Tool})
+		}
+	}
+	return out
+}
+
+// CheckResponse judges a whole model response: its text as CheckAnswer does, and the tool
+// calls it declares against the gates (see the top of gate.go). With a retry left, a call
+// a live gate matches discards the response; the interrupt holds a block per gate, after
+// the text rules' blocks when the text missed too, and the response costs one retry in
+// all. After the ceiling the verdict leaves the calls alone: Move.GateCall refuses them.
+// Without gates or calls it is CheckAnswer.
+func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredCall) Verdict {
+	if !m.set.anyGates {
+		return m.CheckAnswer(ctx, text)
+	}
+	var hits []gateHit
+	for _, c := range calls {
+		hits = m.set.gateHits(c, hits)
+	}
+	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	m.judgeGateReplayLocked(hits)
+	var live []gateHit
+	for _, h := range hits {
+		if !h.rule.shadow && m.gateArmed(h.rule) && !slices.ContainsFunc(live, func(l gateHit) bool { return l.rule == h.rule }) {
+			live = append(live, h)
+		}
+	}
+	m.mu.Unlock()
+	v := m.CheckAnswer(ctx, text)
+	if len(live) == 0 {
+		return v
+	}
+	slices.SortFunc(live, func(a, b gateHit) int { return strings.Compare(a.rule.Name, b.rule.Name) })
+	m.mu.Lock()
+	if m.ended || !v.Discard && !m.retryLeft() {
+		m.mu.Unlock()
+		return v // after the ceiling: the tool wrapper refuses the calls
+	}
+	if !v.Discard {
+		m.retries++
+		v.Discard, v.Fixed = true, "" // a discarded answer is never repaired
+	}
+	fired := make([]Firing, 0, len(live))
+	blocks := make([]string, 0, len(live)+1)
+	if v.Interrupt != "" {
+		blocks = append(blocks, v.Interrupt)
+	}
+	for _, h := range live {
+		blocks = append(blocks, InterruptBlock(h.rule.Name, h.rule.Text))
+		v.Rules = append(v.Rules, h.rule.Name)
+		fired = append(fired, m.record(Firing{Rule: h.rule.Name, Mode: ModeInterrupt, Tool: h.tool, Retry: true}))
+	}
+	m.mu.Unlock()
+	m.announce(ctx, fired)
+	v.Interrupt = strings.Join(blocks, "\n")
+	slices.Sort(v.Rules)
+	v.Rules = slices.Compact(v.Rules)
+	return v
+}
+
+// judgeGateReplayLocked decides the gate discards whose replay these are the calls of.
+// Caller holds m.mu.
+func (m *Move) judgeGateReplayLocked(hits []gateHit) {
+	for i := range m.firings {
+		f := &m.firings[i]
+		if f.Mode != ModeInterrupt || !f.Retry || f.Tool == "" || f.Outcome != "" {
+			continue
+		}
+		switch {
+		case !slices.ContainsFunc(hits, func(h gateHit) bool { return h.rule.Name == f.Rule }):
+			f.Outcome = OutcomeCorrected
+		case m.retryLeft():
+			f.Outcome = OutcomeMissedAgain // discarded again: the new discard has its own firing
+		default:
+			f.Outcome = OutcomeRefused // the tool wrapper refuses the call (GateCall)
+			if m.claimed == nil {
+				m.claimed = map[string]int{}
+			}
+			m.claimed[f.Rule]++
+		}
+	}
+}
+
+// GateCall is asked by the tool wrapper before a call runs. When a live, armed gate of the
+// tool matches the call, the call must not run: GateCall records it as the move's next
+// tool call with the gates' refusal reminders (RefusalLead and the rule's text; pending
+// text reminders ride along) and returns them; the prompt copy of the call's result is
+// then those blocks. Otherwise it returns nil and the call runs (then ToolReminders). A
+// gate in shadow records a would-fire and lets the call run. A tool without gates costs
+// a map lookup. After End it returns nil.
+func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
+	if !m.set.anyGates {
+		return nil
+	}
+	hits := m.set.gateHits(DeclaredCall{Tool: tool, Input: input}, nil)
+	if len(hits) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		return nil
+	}
+	var out []Reminder
+	var fired []Firing
+	for _, h := range hits {
+		r := h.rule
+		if r.shadow {
+			if m.armed(r) {
+				if m.fired == nil {
+					m.fired = map[string]bool{}
+				}
+				m.fired[r.Name] = true
+				fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Tool: tool, Outcome: OutcomeShadow}))
+			}
+			continue
+		}
+		if !m.gateArmed(r) {
+			continue
+		}
+		out = append(out, Reminder{Rule: r.Name, Text: RefusalLead + r.Text})
+		if m.claimed[r.Name] > 0 {
+			m.claimed[r.Name]-- // its discard's outcome already says refused
+			continue
+		}
+		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Tool: tool, Outcome: OutcomeRefused}))
+	}
+	if len(out) > 0 {
+		out = append(out, m.pending...)
+		m.pending = nil
+		slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
+		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
+		m.ncalls++
+	}
+	m.mu.Unlock()
+	m.announce(ctx, fired)
+	return out
+}

@@ -1,0 +1,106 @@
+package streamrules_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/streamrules/streamrules"
+)
+
+func gateEngine(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *streamrules.Engine {
+	t.Helper()
+	store, err := streamrules.NewMemoryStore(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg == nil {
+		cfg = &streamrules.Config{}
+	}
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	eng, err := streamrules.New(context.Background(), store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	return eng
+}
+
+var deploy = streamrules.Rule{Name: "no_prod_deploy", Scope: "tool:deploy", Mode: streamrules.ModeInterrupt,
+	Condition: `"target":"prod"`, When: []string{streamrules.EnvClientOps}, Text: "No deploys to prod while a client is on."}
+
+func outcomesOf(m *streamrules.Move) string {
+	var out []string
+	for _, f := range m.Firings() {
+		out = append(out, string(f.Outcome))
+	}
+	return strings.Join(out, ",")
+}
+
+// TestGateRetries: with two retries, a call declared again is discarded again (the first
+// discard missed_again), then refused after the ceiling (that discard's outcome, with no
+// second firing for the refusal); the gate is never silenced by having fired, its `when`
+// arms it, the tool name is matched as the executor looks tools up, and a gate never
+// reminds.
+func TestGateRetries(t *testing.T) {
+	t.Parallel()
+	eng := gateEngine(t, &streamrules.Config{MaxRetriesPerMove: 2}, deploy)
+	ctx := context.Background()
+	prod := []streamrules.DeclaredCall{{Tool: "Deploy", Input: `{"target": "prod"}`}}
+
+	mctx, m := eng.BeginMove(ctx, "quiet")
+	if m.GateArmed() || m.CheckResponse(mctx, "", prod).Discard || m.GateCall(mctx, "deploy", prod[0].Input) != nil {
+		t.Fatal("the gate acted outside client_ops")
+	}
+
+	mctx, m = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+	if !m.GateArmed() {
+		t.Fatal("GateArmed is false with a retry left")
+	}
+	for i := range 2 {
+		if v := m.CheckResponse(mctx, "Deploying.", prod); !v.Discard || !strings.Contains(v.Interrupt, `rule="no_prod_deploy"`) {
+			t.Fatalf("declaration %d not discarded: %+v", i+1, v)
+		}
+	}
+	if m.GateArmed() {
+		t.Error("GateArmed with no retry left: the response need not be held")
+	}
+	if v := m.CheckResponse(mctx, "Deploying.", prod); v.Discard {
+		t.Fatalf("discarded past the ceiling: %+v", v)
+	}
+	if rem := m.ToolReminders(mctx, "deploy", prod[0].Input); rem != nil {
+		t.Errorf("a gate reminded: %v", rem)
+	}
+	for range 2 { // every matching call, not only the first
+		rem := m.GateCall(mctx, "deploy", prod[0].Input)
+		if len(rem) != 1 || rem[0].Text != streamrules.RefusalLead+deploy.Text {
+			t.Fatalf("refusal %v", rem)
+		}
+	}
+	if got := outcomesOf(m); got != "missed_again,refused,refused" {
+		t.Errorf("outcomes %s, want missed_again,refused,refused (the first refusal is the discard's)", got)
+	}
+	calls, total := m.ToolCalls()
+	if total != 3 || len(calls) != 2 || calls[0].Index != 1 || calls[0].Reminders[0].Rule != "no_prod_deploy" { // the ToolReminders call above is call 0
+		t.Errorf("refused calls recorded %+v of %d", calls, total)
+	}
+	if v := m.CheckResponse(mctx, "", []streamrules.DeclaredCall{{Tool: "deploy", Input: `{"target":"staging"}`}}); v.Discard {
+		t.Errorf("staging discarded: %+v", v)
+	}
+}
+
+// TestGateValidation: a tool rule may interrupt; a text rule may not remind; shell is for
+// tool rules.
+func TestGateValidation(t *testing.T) {
+	t.Parallel()
+	ok := deploy
+	ok.Normalize()
+	if err := streamrules.Validate(&ok, nil); err != nil {
+		t.Errorf("a gate: %v", err)
+	}
+	text := streamrules.Rule{Name: "t", Scope: "text", Mode: streamrules.ModeRemind, Text: "x"}
+	if err := streamrules.Validate(&text, nil); err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Errorf("a reminding text rule: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/streamrules/streamrules"
+)
+
+// The tool-call gate in the model wrapper: the calls a response declares are judged with
+// its text, before the agent gets the response (streamrules.Move.CheckResponse), so a call
+// a gate matches is discarded with the response and never runs. The tool wrapper refuses
+// what gets through after the retry ceiling (guardedTool.Call).
+
+// checkResponse judges a finished response: its answer target and its declared calls.
+func checkResponse(ctx context.Context, move *streamrules.Move, format AnswerFormat, resp *llms.ContentResponse) streamrules.Verdict {
+	return move.CheckResponse(ctx, AnswerTarget(format, resp), DeclaredCalls(format, resp))
+}
+
+// mustHold reports whether this tour's response must be held until its verdict: a text
+// rule could discard it, or a gate could.
+func mustHold(move *streamrules.Move) bool {
+	return move.TextArmed() || move.GateArmed()
+}
+
+// DeclaredCalls returns the tool calls a response declares, each with the input its tool
+// will be called with, per format: the tool-calling agents' ToolCalls (and a legacy
+// FuncCall), with {"__arg1": s} unwrapped to s as the functions agent does; the MRKL and
+// conversational agents' "Action:" / "Action Input:". Every choice is read.
+func DeclaredCalls(f AnswerFormat, resp *llms.ContentResponse) []streamrules.DeclaredCall {
+	if resp == nil {
+		return nil
+	}
+	var out []streamrules.DeclaredCall
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		switch f {
+		case FormatToolCalling:
+			for _, tc := range c.ToolCalls {
+				if tc.FunctionCall != nil {
+					out = append(out, streamrules.DeclaredCall{Tool: tc.FunctionCall.Name, Input: unwrapArg1(tc.FunctionCall.Arguments)})
+				}
+			}
+			if c.FuncCall != nil {
+				out = append(out, streamrules.DeclaredCall{Tool: c.FuncCall.Name, Input: unwrapArg1(c.FuncCall.Arguments)})
+			}
+		default:
+			if choiceTarget(f, c.Content) != "" {
+				continue // a final answer: the agent runs no action
+			}
+			if m := actionRE.FindStringSubmatch(c.Content); m != nil {
+				in := strings.TrimSuffix(strings.TrimSpace(m[2]), "\nObservation:")
+				out = append(out, streamrules.DeclaredCall{Tool: strings.TrimSpace(m[1]), Input: strings.TrimSpace(in)})
+			}
+		}
+	}
+	return out
+}
+
+// actionRE reads an action as agents.OneShotZeroAgent does (the conversational agent's
+// stricter form is a case of it).
+var actionRE = regexp.MustCompile(`(?i)Action:\s*(.+?)\s*Action\s+Input:\s*(?s)(.+)`)
+
+// unwrapArg1 is the functions agent's reading of arguments: {"__arg1": s} calls the tool
+// with s, anything else with the arguments as they are.
+func unwrapArg1(args string) string {
+	if !strings.Contains(args, "__arg1") {
+		return args
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return args
+	}
+	if s, ok := m["__arg1"].(string); ok {
+		return s
+	}
+	return args
+}

@@ -1,0 +1,84 @@
+package shellcmd_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamrules/streamrules/shellcmd"
+)
+
+// maxAllocs bounds the allocations of reading n bytes: about one per byte, as in the
+// benchmarks (a 200-byte command line makes 122, a 60 KiB script 21,000).
+func maxAllocs(n int) int { return n + 256 }
+
+// FuzzCommands: reading never panics; what it yields stays within its bounds (at most
+// MaxCommands commands, a rendering of at most four times the script plus 4 KiB, so the
+// rules' regexps run on no more than that); a script over MaxScriptBytes is refused; and
+// a reading is deterministic.
+func FuzzCommands(f *testing.F) {
+	for _, s := range append(append([]string{}, forcedRecursiveRM...), lookAlikes...) {
+		f.Add(s)
+	}
+	f.Add(`{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}`)
+	f.Add(`echo {1..100000}`)
+	f.Add(strings.Repeat(`bash -c '`, 12) + "rm -rf x" + strings.Repeat(`'`, 12))
+	f.Add(strings.Repeat("eval ", 20) + "rm -rf x")
+	f.Add("$'\\x72\\u006d\\0155' -rf x")
+	f.Add("env -S'rm -rf x'")
+	f.Add("find . -exec find . -exec rm -rf {} ; ;")
+	f.Fuzz(func(t *testing.T, script string) {
+		cmds, err := shellcmd.Commands(script)
+		if len(script) > shellcmd.MaxScriptBytes && !errors.Is(err, shellcmd.ErrTooLong) {
+			t.Fatalf("a script of %d bytes was read: %v", len(script), err)
+		}
+		if err != nil {
+			if cmds != nil {
+				t.Fatalf("an error with commands: %v %q", err, cmds)
+			}
+			return
+		}
+		total := 0
+		for _, c := range cmds {
+			total += len(c)
+		}
+		if len(cmds) > shellcmd.MaxCommands || total > 4*len(script)+4096 {
+			t.Fatalf("%d commands, %d bytes rendered from %d bytes", len(cmds), total, len(script))
+		}
+		// Cost: the work of a reading is its allocations (the parser's nodes, the rendered
+		// words), so a bound on them per byte is a bound on its time that no machine's load
+		// can blur; BenchmarkCommands gives the nanoseconds.
+		if allocs := testing.AllocsPerRun(1, func() { _, _ = shellcmd.Commands(script) }); allocs > float64(maxAllocs(len(script))) {
+			t.Fatalf("%v allocations reading %d bytes, bound %d", allocs, len(script), maxAllocs(len(script)))
+		}
+		again, err := shellcmd.Commands(script)
+		if err != nil || !slices.Equal(cmds, again) {
+			t.Fatalf("two readings differ: %q then %q (%v)", cmds, again, err)
+		}
+	})
+}
+
+// FuzzPlainWords: a script of plain words reads the same through the fast path as through
+// the parser.
+func FuzzPlainWords(f *testing.F) {
+	for _, s := range []string{"ls -la /srv", "rm -rf x", "FOO=1 sudo -u root rm -rf /", "timeout 10 nice -n 5 rm -r -f x",
+		"git push -fu origin main", "env -i A=b rm -rf x", "xargs rm -rf", "command -v rm", "a=b", "  ", "find . -exec rm -rf x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		// Map the input onto the plain alphabet, so the fast path is taken (but for a
+		// reserved first word), whatever bytes the fuzzer tries.
+		const alphabet = "rmfRF -  \tabcdeiltx_./=,:@%+09AZ"
+		b := []byte(script)
+		for i, c := range b {
+			b[i] = alphabet[int(c)%len(alphabet)]
+		}
+		script = string(b)
+		fast, err1 := shellcmd.Commands(script)
+		parsed, err2 := shellcmd.ParsedCommands(script)
+		if (err1 == nil) != (err2 == nil) || !slices.Equal(fast, parsed) {
+			t.Fatalf("%q: fast path %q (%v), parser %q (%v)", script, fast, err1, parsed, err2)
+		}
+	})
+}
