@@ -55,6 +55,11 @@ func (m *Move) GateArmed() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.anyGateArmedLocked()
+}
+
+// anyGateArmedLocked is GateArmed with m.mu held.
+func (m *Move) anyGateArmedLocked() bool {
 	if m.ended || !m.retryLeft() {
 		return false
 	}

@@ -302,3 +302,58 @@ func TestEarlyTreeOpenAI(t *testing.T) {
 		t.Errorf("client stream %q", got)
 	}
 }
+
+// TestReleaseHeldWhileGateArmed: an armed gate can discard the whole response for a call
+// it declares after its text, so while one is armed no text is released early, even
+// where the text rules alone would stream it. The discarded response's text never
+// reaches the client; the replay's does.
+func TestReleaseHeldWhileGateArmed(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []streamrules.Rule
+	for _, name := range set.Names() {
+		r, _ := set.Rule(name)
+		rules = append(rules, r)
+	}
+	for _, provider := range []string{"scripted", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			doomed := "Cleaning the data directory for you, one moment please. "
+			first := scripted.Reply{Text: doomed, Chunk: 8,
+				ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"sudo rm -rf /srv/data"}`)}}
+			final := "Nothing was removed; tell me which files to delete.\n\n↩ #4711"
+			m := newGateModel(t, provider, first, scripted.Reply{Text: final, Chunk: 8})
+			r := newRig(t, nil, rules...)
+			shell := &echoTool{name: "shell"}
+			exec, _ := r.executor(kindFunctions, m.llm, shell)
+			ctx, move := r.eng.BeginMove(context.Background(), "gate-release-"+provider, streamrules.EnvTelegram, streamrules.EnvClientOps)
+			move.SetVar("message_id", "4711")
+			var mu sync.Mutex
+			var client strings.Builder
+			stream := chains.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+				mu.Lock()
+				client.Write(chunk)
+				mu.Unlock()
+				return nil
+			})
+			out, err := chains.Call(ctx, exec, map[string]any{"input": "clean up"}, stream)
+			if err = move.End(ctx, err); err != nil {
+				t.Fatal(err)
+			}
+			if got := out["output"]; got != final {
+				t.Errorf("output %q, want %q", got, final)
+			}
+			if in := shell.inputs(); len(in) != 0 {
+				t.Errorf("the tool ran %q", in)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if seen := client.String(); strings.Contains(seen, "Cleaning") || seen != final {
+				t.Errorf("the client saw %q; want only the replay's %q", seen, final)
+			}
+		})
+	}
+}
