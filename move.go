@@ -34,6 +34,7 @@ type Move struct {
 	firings   []Firing
 	ended     bool
 	vars      map[string]string // set by the host (SetVar), for the templates of fixes
+	facts     Facts             // the input and the tool record, what context atoms read (context.go)
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -69,6 +70,10 @@ func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (c
 	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
 	m.env = e.envBits(chatID, env)
 	m.nextEnv = m.env
+	m.facts.HasTools = true // the record starts whole and empty (context.go)
+	if in, ok := ctx.Value(inputKey{}).(string); ok {
+		m.facts.Input, m.facts.HasInput = in, true
+	}
 	// Bounded: a sick database must not hold the user's message. Past the bound the move
 	// goes on without the chat's state, as on any other store error.
 	loadCtx, cancel := context.WithTimeout(ctx, e.storeTimeout)
@@ -140,7 +145,9 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		// their regexp.
 		args.text = CompactArgs(input)
 		t = targetOf(args.text, tr.match, buf[:0])
+		t.facts = &m.facts // read under m.mu, before this call joins the record
 	}
+	ok := !toolFailed(ctx)
 	m.mu.Lock()
 	if m.ended {
 		m.mu.Unlock()
@@ -148,6 +155,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	}
 	if tr == nil && len(m.pending) == 0 {
 		m.ncalls++
+		m.recordToolLocked(tool, ok)
 		m.mu.Unlock()
 		return nil
 	}
@@ -172,9 +180,10 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 				continue
 			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
-			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Span: r.spanOn(&t, tr.match)}))
 		}
 	}
+	m.recordToolLocked(tool, ok) // after its rules: for them, "earlier" is before this call
 	if len(m.pending) > 0 {
 		out = append(out, m.pending...)
 		m.pending = nil
@@ -256,6 +265,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	}
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
+	t.facts = &m.facts // the record the tool rules saw, and every call since
 	m.judgeReplayLocked(awaiting, &t, false)
 	missed, shadowed := m.missedOn(&t)
 	if len(missed) == 0 && len(shadowed) == 0 {
@@ -293,7 +303,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
-		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Span: r.spanOn(&t, m.set.match)}
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {

@@ -341,7 +341,7 @@ func TestSeedFixes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st := j.Check(tt.answer); st != streamrules.StatusViolation {
+			if st := j.Check(tt.answer, nil).Status; st != streamrules.StatusViolation {
 				t.Fatalf("sample %q: %s, want a violation", tt.answer, st)
 			}
 			got, _, ok := j.Fix(tt.answer, tt.vars)
@@ -354,7 +354,7 @@ func TestSeedFixes(t *testing.T) {
 			if !ok || got != tt.want {
 				t.Errorf("Fix = %q, %v; want %q", got, ok, tt.want)
 			}
-			if st := j.Check(got); st != streamrules.StatusPass {
+			if st := j.Check(got, nil).Status; st != streamrules.StatusPass {
 				t.Errorf("the fixed answer %q: %s, want pass", got, st)
 			}
 		})
