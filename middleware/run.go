@@ -9,6 +9,8 @@ import (
 	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/streamrules/streamrules"
 )
 
 // Run plays one move of chat chatID: it begins the move in the environments env, runs
@@ -20,7 +22,7 @@ import (
 // and Guard.Tools. Like chains.Run, it needs exactly one input key besides memory's.
 func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string, env ...string) (string, error) {
 	var out string
-	err := g.inMove(ctx, chatID, env, func(ctx context.Context) error {
+	err := g.inMove(streamrules.WithInput(ctx, input), chatID, env, func(ctx context.Context) error {
 		var err error
 		out, err = chains.Run(ctx, exec, input, g.runOptions(nil)...)
 		return err
@@ -33,12 +35,30 @@ func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string
 // replaces the client handler's streaming for this move.
 func (g *Guard) Call(ctx context.Context, exec chains.Chain, chatID string, inputs map[string]any, env []string, opts ...chains.ChainCallOption) (map[string]any, error) {
 	var out map[string]any
+	if in, ok := callInput(inputs); ok {
+		ctx = streamrules.WithInput(ctx, in)
+	}
 	err := g.inMove(ctx, chatID, env, func(ctx context.Context) error {
 		var err error
 		out, err = chains.Call(ctx, exec, inputs, g.runOptions(opts)...)
 		return err
 	})
 	return out, err
+}
+
+// callInput picks the user's message from a chain's inputs, as chainInput does: the
+// "input" key, else the one string value.
+func callInput(inputs map[string]any) (string, bool) {
+	if in, ok := inputs["input"].(string); ok {
+		return in, true
+	}
+	if len(inputs) == 1 {
+		for _, v := range inputs {
+			s, ok := v.(string)
+			return s, ok
+		}
+	}
+	return "", false
 }
 
 // inMove runs fn inside a move and ends it whatever happens: a panic in fn ends the move
