@@ -212,20 +212,21 @@ func (n *predNode) evalContext(t *target) bool {
 		}
 		return false
 	}
-	// edited_unchecked: the last successful edit comes after the last successful check.
-	lastEdit, lastCheck := -1, -1
-	for i, r := range f.Tools {
+	// edited_unchecked: some successful edit has no successful check after it. A call of
+	// a tool in both lists checks the edits before it, and is an edit of its own.
+	unchecked := false
+	for _, r := range f.Tools {
 		if !r.OK {
 			continue
 		}
-		if slices.Contains(n.atom.edits, r.Tool) {
-			lastEdit = i
-		}
 		if slices.Contains(n.atom.checks, r.Tool) {
-			lastCheck = i
+			unchecked = false
+		}
+		if slices.Contains(n.atom.edits, r.Tool) {
+			unchecked = true
 		}
 	}
-	return lastEdit >= 0 && lastCheck < lastEdit
+	return unchecked
 }
 
 // ---- the move's input and tool record ----
