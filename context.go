@@ -229,6 +229,38 @@ func (n *predNode) evalContext(t *target) bool {
 	return unchecked
 }
 
+// requiredPattern returns a pattern of the group's matcher without whose match the rule
+// cannot fire, or -1: the first one found in its applies_when, else in its condition tree
+// (an all_of needs each child, a contains/starts/ends node its pattern). missedOn then
+// looks at the rule only when that pattern matched, as at a plain rule: so a rule like
+// all_of[contains "Audio saved:", not_ tool_succeeded] costs nothing on an answer without
+// its literal, and its context atom is never reached there. Not for a negated rule.
+func (c *compiledRule) requiredPattern() int {
+	if c.applies != nil {
+		if p := c.applies.required(); p >= 0 {
+			return p
+		}
+	}
+	if c.cond != nil {
+		return c.cond.required()
+	}
+	return c.plain
+}
+
+func (n *predNode) required() int {
+	switch n.op {
+	case opMatch:
+		return n.pat
+	case opAll:
+		for i := range n.kids {
+			if p := n.kids[i].required(); p >= 0 {
+				return p
+			}
+		}
+	}
+	return -1
+}
+
 // ---- the move's input and tool record ----
 
 type inputKey struct{}

@@ -145,7 +145,7 @@ func (j *Judge) Check(text string, facts *Facts) Result {
 			return Result{Status: StatusNotApplicable}
 		}
 		if c.fires(&t) {
-			return Result{Status: StatusViolation, Span: c.spanOn(&t, j.match)}
+			return Result{Status: StatusViolation, Span: c.spanOn(&t, text, j.match)}
 		}
 		if t.unknown {
 			return Result{Status: StatusNotApplicable}
@@ -231,14 +231,21 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 func (s *ruleSet) indexText() {
 	s.textByPattern, s.textOthers = nil, nil
 	for _, r := range s.text {
-		if r.plain < 0 || r.Negate || r.applies != nil || r.own != nil {
+		pat := r.plain
+		if r.Negate || r.own != nil || (pat >= 0 && r.applies != nil) {
+			pat = -1
+		}
+		if pat < 0 && !r.Negate && r.own == nil {
+			pat = r.requiredPattern() // a tree that cannot hold without one pattern (context.go)
+		}
+		if pat < 0 {
 			s.textOthers = append(s.textOthers, r)
 			continue
 		}
-		for len(s.textByPattern) <= r.plain {
+		for len(s.textByPattern) <= pat {
 			s.textByPattern = append(s.textByPattern, nil)
 		}
-		s.textByPattern[r.plain] = append(s.textByPattern[r.plain], r)
+		s.textByPattern[pat] = append(s.textByPattern[pat], r)
 	}
 }
 

@@ -180,7 +180,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 				continue
 			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
-			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Span: r.spanOn(&t, tr.match)}))
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Span: r.spanOn(&t, args.text, tr.match)}))
 		}
 	}
 	m.recordToolLocked(tool, ok) // after its rules: for them, "earlier" is before this call
@@ -303,7 +303,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
-		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Span: r.spanOn(&t, m.set.match)}
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Span: r.spanOn(&t, text, m.set.match)}
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {

@@ -12,13 +12,15 @@ type Span struct {
 // the first contains/starts/ends node of its predicate, in tree order, whose pattern the
 // group's matcher found. Only firings pay for it: the regexp is run once more, on the
 // target only. An empty condition spans the whole target. nil for a negated plain condition and a tree with no matched regex atom.
-func (c *compiledRule) spanOn(t *target, m textMatcher) *Span {
+// text is t.text, passed apart: the regexp keeps its string, and taking it from t would
+// make the target's scratch (the caller's stack buffer of verdicts) escape to the heap.
+func (c *compiledRule) spanOn(t *target, text string, m textMatcher) *Span {
 	if c.own != nil || m == nil {
 		return nil
 	}
 	pat := -1
 	if c.cond == nil && c.Condition == "" && !c.Negate {
-		return &Span{Start: 0, End: len(t.text)} // an empty condition: the whole target fired it
+		return &Span{Start: 0, End: len(text)} // an empty condition: the whole target fired it
 	}
 	if c.cond == nil {
 		if !c.Negate && t.has(c.plain) {
@@ -30,7 +32,7 @@ func (c *compiledRule) spanOn(t *target, m textMatcher) *Span {
 	if pat < 0 || pat >= len(m.as) {
 		return nil
 	}
-	loc := m.spanRegexp(pat).FindStringIndex(t.text)
+	loc := m.spanRegexp(pat).FindStringIndex(text)
 	if loc == nil {
 		return nil
 	}
