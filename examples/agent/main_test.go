@@ -53,8 +53,8 @@ func seededNames(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Rules) != 6 {
-		t.Fatalf("seeds.Default() has %d rules, the session is written for 6", len(set.Rules))
+	if len(set.Rules) != 8 {
+		t.Fatalf("seeds.Default() has %d rules, the session is written for 8", len(set.Rules))
 	}
 	return set.Names()
 }
@@ -175,7 +175,7 @@ func TestOfflineSession(t *testing.T) {
 
 			// First run: seeds, and each seeded rule fires exactly once.
 			tr, out := playOffline(t, dsn)
-			if !strings.Contains(out, "seeded 6 rules now") {
+			if !strings.Contains(out, "seeded 8 rules now") {
 				t.Errorf("first run did not report seeding:\n%s", out)
 			}
 			db := readDB(t, dsn)
@@ -223,7 +223,7 @@ func TestOfflineSession(t *testing.T) {
 			// Second run on the same database: no seeding; local_shell_for_his_machine
 			// (once) stays silent, the others fire once more.
 			tr2, out2 := playOffline(t, dsn)
-			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 6 rules now") {
+			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 8 rules now") {
 				t.Errorf("second run seeded again:\n%s", out2)
 			}
 			db2 := readDB(t, dsn)
@@ -247,8 +247,8 @@ func TestOfflineSession(t *testing.T) {
 			if !strings.Contains(out2, `silent: local_shell_for_his_machine matched this shell call; repeat "once"`) {
 				t.Errorf("the once silence is not shown:\n%s", out2)
 			}
-			if got := tr2.Moves()[0].Number; got != 8 {
-				t.Errorf("second run starts at move %d, want 8 (the chat goes on)", got)
+			if got := tr2.Moves()[0].Number; got != 9 {
+				t.Errorf("second run starts at move %d, want 9 (the chat goes on)", got)
 			}
 			checkClientView(t, tr2)
 			if dir != "" {
@@ -316,8 +316,8 @@ func checkClientView(t *testing.T, tr *transcript) {
 			}
 		}
 	}
-	if discarded != 2 {
-		t.Errorf("%d discarded answers, want 2 (one per hard rule without a fix)", discarded)
+	if discarded != 3 {
+		t.Errorf("%d discarded answers, want 3 (one per hard rule without a fix)", discarded)
 	}
 	for _, bad := range []string{"![cat]", "can't see the picture", "👍\n↩"} {
 		if strings.Contains(client, bad) {
@@ -407,8 +407,8 @@ func TestRunLogLevelInfo(t *testing.T) {
 	if n := strings.Count(log, `msg="stream rule fired"`); n != 2 {
 		t.Errorf("%d soft firing lines, want 2:\n%s", n, log)
 	}
-	if n := strings.Count(log, `msg="stream rule fired on the answer"`); n != 4 {
-		t.Errorf("%d hard firing lines, want 4:\n%s", n, log)
+	if n := strings.Count(log, `msg="stream rule fired on the answer"`); n != 6 {
+		t.Errorf("%d hard firing lines, want 6:\n%s", n, log)
 	}
 	if !strings.Contains(stdout.String(), `chat "c1": new`) {
 		t.Errorf("-chat not used:\n%s", stdout.String())
@@ -748,8 +748,8 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
-	if len(stats.Rules) != 6 {
-		t.Errorf("stats list %d rules, want the 6 seeded ones: %+v", len(stats.Rules), stats)
+	if len(stats.Rules) != 8 {
+		t.Errorf("stats list %d rules, want the 8 seeded ones: %+v", len(stats.Rules), stats)
 	}
 	checkMetrics(t, strings.TrimSuffix(url, "/v1/stats")+"/metrics")
 
@@ -849,8 +849,8 @@ func checkMetrics(t *testing.T, url string) {
 		t.Fatalf("%s%v missing from %s", name, labels, url)
 		return 0
 	}
-	if v := value("streamrules_engine_rules_loaded"); v != 6 {
-		t.Errorf("rules loaded %v, want 6", v)
+	if v := value("streamrules_engine_rules_loaded"); v != 8 {
+		t.Errorf("rules loaded %v, want 8", v)
 	}
 	if v := value("streamrules_engine_reloads_total", "result", "ok"); v < 1 {
 		t.Errorf("reloads %v, want the first load at least", v)

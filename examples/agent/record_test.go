@@ -47,7 +47,7 @@ func TestSessionTranscriptReplays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := 7 * run; rep.Moves != want {
+		if want := 8 * run; rep.Moves != want {
 			t.Errorf("run %d: the transcript holds %d moves, want %d", run, rep.Moves, want)
 		}
 		stats := dbStats(t, dsn)
