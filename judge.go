@@ -324,8 +324,9 @@ func (s *ruleSet) ruleByName(name string) *compiledRule {
 }
 
 // recordFixedLocked marks the repaired rules fired and records their firings with outcome
-// fixed and the diff from the draft to the repaired text. Caller holds m.mu.
-func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule) []Firing {
+// fixed and the diff from the draft to the repaired text; t is the draft as judged, for
+// each firing's span. Caller holds m.mu.
+func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule, t *target) []Firing {
 	diff := Diff(draft, repaired)
 	if m.fired == nil {
 		m.fired = map[string]bool{}
@@ -333,7 +334,7 @@ func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule) 
 	out := make([]Firing, 0, len(fixed))
 	for _, r := range fixed {
 		m.fired[r.Name] = true
-		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeFixed, Diff: diff}))
+		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeFixed, Diff: diff, Span: r.spanOn(t, draft, m.set.match)}))
 	}
 	return out
 }

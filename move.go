@@ -280,9 +280,9 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	// A repair that still misses a rule is thrown away with the answer while a retry is
 	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
 	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
-		fired = m.recordFixedLocked(text, repaired, fixed)
+		fired = m.recordFixedLocked(text, repaired, fixed, &t)
 		if len(missed) == 0 {
-			fired = append(fired, m.wouldFireLocked(shadowed)...)
+			fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
 			m.mu.Unlock()
 			m.announce(ctx, fired)
 			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
@@ -312,7 +312,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 		}
 		fired = append(fired, m.record(f))
 	}
-	fired = append(fired, m.wouldFireLocked(shadowed)...)
+	fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
 	m.mu.Unlock()
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")

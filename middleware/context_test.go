@@ -141,6 +141,9 @@ func TestContextUnbackedToolClaim(t *testing.T) {
 			if len(firings) != 1 || firings[0].Outcome != streamrules.OutcomeFixed {
 				t.Fatalf("firings %+v, want one fixed", firings)
 			}
+			if sp := firings[0].Span; sp == nil || claim[sp.Start:sp.End] != "Audio saved:" {
+				t.Errorf("span %+v, want the claim's words", sp)
+			}
 		})
 	}
 }

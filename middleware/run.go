@@ -13,7 +13,8 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-// Run plays one move of chat chatID: it begins the move in the environments env, runs
+// Run plays one move of chat chatID: it begins the move in the environments env, with
+// input as the move's input (what input_contains_regex reads), runs
 // exec on input with the client handler's streaming (see Config.Callbacks), and ends the
 // move, which counts it and writes its firings. It returns the answer, and the run's
 // error joined with the store's (errors.Is finds either; the run's comes first).
@@ -31,6 +32,7 @@ func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string
 }
 
 // Call is Run for a chain with several inputs or outputs, as chains.Call is to chains.Run.
+// The move's input is inputs["input"], or the one input when there is only one string.
 // Options given here come after the guard's own, so a chains.WithStreamingFunc of yours
 // replaces the client handler's streaming for this move.
 func (g *Guard) Call(ctx context.Context, exec chains.Chain, chatID string, inputs map[string]any, env []string, opts ...chains.ChainCallOption) (map[string]any, error) {
