@@ -132,7 +132,10 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // ToolReminders records a tool call and returns the reminders its result gets in the prompt
 // copy, in rule-name order: the tool's soft rules that fire on its arguments, and the
 // reminders of text rules missed after the retry ceiling earlier in this move.
-// A tool with no rules and nothing pending costs a map lookup and no allocation.
+// The call joins the move's tool record after its rules are judged (they see the calls
+// before it), failed if ctx is a call marked with MarkToolFailed.
+// A tool with no rules and nothing pending costs a map lookup, a context lookup and an
+// append to the record (which allocates only as it grows).
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
 	defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil)
