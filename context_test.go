@@ -210,6 +210,9 @@ func contextBenchRules(n int) []Rule {
 // TestContextRulesNoAlloc: a hard check that reaches no context atom allocates nothing
 // for the context rules.
 func TestContextRulesNoAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	text := multimatch.RealisticText(4096, 4096, "")
 	fx := newFixture(t, contextBenchRules(50), nil)
 	ctx, m := fx.eng.BeginMove(context.Background(), "c")
