@@ -59,6 +59,18 @@
 // package stays free of a shell parser; with no reader, shell rules are skipped and named
 // in the load summary, never matched raw.
 //
+// # Context: the user's message and the move's tools
+//
+// Context atoms read the move instead of the target: input_contains_regex and
+// input_not_contains_regex the move's user input ([WithInput], [Move.SetInput]);
+// tool_called, tool_succeeded and tool_failed, and edited_unchecked {edits, checks}, the
+// move's tool record ([Move.ToolRecord]): each call's tool and whether it returned
+// normally, in order, kept in the move only and never stored. A call fails when its Call
+// returns an error ([Move.ToolError]) or when the tool marks its output with
+// [MarkToolFailed]. The atoms are evaluated only when a tree reaches them; a verdict that
+// reaches context it was not given does not fire ([Judge.Check] with [Facts] says
+// not_applicable). A [Firing]'s Span is where its first matched regex atom matched.
+//
 // # Rolling a rule out
 //
 // A rule with Shadow set (or every rule, with Config.Shadow) is watched, not enforced: it

@@ -66,7 +66,9 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 
 // fires reports whether the rule fires on a target the group's matcher has judged:
 // it applies there, and its condition holds (or, negated, does not).
+// A verdict that reached context the target was not given (t.unknown) does not fire.
 func (c *compiledRule) fires(t *target) bool {
+	t.unknown = false
 	if c.applies != nil && !c.applies.eval(t) {
 		return false
 	}
@@ -76,7 +78,7 @@ func (c *compiledRule) fires(t *target) bool {
 	} else {
 		hit = t.has(c.plain)
 	}
-	return hit != c.Negate
+	return hit != c.Negate && !t.unknown
 }
 
 // firesOnArgs is fires for a tool call's compact-JSON arguments: a field rule judges each
@@ -91,7 +93,7 @@ func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
 	}
 	var buf [16]int
 	for _, v := range args.values(c.path) {
-		t := target{text: v, matched: c.own.Match(v, buf[:0])}
+		t := target{text: v, matched: c.own.Match(v, buf[:0]), facts: group.facts}
 		if c.fires(&t) {
 			return true
 		}
@@ -156,19 +158,47 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, analysisCache{}, nil, nil)}, nil
 }
 
+// Result is a Judge's verdict on one target.
+type Result struct {
+	Status Status
+	// Span is where the rule's first matched regex atom matched the target, in bytes, on a
+	// violation; nil otherwise (see Firing.Span).
+	Span *Span
+}
+
 // Check returns the rule's verdict on target: for a tool rule, target is the call's
-// arguments (compact JSON, or the field's values when the rule has a field).
-func (j *Judge) Check(target string) Status {
+// arguments (compact JSON, or the field's values when the rule has a field). facts is
+// what context atoms read (the move's input and its tool record before the target); a
+// verdict that needs context facts does not give is StatusNotApplicable, never a pass.
+// nil facts gives none: a rule without context atoms does not need it.
+func (j *Judge) Check(text string, facts *Facts) Result {
 	var buf [16]int
-	t := targetOf(target, j.match, buf[:0])
+	t := targetOf(text, j.match, buf[:0])
+	t.facts = facts
 	c := j.rule
-	if c.own == nil && c.applies != nil && !c.applies.eval(&t) {
-		return StatusNotApplicable
+	if c.own == nil {
+		if c.applies != nil && (!c.applies.eval(&t) || t.unknown) {
+			return Result{Status: StatusNotApplicable}
+		}
+		if c.fires(&t) {
+			return Result{Status: StatusViolation, Span: c.spanOn(&t, text, j.match)}
+		}
+		if t.unknown {
+			return Result{Status: StatusNotApplicable}
+		}
+		return Result{Status: StatusPass}
 	}
-	if c.firesOnArgs(&t, &callArgs{text: target}) {
-		return StatusViolation
+	args := callArgs{text: text}
+	for _, v := range args.values(c.path) {
+		vt := target{text: v, matched: c.own.Match(v, buf[:0]), facts: facts}
+		if c.fires(&vt) {
+			return Result{Status: StatusViolation}
+		}
+		if vt.unknown {
+			return Result{Status: StatusNotApplicable}
+		}
 	}
-	return StatusPass
+	return Result{Status: StatusPass}
 }
 
 // Fix applies the rule's fix to target with the move variables vars and returns the
@@ -196,6 +226,7 @@ func targetOf(text string, m textMatcher, buf []int) target {
 func (m *Move) missedLocked(text string) []*compiledRule {
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
+	t.facts = &m.facts
 	missed, _ := m.missedOn(&t)
 	return missed
 }
@@ -236,14 +267,21 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 func (s *ruleSet) indexText() {
 	s.textByPattern, s.textOthers = nil, nil
 	for _, r := range s.text {
-		if r.plain < 0 || r.Negate || r.applies != nil || r.own != nil {
+		pat := r.plain
+		if r.Negate || r.own != nil || (pat >= 0 && r.applies != nil) {
+			pat = -1
+		}
+		if pat < 0 && !r.Negate && r.own == nil {
+			pat = r.requiredPattern() // a tree that cannot hold without one pattern (context.go)
+		}
+		if pat < 0 {
 			s.textOthers = append(s.textOthers, r)
 			continue
 		}
-		for len(s.textByPattern) <= r.plain {
+		for len(s.textByPattern) <= pat {
 			s.textByPattern = append(s.textByPattern, nil)
 		}
-		s.textByPattern[r.plain] = append(s.textByPattern[r.plain], r)
+		s.textByPattern[pat] = append(s.textByPattern[pat], r)
 	}
 }
 
@@ -325,8 +363,9 @@ func (s *ruleSet) ruleByName(name string) *compiledRule {
 }
 
 // recordFixedLocked marks the repaired rules fired and records their firings with outcome
-// fixed and the diff from the draft to the repaired text. Caller holds m.mu.
-func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule) []Firing {
+// fixed and the diff from the draft to the repaired text; t is the draft as judged, for
+// each firing's span. Caller holds m.mu.
+func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule, t *target) []Firing {
 	diff := Diff(draft, repaired)
 	if m.fired == nil {
 		m.fired = map[string]bool{}
@@ -334,7 +373,7 @@ func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule) 
 	out := make([]Firing, 0, len(fixed))
 	for _, r := range fixed {
 		m.fired[r.Name] = true
-		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeFixed, Diff: diff}))
+		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeFixed, Diff: diff, Span: r.spanOn(t, draft, m.set.match)}))
 	}
 	return out
 }

@@ -38,6 +38,7 @@ type Move struct {
 	// after the ceiling: their firing's outcome is already "refused", so the refusal that
 	// follows records no second firing (gate.go).
 	claimed map[string]int
+	facts   Facts // the input and the tool record, what context atoms read (context.go)
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -73,6 +74,10 @@ func (e *Engine) BeginMove(ctx context.Context, chatID string, env ...string) (c
 	m := &Move{eng: e, set: e.rules.Load(), chatID: chatID}
 	m.env = e.envBits(chatID, env)
 	m.nextEnv = m.env
+	m.facts.HasTools = true // the record starts whole and empty (context.go)
+	if in, ok := ctx.Value(inputKey{}).(string); ok {
+		m.facts.Input, m.facts.HasInput = in, true
+	}
 	// Bounded: a sick database must not hold the user's message. Past the bound the move
 	// goes on without the chat's state, as on any other store error.
 	loadCtx, cancel := context.WithTimeout(ctx, e.storeTimeout)
@@ -131,7 +136,10 @@ func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
 // ToolReminders records a tool call and returns the reminders its result gets in the prompt
 // copy, in rule-name order: the tool's soft rules that fire on its arguments, and the
 // reminders of text rules missed after the retry ceiling earlier in this move.
-// A tool with no rules and nothing pending costs a map lookup and no allocation.
+// The call joins the move's tool record after its rules are judged (they see the calls
+// before it), failed if ctx is a call marked with MarkToolFailed.
+// A tool with no rules and nothing pending costs a map lookup, a context lookup and an
+// append to the record (which allocates only as it grows).
 // After End the move is over: nothing fires, nothing is recorded, nil is returned.
 func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder {
 	defer m.eng.checked(ModeRemind, m.eng.checkStart(), nil)
@@ -144,7 +152,9 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		// their regexp.
 		args.text = CompactArgs(input)
 		t = targetOf(args.text, tr.match, buf[:0])
+		t.facts = &m.facts // read under m.mu, before this call joins the record
 	}
+	ok := !toolFailed(ctx)
 	m.mu.Lock()
 	if m.ended {
 		m.mu.Unlock()
@@ -152,6 +162,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	}
 	if tr == nil && len(m.pending) == 0 {
 		m.ncalls++
+		m.recordToolLocked(tool, ok)
 		m.mu.Unlock()
 		return nil
 	}
@@ -179,9 +190,10 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 				continue
 			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
-			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Span: r.spanOn(&t, args.text, tr.match)}))
 		}
 	}
+	m.recordToolLocked(tool, ok) // after its rules: for them, "earlier" is before this call
 	if len(m.pending) > 0 {
 		out = append(out, m.pending...)
 		m.pending = nil
@@ -263,6 +275,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	}
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
+	t.facts = &m.facts // the record the tool rules saw, and every call since
 	m.judgeReplayLocked(awaiting, &t, false)
 	missed, shadowed := m.missedOn(&t)
 	if len(missed) == 0 && len(shadowed) == 0 {
@@ -277,9 +290,9 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	// A repair that still misses a rule is thrown away with the answer while a retry is
 	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
 	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
-		fired = m.recordFixedLocked(text, repaired, fixed)
+		fired = m.recordFixedLocked(text, repaired, fixed, &t)
 		if len(missed) == 0 {
-			fired = append(fired, m.wouldFireLocked(shadowed)...)
+			fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
 			m.mu.Unlock()
 			m.announce(ctx, fired)
 			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
@@ -310,7 +323,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
-		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Span: r.spanOn(&t, text, m.set.match)}
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {
@@ -319,7 +332,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 		}
 		fired = append(fired, m.record(f))
 	}
-	fired = append(fired, m.wouldFireLocked(shadowed)...)
+	fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
 	m.mu.Unlock()
 	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")

@@ -26,16 +26,24 @@ import (
 //
 // A tree is immutable once it is in a Rule: the engine and Rule copies share it.
 type Predicate struct {
-	ContainsRegex    string      `json:"contains_regex,omitempty"`
-	NotContainsRegex string      `json:"not_contains_regex,omitempty"`
-	StartsWithRegex  string      `json:"starts_with_regex,omitempty"`
-	EndsWithRegex    string      `json:"ends_with_regex,omitempty"`
-	MaxWords         *int        `json:"max_words,omitempty"`
-	MinWords         *int        `json:"min_words,omitempty"`
-	MaxChars         *int        `json:"max_chars,omitempty"`
-	AllOf            []Predicate `json:"all_of,omitempty"`
-	AnyOf            []Predicate `json:"any_of,omitempty"`
-	Not              *Predicate  `json:"not_,omitempty"`
+	ContainsRegex    string `json:"contains_regex,omitempty"`
+	NotContainsRegex string `json:"not_contains_regex,omitempty"`
+	StartsWithRegex  string `json:"starts_with_regex,omitempty"`
+	EndsWithRegex    string `json:"ends_with_regex,omitempty"`
+	MaxWords         *int   `json:"max_words,omitempty"`
+	MinWords         *int   `json:"min_words,omitempty"`
+	MaxChars         *int   `json:"max_chars,omitempty"`
+	// Context atoms (context.go): the move's user input and its tool record, not the target.
+	InputContainsRegex    string           `json:"input_contains_regex,omitempty"`
+	InputNotContainsRegex string           `json:"input_not_contains_regex,omitempty"`
+	ToolCalled            string           `json:"tool_called,omitempty"`
+	ToolSucceeded         string           `json:"tool_succeeded,omitempty"`
+	ToolFailed            string           `json:"tool_failed,omitempty"`
+	EditedUnchecked       *EditedUnchecked `json:"edited_unchecked,omitempty"`
+	// ---- end of context atoms ----
+	AllOf []Predicate `json:"all_of,omitempty"`
+	AnyOf []Predicate `json:"any_of,omitempty"`
+	Not   *Predicate  `json:"not_,omitempty"`
 }
 
 // Limits on a predicate tree, enforced by Validate. A tree is data a master types or a
@@ -74,6 +82,7 @@ func (p *Predicate) keys() []string {
 	add(p.MaxWords != nil, "max_words")
 	add(p.MinWords != nil, "min_words")
 	add(p.MaxChars != nil, "max_chars")
+	p.contextKeys(add) // context.go
 	add(p.AllOf != nil, "all_of")
 	add(p.AnyOf != nil, "any_of")
 	add(p.Not != nil, "not_")
@@ -113,6 +122,8 @@ func (p *Predicate) write(b *strings.Builder) {
 		fmt.Fprintf(b, "min_words(%d)", *p.MinWords)
 	case p.MaxChars != nil:
 		fmt.Fprintf(b, "max_chars(%d)", *p.MaxChars)
+	case p.isContext():
+		p.writeContext(b) // context.go
 	case p.AllOf != nil:
 		list("all_of", p.AllOf)
 	case p.AnyOf != nil:
@@ -145,7 +156,7 @@ func (p *Predicate) validate(path string, depth int, nodes *int, check func(fiel
 	keys := p.keys()
 	switch len(keys) {
 	case 0:
-		return invalid(path, "empty node: it needs one of contains_regex, not_contains_regex, starts_with_regex, ends_with_regex, max_words, min_words, max_chars, all_of, any_of, not_")
+		return invalid(path, "empty node: it needs one of contains_regex, not_contains_regex, starts_with_regex, ends_with_regex, max_words, min_words, max_chars, "+contextAtomNames+", all_of, any_of, not_")
 	case 1:
 	default:
 		return invalid(path, "a node has one key, this one has %s (combine them with all_of)", strings.Join(keys, " and "))
@@ -184,6 +195,8 @@ func (p *Predicate) validate(path string, depth int, nodes *int, check func(fiel
 		return count(*p.MinWords)
 	case p.MaxChars != nil:
 		return count(*p.MaxChars)
+	case p.isContext():
+		return p.validateContext(at, check) // context.go
 	case p.AllOf != nil:
 		return kids(p.AllOf)
 	case p.AnyOf != nil:
@@ -216,6 +229,13 @@ const (
 	opAll
 	opAny
 	opNot
+	// context atoms (context.go): never in the group's matcher, evaluated when reached
+	opInputMatch
+	opInputNoMatch
+	opToolCalled
+	opToolSucceeded
+	opToolFailed
+	opEditedUnchecked
 )
 
 // predNode is a compiled Predicate. Its regexes live in the matcher of the rule group the
@@ -226,6 +246,7 @@ type predNode struct {
 	pat  int // opMatch, opNoMatch: index in the group's patterns
 	n    int // opMaxWords, opMinWords, opMaxChars
 	kids []predNode
+	atom *contextAtom // the context atoms' operands (context.go)
 }
 
 // patterns collects a rule group's regexes for one matcher, each distinct one once.
@@ -265,6 +286,8 @@ func compilePredicate(p *Predicate, ps *patterns) predNode {
 		return predNode{op: opMinWords, n: *p.MinWords}
 	case p.MaxChars != nil:
 		return predNode{op: opMaxChars, n: *p.MaxChars}
+	case p.isContext():
+		return compileContext(p) // context.go
 	}
 	op, list := opAll, p.AllOf
 	switch {
@@ -287,7 +310,7 @@ func regexesOf(r *Rule, add func(string)) {
 	add(r.Condition)
 	var walk func(p *Predicate)
 	walk = func(p *Predicate) {
-		for _, re := range []string{p.ContainsRegex, p.NotContainsRegex, p.StartsWithRegex, p.EndsWithRegex} {
+		for _, re := range []string{p.ContainsRegex, p.NotContainsRegex, p.StartsWithRegex, p.EndsWithRegex, p.InputContainsRegex, p.InputNotContainsRegex} {
 			if re != "" {
 				add(re)
 			}
@@ -325,6 +348,8 @@ type target struct {
 	words   int
 	chars   int
 	counted bool
+	facts   *Facts // what context atoms read (context.go); nil: none given
+	unknown bool   // a context atom reached context the judge was not given
 }
 
 func (t *target) has(pat int) bool {
@@ -390,8 +415,11 @@ func (n *predNode) eval(t *target) bool {
 			}
 		}
 		return false
+	case opNot:
+		return !n.kids[0].eval(t)
 	}
-	return !n.kids[0].eval(t)
+	return n.evalContext(t) // context.go
+
 }
 
 // validateTree checks the wave-2 fields of a rule: its predicate and applies_when trees,

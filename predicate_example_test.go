@@ -23,11 +23,11 @@ func ExampleJudge() {
 		panic(err)
 	}
 	draft := "```python\nprint(1)\n```\nThat prints 1."
-	fmt.Println(j.Check("```python\nprint(1)\n```"))
-	fmt.Println(j.Check("No code here."))
-	fmt.Println(j.Check(draft))
+	fmt.Println(j.Check("```python\nprint(1)\n```", nil).Status)
+	fmt.Println(j.Check("No code here.", nil).Status)
+	fmt.Println(j.Check(draft, nil).Status)
 	fixed, diff, ok := j.Fix(draft, nil)
-	fmt.Println(ok, j.Check(fixed), diff)
+	fmt.Println(ok, j.Check(fixed, nil).Status, diff)
 	// Output:
 	// pass
 	// not_applicable

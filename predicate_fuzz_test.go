@@ -64,12 +64,12 @@ func checkAgainstNaive(t *testing.T, p Predicate, text string) {
 	if err != nil {
 		t.Fatalf("tree %s does not validate: %v", p.String(), err)
 	}
-	if got := j.Check(text) == StatusViolation; got != want {
+	if got := j.Check(text, nil).Status == StatusViolation; got != want {
 		t.Fatalf("tree %s on %q: engine %v, naive %v", p.String(), text, got, want)
 	}
 	r := textRule("scoped", "")
 	r.AppliesWhen = &p
-	if got := mustJudge(t, r).Check(text) != StatusNotApplicable; got != want {
+	if got := mustJudge(t, r).Check(text, nil).Status != StatusNotApplicable; got != want {
 		t.Fatalf("applies_when %s on %q: engine %v, naive %v", p.String(), text, got, want)
 	}
 }

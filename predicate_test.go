@@ -110,12 +110,12 @@ func TestPredicateNodes(t *testing.T) {
 			if tt.want {
 				want = StatusViolation
 			}
-			if got := mustJudge(t, treeTextRule(tt.p)).Check(tt.text); got != want {
+			if got := mustJudge(t, treeTextRule(tt.p)).Check(tt.text, nil).Status; got != want {
 				t.Errorf("%s on %q = %s, want %s", tt.p.String(), tt.text, got, want)
 			}
 			neg := treeTextRule(tt.p)
 			neg.Negate = true
-			if got := mustJudge(t, neg).Check(tt.text); (got == StatusViolation) == tt.want {
+			if got := mustJudge(t, neg).Check(tt.text, nil).Status; (got == StatusViolation) == tt.want {
 				t.Errorf("negated %s on %q = %s", tt.p.String(), tt.text, got)
 			}
 		})
@@ -136,7 +136,7 @@ func TestAppliesWhen(t *testing.T) {
 		"```python\nx\n``` Assumption: valid":  StatusPass,
 		"no code here at all":                  StatusNotApplicable,
 	} {
-		if got := j.Check(text); got != want {
+		if got := j.Check(text, nil).Status; got != want {
 			t.Errorf("Check(%q) = %s, want %s", text, got, want)
 		}
 	}

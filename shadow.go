@@ -22,12 +22,12 @@ package streamrules
 const msgWouldFire = "stream rule would fire"
 
 // wouldFireLocked records a would-fire of each shadowed text rule the answer missed.
-// Caller holds m.mu.
-func (m *Move) wouldFireLocked(shadowed []*compiledRule) []Firing {
+// t is the answer as judged (text its text), for each firing's span. Caller holds m.mu.
+func (m *Move) wouldFireLocked(shadowed []*compiledRule, t *target, text string) []Firing {
 	var out []Firing
 	for _, r := range shadowed {
 		m.fired[r.Name] = true
-		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeShadow}))
+		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeShadow, Span: r.spanOn(t, text, m.set.match)}))
 	}
 	return out
 }

@@ -59,7 +59,11 @@ type Firing struct {
 	// Outcome is what came of the firing; empty until the move decides it.
 	Outcome Outcome `json:"outcome,omitempty" db:"outcome"`
 	// Diff is what a fix changed in the answer, line by line (outcome fixed); nil otherwise.
-	Diff []Change  `json:"diff,omitempty" db:"-"`
+	Diff []Change `json:"diff,omitempty" db:"-"`
+	// Span is where the rule's first matched regex atom matched its target (the answer,
+	// or the call's compact-JSON arguments), in bytes; nil when none did (a negated
+	// condition, a tree of counts or context atoms, a field rule). Not stored.
+	Span *Span     `json:"span,omitempty" db:"-"`
 	At   time.Time `json:"at" db:"fired_at"`
 }
 

@@ -75,6 +75,13 @@ func (a *guardedAgent) Plan(
 ) ([]schema.AgentAction, *schema.AgentFinish, error) {
 	ctx = withAnswerFormat(ctx, a.format)
 	if m := streamrules.MoveFrom(ctx); m != nil {
+		if _, ok := m.Input(); !ok {
+			// The stock wiring (BeginMove, then chains.Run) gives the move no input:
+			// the chain's input is it, for input_contains_regex.
+			if in, ok := chainInput(inputs); ok {
+				m.SetInput(in)
+			}
+		}
 		calls, total := m.ToolCalls()
 		var ins *callbacks.Inserted
 		// A text agent's scratchpad carries each step's log (the model's own thought) back
@@ -90,6 +97,20 @@ func (a *guardedAgent) Plan(
 		inputs = neutralizeInputs(inputs)
 	}
 	return a.Agent.Plan(ctx, steps, inputs, options...)
+}
+
+// chainInput picks the user's message from an agent's inputs: the "input" key, which the
+// stock agents and chains.Run use, else the one value when there is only one.
+func chainInput(inputs map[string]string) (string, bool) {
+	if in, ok := inputs["input"]; ok {
+		return in, true
+	}
+	if len(inputs) == 1 {
+		for _, v := range inputs {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // spliceSteps returns steps with each observation laid out for the prompt and, with textLog,

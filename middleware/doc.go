@@ -23,6 +23,13 @@
 //     tool's name and compact-JSON input), sends HandleToolStart/HandleToolEnd with the
 //     clean output to Config.Callbacks, and hands the executor the clean output: the
 //     executor's intermediate steps, memory and callbacks never see a reminder.
+//     Every call inside a move joins the move's tool record, failed when Call returned an
+//     error or the tool called streamrules.MarkToolFailed(ctx) (the one way to say an
+//     output is a failure), for the rules' tool_succeeded, tool_failed and
+//     edited_unchecked atoms.
+//   - Run and Call give the move its input (the chain's input value), what
+//     input_contains_regex reads; with the stock BeginMove + chains.Run the agent wrapper
+//     takes it from the chain's input ("input", or the only key) at the first Plan.
 //   - The agent wrapper's Plan lays each call's reminders onto a copy of the intermediate
 //     steps, which only the prompt sees. This works for every agent: OpenAIFunctionsAgent
 //     sends observations as role=tool messages; MRKL and conversational agents put them

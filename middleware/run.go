@@ -9,9 +9,12 @@ import (
 	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/streamrules/streamrules"
 )
 
-// Run plays one move of chat chatID: it begins the move in the environments env, runs
+// Run plays one move of chat chatID: it begins the move in the environments env, with
+// input as the move's input (what input_contains_regex reads), runs
 // exec on input with the client handler's streaming (see Config.Callbacks), and ends the
 // move, which counts it and writes its firings. It returns the answer, and the run's
 // error joined with the store's (errors.Is finds either; the run's comes first).
@@ -20,7 +23,7 @@ import (
 // and Guard.Tools. Like chains.Run, it needs exactly one input key besides memory's.
 func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string, env ...string) (string, error) {
 	var out string
-	err := g.inMove(ctx, chatID, env, func(ctx context.Context) error {
+	err := g.inMove(streamrules.WithInput(ctx, input), chatID, env, func(ctx context.Context) error {
 		var err error
 		out, err = chains.Run(ctx, exec, input, g.runOptions(nil)...)
 		return err
@@ -29,16 +32,35 @@ func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string
 }
 
 // Call is Run for a chain with several inputs or outputs, as chains.Call is to chains.Run.
+// The move's input is inputs["input"], or the one input when there is only one string.
 // Options given here come after the guard's own, so a chains.WithStreamingFunc of yours
 // replaces the client handler's streaming for this move.
 func (g *Guard) Call(ctx context.Context, exec chains.Chain, chatID string, inputs map[string]any, env []string, opts ...chains.ChainCallOption) (map[string]any, error) {
 	var out map[string]any
+	if in, ok := callInput(inputs); ok {
+		ctx = streamrules.WithInput(ctx, in)
+	}
 	err := g.inMove(ctx, chatID, env, func(ctx context.Context) error {
 		var err error
 		out, err = chains.Call(ctx, exec, inputs, g.runOptions(opts)...)
 		return err
 	})
 	return out, err
+}
+
+// callInput picks the user's message from a chain's inputs, as chainInput does: the
+// "input" key, else the one string value.
+func callInput(inputs map[string]any) (string, bool) {
+	if in, ok := inputs["input"].(string); ok {
+		return in, true
+	}
+	if len(inputs) == 1 {
+		for _, v := range inputs {
+			s, ok := v.(string)
+			return s, ok
+		}
+	}
+	return "", false
 }
 
 // inMove runs fn inside a move and ends it whatever happens: a panic in fn ends the move

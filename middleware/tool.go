@@ -19,6 +19,12 @@ type guardedTool struct {
 // matched against its name and compact-JSON input), tool start/end events with the clean
 // output go to the configured callbacks, and the executor receives the clean output.
 // Errors pass through unchanged. Outside a move the call passes straight through.
+//
+// Inside a move every call joins the move's tool record, what the context atoms
+// tool_called, tool_succeeded, tool_failed and edited_unchecked read: failed when its
+// Call returned an error, or when the tool called streamrules.MarkToolFailed with the
+// context its Call got (an output that is a failure without being a Go error); succeeded
+// otherwise.
 func (g *Guard) Tool(t tools.Tool) tools.Tool {
 	if gt, ok := t.(*guardedTool); ok && gt.g == g {
 		return t
@@ -40,14 +46,21 @@ func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
 	if cb != nil {
 		cb.HandleToolStart(ctx, input)
 	}
+	m := streamrules.MoveFrom(ctx)
+	if m != nil {
+		ctx = streamrules.WithToolCall(ctx) // where the tool may MarkToolFailed this call
+	}
 	out, err := t.Tool.Call(ctx, input)
 	if err != nil {
+		if m != nil {
+			m.ToolError(t.Tool.Name())
+		}
 		if cb != nil {
 			cb.HandleToolError(ctx, err)
 		}
 		return out, err
 	}
-	if m := streamrules.MoveFrom(ctx); m != nil {
+	if m != nil {
 		m.ToolReminders(ctx, t.Tool.Name(), input)
 	}
 	if cb != nil {

@@ -24,9 +24,21 @@
 //   - env: the environments that held in the move (telegram, client_ops, master, trusted,
 //     picture, or names given in Options.Environments). A name the engine does not know
 //     is ignored, as it would be live, and listed in Report.UnknownEnv.
+//   - input: the user's message that began the move (the chain's input), what a rule's
+//     input_contains_regex reads. Absent: not known, and a verdict that needs it is
+//     not applicable (the rule does not fire, and counts in not_applicable when the atom
+//     is in its applies_when).
 //   - tools: the move's tool calls in order; args is the input the tool received (a
-//     JSON object written as a string, as the model sent it; an object is accepted too).
+//     JSON object written as a string, as the model sent it; an object is accepted too);
+//     ok is false for a call that failed (a Go error, or an output the host marked with
+//     streamrules.MarkToolFailed), absent or true otherwise. The calls are also the move's
+//     tool record, what tool_called, tool_succeeded, tool_failed and edited_unchecked
+//     read: every call comes before the answer; a tool rule sees the calls before its own.
 //   - answer: the move's final answer (see below for which one, when rules were live).
+//
+// A line with all of them:
+//
+//	{"chat":"dev-1","input":"Add a test for parse.","tools":[{"name":"write_file","args":"{\"path\":\"a_test.go\"}"},{"name":"run_tests","args":"{}","ok":false}],"answer":"Done."}
 //
 // Unknown fields are an error, so a misspelt "anwser" is not read as an empty answer,
 // and so are what a rule file refuses (package rulefile checks both): a key twice, a key

@@ -30,6 +30,8 @@ func FuzzParseMove(f *testing.F) {
 	f.Add([]byte(`{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"…"}`))
 	f.Add([]byte(`{"chat":"c","tools":[{"name":"write_file","args":{"path": "a"}}],"answer":"<b>&amp;</b>"}`))
 	f.Add([]byte(`{"chat":"c","tools":[{"name":"x","args":null},{"name":"y","args":[1, 2]}]}`))
+	f.Add([]byte(`{"chat":"c","input":"","tools":[{"name":"run_tests","args":"{}","ok":false},{"name":"x","args":"","ok":true}],"answer":"Done."}`))
+	f.Add([]byte(`{"chat":"c","tools":[{"name":"x","args":"","ok":"no"}]}`))
 	f.Add([]byte(`{"chat":"c","anwser":"x"}`))
 	f.Add([]byte(`{"chat":"c"} {}`))
 	f.Add([]byte(`{"chat":"\u0000","answer":"\ud800"}`))

@@ -50,9 +50,12 @@ type openAIMessage struct {
 	Content      json.RawMessage `json:"content"` // a string, an array of parts, or null
 	ToolCalls    []openAICall    `json:"tool_calls"`
 	FunctionCall *openAIFunction `json:"function_call"` // the legacy form
+	ToolCallID   string          `json:"tool_call_id"`  // a "tool" message: the call it answers
+	OK           *bool           `json:"ok"`            // a "tool" message: false when the host logged a failure
 }
 
 type openAICall struct {
+	ID       string         `json:"id"`
 	Function openAIFunction `json:"function"`
 }
 
@@ -104,8 +107,12 @@ func (m openAIMessage) text() (string, error) {
 // A call's messages, with the response's message after them, are the chat so far. Each
 // "user" message opens a move; the "tool_calls" (or the legacy "function_call") of the
 // "assistant" messages after it are its tools, with their "arguments" as args; the first
-// "assistant" message without calls is its answer and closes it. "system", "developer"
-// and "tool" messages are skipped; content may be a string or an array of text parts.
+// "assistant" message without calls is its answer and closes it. The user message's text
+// is the move's "input". A "tool" message is a call's result: the log format has no flag
+// for a failed one, so a call is "ok" unless its tool message (matched by
+// "tool_call_id") carries the field "ok": false, which a host that marks failures
+// (streamrules.MarkToolFailed) can add to what it logs. "system" and "developer" messages
+// are skipped; content may be a string or an array of text parts.
 // A move with no answer yet is left for a later call to close.
 //
 // Every call of a chat repeats the chat so far, so a move is written once: the first
@@ -193,7 +200,8 @@ func openAIMoves(line []byte, o *OpenAIOptions) ([]Move, error) {
 	}
 	var out []Move
 	var cur *Move
-	opening := sha256.New() // the messages up to the first user message: the chat's name of last resort
+	var callIndex map[string]int // the current move's call IDs → their index in its tools
+	opening := sha256.New()      // the messages up to the first user message: the chat's name of last resort
 	for i, m := range msgs {
 		text, err := m.text()
 		if err != nil {
@@ -204,13 +212,27 @@ func openAIMoves(line []byte, o *OpenAIOptions) ([]Move, error) {
 		}
 		switch m.Role {
 		case "user":
-			cur = &Move{Env: env}
+			cur = &Move{Env: env, Input: &text}
+			callIndex = nil
+		case "tool":
+			if cur == nil || m.OK == nil {
+				continue
+			}
+			if j, ok := callIndex[m.ToolCallID]; ok {
+				cur.Tools[j].OK = m.OK
+			}
 		case "assistant":
 			if cur == nil {
 				continue // an assistant message before any user one opens nothing
 			}
 			if len(m.ToolCalls) > 0 || m.FunctionCall != nil {
 				for _, c := range m.ToolCalls {
+					if c.ID != "" {
+						if callIndex == nil {
+							callIndex = map[string]int{}
+						}
+						callIndex[c.ID] = len(cur.Tools)
+					}
 					cur.Tools = append(cur.Tools, ToolCall{Name: c.Function.Name, Args: c.Function.Arguments})
 				}
 				if f := m.FunctionCall; f != nil {

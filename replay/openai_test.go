@@ -25,7 +25,7 @@ func ExampleFromOpenAI() {
 	}
 	fmt.Println("moves written:", n)
 	// Output:
-	// {"chat":"tg-7","env":["telegram"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"12G free. ↩ #1"}
+	// {"chat":"tg-7","env":["telegram"],"input":"Free disk?","tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"12G free. ↩ #1"}
 	// moves written: 1
 }
 
@@ -49,39 +49,44 @@ func TestFromOpenAI(t *testing.T) {
 		name: "bare request bodies, user and metadata, parts, legacy function_call",
 		log: `{"model":"m","user":"u-1","metadata":{"env":"telegram, client_ops"},"messages":[{"role":"developer","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"assistant","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo"}]},{"role":"user","content":"run ls"},{"role":"assistant","content":null,"function_call":{"name":"shell","arguments":"{\"cmd\":\"ls\"}"}},{"role":"function","name":"shell","content":"a b"}]}
 {"model":"m","user":"u-1","metadata":{"chat_id":"c-9"},"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`,
-		want: `{"chat":"u-1","env":["telegram","client_ops"],"answer":"Hello"}
-{"chat":"c-9","answer":"y"}
+		want: `{"chat":"u-1","env":["telegram","client_ops"],"input":"hi","answer":"Hello"}
+{"chat":"c-9","input":"x","answer":"y"}
 `,
 	}, {
 		name: "a chat over several calls gives each move once, repeated words included",
 		log: `{"chat":"c","request":{"messages":[{"role":"user","content":"hi"}]},"response":{"choices":[{"message":{"role":"assistant","content":"Hello"}}]}}
 {"chat":"c","request":{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello"},{"role":"user","content":"hi"}]},"response":{"choices":[{"message":{"role":"assistant","content":"Hello"}}]}}
 {"chat":"c","request":{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello"},{"role":"user","content":"hi"},{"role":"assistant","content":"Hello"},{"role":"user","content":"bye"}]}}`,
-		want: `{"chat":"c","answer":"Hello"}
-{"chat":"c","answer":"Hello"}
+		want: `{"chat":"c","input":"hi","answer":"Hello"}
+{"chat":"c","input":"hi","answer":"Hello"}
 `,
 	}, {
 		name: "a memory window cuts the history: new moves still come, old ones not again",
 		log: `{"chat":"c","request":{"messages":[{"role":"user","content":"1"},{"role":"assistant","content":"a"},{"role":"user","content":"2"}]},"response":{"choices":[{"message":{"role":"assistant","content":"b"}}]}}
 {"chat":"c","request":{"messages":[{"role":"user","content":"2"},{"role":"assistant","content":"b"},{"role":"user","content":"3"}]},"response":{"choices":[{"message":{"role":"assistant","content":"c"}}]}}`,
-		want: `{"chat":"c","answer":"a"}
-{"chat":"c","answer":"b"}
-{"chat":"c","answer":"c"}
+		want: `{"chat":"c","input":"1","answer":"a"}
+{"chat":"c","input":"2","answer":"b"}
+{"chat":"c","input":"3","answer":"c"}
 `,
 	}, {
 		name: "no chat named: the options' chat and env",
 		log:  `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`,
 		opts: &replay.OpenAIOptions{Chat: "default", Env: []string{"trusted"}},
-		want: `{"chat":"default","env":["trusted"],"answer":"a"}
+		want: `{"chat":"default","env":["trusted"],"input":"q","answer":"a"}
 `,
 	}, {
 		name: "no chat anywhere: named after its opening messages",
 		log: `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}
 {"messages":[{"role":"system","content":"s"},{"role":"user","content":"other"},{"role":"assistant","content":"a"}]}
 {"messages":[{"role":"system","content":"s"},{"role":"user","content":"q"},{"role":"assistant","content":"a"},{"role":"user","content":"q2"},{"role":"assistant","content":"a2"}]}`,
-		want: `{"chat":"openai-c6a05f16e41a","answer":"a"}
-{"chat":"openai-cada8d4a5e15","answer":"a"}
-{"chat":"openai-c6a05f16e41a","answer":"a2"}
+		want: `{"chat":"openai-c6a05f16e41a","input":"q","answer":"a"}
+{"chat":"openai-cada8d4a5e15","input":"other","answer":"a"}
+{"chat":"openai-c6a05f16e41a","input":"q2","answer":"a2"}
+`,
+	}, {
+		name: "a tool message with ok false marks its call failed, by tool_call_id",
+		log:  `{"chat":"c","messages":[{"role":"user","content":"build"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","function":{"name":"write_file","arguments":"{}"}},{"id":"b","function":{"name":"run_tests","arguments":"{}"}}]},{"role":"tool","tool_call_id":"b","content":"FAIL","ok":false},{"role":"tool","tool_call_id":"a","content":"ok"},{"role":"assistant","content":"Done."}]}`,
+		want: `{"chat":"c","input":"build","tools":[{"name":"write_file","args":"{}"},{"name":"run_tests","args":"{}","ok":false}],"answer":"Done."}
 `,
 	}}
 	for _, tt := range tests {

@@ -346,13 +346,23 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 	for name, value := range m.Vars {
 		mv.SetVar(name, value)
 	}
+	if m.Input != nil {
+		mv.SetInput(*m.Input)
+	}
 	for _, c := range m.Tools {
 		// A gate (a tool rule in mode interrupt) would have stopped the call before it ran:
-		// each matching call is a would-fire of its own, and a stopped call reminds nothing.
+		// each matching call is a would-fire of its own, and a stopped call reminds nothing
+		// and is not in the move's tool record.
 		if mv.GateCall(mctx, c.Name, c.Args) != nil {
 			continue
 		}
-		mv.ToolReminders(mctx, c.Name, c.Args)
+		cctx := mctx
+		if !c.Succeeded() {
+			// As the middleware records a failed output: marked on the call's own context.
+			cctx = streamrules.WithToolCall(mctx)
+			streamrules.MarkToolFailed(cctx)
+		}
+		mv.ToolReminders(cctx, c.Name, c.Args)
 	}
 	mv.CheckAnswer(mctx, m.Answer)
 	// Every transcript line is a move that ended with an answer: counted, as End(nil) counts it.
@@ -409,7 +419,7 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 			ex.Tool = call.Tool
 			target = streamrules.CompactArgs(call.Input)
 		}
-		rs.addExample(ex, target)
+		rs.addExample(ex, target, f.Span)
 	}
 	return nil
 }

@@ -94,9 +94,15 @@ type ruleStat struct {
 	RuleReport
 }
 
-// addExample finds the match in target and keeps the example. The engine said the rule
-// fired; this only locates where, for a person to read (the same RE2 semantics).
-func (rs *ruleStat) addExample(ex Example, target string) {
+// addExample keeps the example, marked where the engine's firing says the rule matched
+// (span); without a span, it finds the condition's match itself (the same RE2 semantics).
+func (rs *ruleStat) addExample(ex Example, target string, span *streamrules.Span) {
+	if span != nil && span.Start <= span.End && span.End <= len(target) {
+		ex.Match = target[span.Start:span.End]
+		ex.Excerpt = excerpt(target, span.Start, span.End)
+		rs.Examples = append(rs.Examples, ex)
+		return
+	}
 	if rs.rule.Negate {
 		ex.Excerpt = tail(target, 2*excerptContext)
 		rs.Examples = append(rs.Examples, ex)

@@ -41,20 +41,33 @@ func applicability(rs *ruleStat, mv *streamrules.Move, m *Move) Applicability {
 	}
 	tool := rs.rule.Tool()
 	if tool == "" {
-		if rs.judge.Check(m.Answer) == streamrules.StatusNotApplicable {
+		if rs.judge.Check(m.Answer, factsOf(m, len(m.Tools))).Status == streamrules.StatusNotApplicable {
 			return NotApplicable
 		}
 		return Applies
 	}
 	verdict := Applies // a move without a call of the tool has nothing to judge
-	for _, c := range m.Tools {
+	for i, c := range m.Tools {
 		if c.Name != tool {
 			continue
 		}
-		if rs.judge.Check(streamrules.CompactArgs(c.Args)) != streamrules.StatusNotApplicable {
+		if rs.judge.Check(streamrules.CompactArgs(c.Args), factsOf(m, i)).Status != streamrules.StatusNotApplicable {
 			return Applies
 		}
 		verdict = NotApplicable
 	}
 	return verdict
+}
+
+// factsOf is what the line says of its move's context before its n-th tool call (n =
+// len(m.Tools): before the answer): the input, when the line has one, and the record.
+func factsOf(m *Move, n int) *streamrules.Facts {
+	f := &streamrules.Facts{HasTools: true, Tools: make([]streamrules.ToolRun, n)}
+	if m.Input != nil {
+		f.Input, f.HasInput = *m.Input, true
+	}
+	for i, c := range m.Tools[:n] {
+		f.Tools[i] = streamrules.ToolRun{Tool: c.Name, OK: c.Succeeded()}
+	}
+	return f
 }

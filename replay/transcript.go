@@ -24,7 +24,13 @@ type Move struct {
 	Move int64 `json:"move,omitempty"`
 	// Env lists the environments that held in the move (telegram, client_ops, …).
 	Env []string `json:"env,omitempty"`
-	// Tools are the move's tool calls, in order.
+	// Input is the user's message that began the move (the chain's input value), what a
+	// rule's input_contains_regex reads. Absent (nil): not known, and a verdict that needs
+	// it is not applicable; "" is an empty message.
+	Input *string `json:"input,omitempty"`
+	// Tools are the move's tool calls, in order: also the move's tool record, what
+	// tool_called, tool_succeeded, tool_failed and edited_unchecked read (every call
+	// comes before the answer; for a tool rule, the calls before the one judged).
 	Tools []ToolCall `json:"tools,omitempty"`
 	// Answer is the final answer the client got.
 	Answer string `json:"answer"`
@@ -42,7 +48,13 @@ type ToolCall struct {
 	// a string. Reading a transcript also accepts the object itself (or any JSON value),
 	// kept as its text; writing one always writes a string.
 	Args string `json:"args"`
+	// OK says whether the call returned normally: false for a Go error or an output the
+	// host marked failed (streamrules.MarkToolFailed). Absent (nil) means true.
+	OK *bool `json:"ok,omitempty"`
 }
+
+// Succeeded reports whether the call returned normally (OK absent or true).
+func (c ToolCall) Succeeded() bool { return c.OK == nil || *c.OK }
 
 // UnmarshalJSON reads a tool call strictly: unknown fields are an error, args may be a
 // string or any other JSON value.
@@ -50,6 +62,7 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	var w struct {
 		Name *string         `json:"name"`
 		Args json.RawMessage `json:"args"`
+		OK   *bool           `json:"ok"`
 	}
 	if err := strictDecode(data, &w); err != nil {
 		return err
@@ -61,7 +74,7 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("tool %q: args: %w", *w.Name, err)
 	}
-	c.Name, c.Args = *w.Name, args
+	c.Name, c.Args, c.OK = *w.Name, args, w.OK
 	return nil
 }
 
@@ -84,6 +97,7 @@ type wireMove struct {
 	Chat   string            `json:"chat"`
 	Move   int64             `json:"move"`
 	Env    []string          `json:"env"`
+	Input  *string           `json:"input"`
 	Tools  []wireTool        `json:"tools"`
 	Answer string            `json:"answer"`
 	Vars   map[string]string `json:"vars"`
@@ -92,6 +106,7 @@ type wireMove struct {
 type wireTool struct {
 	Name *string         `json:"name"`
 	Args json.RawMessage `json:"args"`
+	OK   *bool           `json:"ok"`
 }
 
 // wireShape is what a line may hold, for rulefile.CheckJSON: wireMove's names, with
@@ -125,7 +140,7 @@ func ParseMove(line []byte) (Move, error) {
 	if err := checkLine(line); err != nil {
 		return Move{}, err
 	}
-	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Answer: w.Answer, Vars: w.Vars}
+	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Input: w.Input, Answer: w.Answer, Vars: w.Vars}
 	if len(w.Tools) > 0 {
 		m.Tools = make([]ToolCall, len(w.Tools))
 	}
@@ -133,7 +148,7 @@ func ParseMove(line []byte) (Move, error) {
 		if t.Name == nil {
 			return Move{}, fmt.Errorf(`tools[%d]: tool call without "name"`, i)
 		}
-		m.Tools[i].Name = *t.Name
+		m.Tools[i].Name, m.Tools[i].OK = *t.Name, t.OK
 		args, err := argsText(t.Args)
 		if err != nil {
 			return Move{}, fmt.Errorf("tools[%d] (%s): args: %v", i, *t.Name, cleanJSONError(err))

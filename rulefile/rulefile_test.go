@@ -53,6 +53,44 @@ func TestParseYAMLAndJSONAgree(t *testing.T) {
 
 // TestParseErrors: a good set spoiled one way at a time, in both formats; the error names
 // the line, the rule and the field.
+// TestContextAtoms: the atoms that read the move's input and tool record are file fields
+// like any other, in YAML and JSON alike.
+func TestContextAtoms(t *testing.T) {
+	t.Parallel()
+	yaml := `version: 1
+rules:
+  - name: verify_before_done
+    scope: text
+    text: Run the tests first.
+    applies_when:
+      input_not_contains_regex: "(?i)skip the tests"
+    predicate:
+      all_of:
+        - contains_regex: "(?i)\\bdone\\b"
+        - edited_unchecked: {edits: [write_file], checks: [run_tests]}
+        - any_of: [{tool_called: write_file}, {tool_failed: run_tests}, {input_contains_regex: x}]
+`
+	set, err := rulefile.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := set.Rules[0]
+	if r.AppliesWhen.InputNotContainsRegex != "(?i)skip the tests" || r.Predicate.AllOf[1].EditedUnchecked.Checks[0] != "run_tests" ||
+		r.Predicate.AllOf[2].AnyOf[1].ToolFailed != "run_tests" {
+		t.Fatalf("parsed %+v", r)
+	}
+	for _, f := range []rulefile.Format{rulefile.JSON, rulefile.YAML} {
+		data, err := rulefile.Marshal(set, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := rulefile.Parse(data)
+		if err != nil || !reflect.DeepEqual(back.Rules[0].Predicate, r.Predicate) || !reflect.DeepEqual(back.Rules[0].AppliesWhen, r.AppliesWhen) {
+			t.Errorf("%v round trip: %v\n%s", f, err, data)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -90,6 +128,14 @@ func TestParseErrors(t *testing.T) {
 		{"json bad predicate node", "{\"version\": 1, \"rules\": [{\"name\": \"p\", \"scope\": \"text\", \"text\": \"t\",\n \"predicate\": {\"any_of\": [{\"contains_regex\": \"a\"},\n  {\"ends_with_regex\": \"(\"}]}}]}", 3, 1, "predicate.any_of[1].ends_with_regex", "invalid predicate"},
 		{"yaml nested key in another case", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    fix:\n      Append_If_Missing: x\n", 7, 1, "Append_If_Missing", `did you mean "append_if_missing"`},
 		{"yaml not an object", "- version: 1\n", 1, 0, "", "not an object"},
+		{"yaml bad tool name in a context atom", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    predicate:\n      all_of:\n        - contains_regex: done\n        - not_: {tool_succeeded: \"run tests\"}\n", 9, 1,
+			"predicate.all_of[1].not_.tool_succeeded", `tool name "run tests"`},
+		{"yaml empty checks", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    applies_when:\n      edited_unchecked: {edits: [write_file], checks: []}\n", 7, 1,
+			"applies_when.edited_unchecked.checks", "empty list"},
+		{"yaml bad input regex", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    applies_when:\n      input_contains_regex: \"(\"\n", 7, 1,
+			"applies_when.input_contains_regex", "invalid applies_when.input_contains_regex"},
+		{"yaml unknown key in edited_unchecked", "version: 1\nrules:\n  - name: p\n    scope: text\n    text: t\n    predicate:\n      edited_unchecked: {edits: [a], check: [b]}\n", 7, 1,
+			"check", `unknown field "check"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,9 +154,9 @@ func TestFiringDiffStored(t *testing.T) {
 	})
 }
 
-// TestSeedWave2Fixes: the shipped wave 2 over a database seeded with wave 1 gives the
-// untouched telegram_reply_tail its fix and leaves the master's edited
-// telegram_markdown_image alone, fix-less.
+// TestSeedWave2Fixes: the shipped set (wave 2 brought the fixes) over a database seeded
+// with wave 1 gives the untouched telegram_reply_tail its fix and leaves the master's
+// edited telegram_markdown_image alone, fix-less.
 func TestSeedWave2Fixes(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -178,7 +179,7 @@ func TestSeedWave2Fixes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rep.Applied || strings.Join(rep.Kept, ",") != "telegram_markdown_image" || len(rep.Updated) != 6 {
+		if !rep.Applied || strings.Join(rep.Kept, ",") != "telegram_markdown_image" || len(rep.Updated) != len(v2.Rules)-1 {
 			t.Errorf("report %+v", rep)
 		}
 		tail := ruleNamed(t, s, "telegram_reply_tail")
@@ -191,6 +192,52 @@ func TestSeedWave2Fixes(t *testing.T) {
 		want, _ := v2.Rule("telegram_markdown_image")
 		if want.Fix == nil || want.Fix.ReplaceRegex == nil || want.Fix.ReplaceRegex.With != "$1" {
 			t.Errorf("shipped telegram_markdown_image fix %+v", want.Fix)
+		}
+	})
+}
+
+// TestSeedWave3Context: the shipped wave 3 over a database seeded with wave 2 adds the two
+// rules that read the move's tool record, rewrites the untouched seeded rules and keeps
+// the master's edit.
+func TestSeedWave3Context(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		v3 := defaultSeeds(t)
+		if v3.Version != 3 {
+			t.Fatalf("shipped seed version %d, want 3", v3.Version)
+		}
+		v2 := seeds.Set{Version: 2}
+		for _, r := range v3.Rules {
+			if r.Name != "unbacked_tool_claim" && r.Name != "verify_before_done" {
+				v2.Rules = append(v2.Rules, r)
+			}
+		}
+		s := open(t, dsn, &rulesdb.Config{Seed: &v2})
+		edited := ruleNamed(t, s, "telegram_reply_tail")
+		edited.Text = "The tail, always. (master's words)"
+		if _, err := s.UpdateRule(ctx, edited.Name, edited); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := s.Seed(ctx, v3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(rep.Added)
+		if !rep.Applied || strings.Join(rep.Added, ",") != "unbacked_tool_claim,verify_before_done" ||
+			strings.Join(rep.Kept, ",") != "telegram_reply_tail" || len(rep.Updated) != len(v2.Rules)-1 {
+			t.Errorf("report %+v", rep)
+		}
+		claim := ruleNamed(t, s, "unbacked_tool_claim")
+		if claim.Predicate == nil || claim.Predicate.AllOf[1].Not.ToolSucceeded != "generate_speech" || claim.Fix == nil || claim.Fix.ReplaceRegex == nil {
+			t.Errorf("unbacked_tool_claim read back as %+v", claim)
+		}
+		done := ruleNamed(t, s, "verify_before_done")
+		if done.Predicate == nil || done.Predicate.AllOf[1].EditedUnchecked == nil ||
+			strings.Join(done.Predicate.AllOf[1].EditedUnchecked.Checks, ",") != "run_tests" {
+			t.Errorf("verify_before_done read back as %+v", done)
+		}
+		if got := ruleNamed(t, s, "telegram_reply_tail"); got.Text != edited.Text {
+			t.Errorf("the master's edit was touched: %q", got.Text)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package ruletools_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,6 +44,27 @@ func TestPredicatesThroughTheTools(t *testing.T) {
 			res = call(t, ctx, tl["stream_rule_edit"], `{"name":"code_ends_cleanly","predicate":{"contains":"a"}}`)
 			if res.OK || !strings.Contains(res.Error, "contains") {
 				t.Errorf("unknown predicate key: %+v", res)
+			}
+
+			// Context atoms: the master writes a rule on what the move's tools did.
+			res = call(t, ctx, tl["stream_rule_create"], `{"name":"verify_first","scope":"text",
+				"predicate":{"all_of":[{"contains_regex":"(?i)\\bdone\\b"},{"edited_unchecked":{"edits":["write_file"],"checks":["run_tests"]}}]},
+				"text":"Run the tests before you say it is done."}`)
+			if !res.OK || res.Rule == nil || !res.Rule.Loaded {
+				t.Fatalf("create a context rule: %+v", res)
+			}
+			mctx, move = eng.BeginMove(context.Background(), "c2")
+			move.ToolReminders(mctx, "write_file", `{"path":"a"}`)
+			if v := move.CheckAnswer(mctx, "Done."); !v.Discard || !slices.Contains(v.Rules, "verify_first") {
+				t.Errorf("the context rule does not fire after an unchecked edit: %+v", v)
+			}
+			res = call(t, ctx, tl["stream_rule_edit"], `{"name":"verify_first","predicate":{"all_of":[{"contains_regex":"done"},{"edited_unchecked":{"edits":["write_file"],"checks":[]}}]}}`)
+			if res.OK || res.Field != "predicate.all_of[1].edited_unchecked.checks" {
+				t.Errorf("empty checks: %+v", res)
+			}
+			res = call(t, ctx, tl["stream_rule_edit"], `{"name":"verify_first","applies_when":{"tool_called":"bad name"}}`)
+			if res.OK || res.Field != "applies_when.tool_called" {
+				t.Errorf("bad tool name: %+v", res)
 			}
 		})
 	}

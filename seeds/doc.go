@@ -3,7 +3,7 @@
 // The set is a rule file (package rulefile): JSON or YAML with a version and a list of rules:
 //
 //	{
-//	  "version": 2,
+//	  "version": 3,
 //	  "rules": [
 //	    {
 //	      "name": "telegram_reply_tail",
@@ -28,8 +28,8 @@
 //
 // # The default set
 //
-// [Default] returns the embedded seeds.json: seven chronic misses: two soft, four hard
-// on the answer, one gate on shell calls.
+// [Default] returns the embedded seeds.json (version 3): nine chronic misses: two soft,
+// six hard on the answer, one gate on shell calls.
 //
 //   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
 //     write_diff, not a full rewrite.
@@ -44,6 +44,11 @@
 //     the picture is in context and visible.
 //   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call
 //     telegram_react instead.
+//   - unbacked_tool_claim (text, since version 3): "Audio saved: …" with no successful
+//     generate_speech call in the move; its replace_regex fix turns the claim into an
+//     honest sentence, with no replay. It reads the move's tool record (tool_succeeded).
+//   - verify_before_done (text, since version 3): "done" or "finished" after a write_file
+//     or write_diff with no successful run_tests since (edited_unchecked): replayed.
 //
 // # Your own set
 //

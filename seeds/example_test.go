@@ -26,6 +26,8 @@ func ExampleDefault() {
 	// look_before_refusing         text             interrupt when=[picture] repeat="after:3"
 	// telegram_react_not_emoji     text             interrupt when=[telegram] repeat=""
 	// destructive_shell            tool:shell       interrupt when=[client_ops] repeat=""
+	// unbacked_tool_claim          text             interrupt when=[] repeat=""
+	// verify_before_done           text             interrupt when=[] repeat=""
 }
 
 func ExampleParse() {

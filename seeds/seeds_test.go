@@ -38,6 +38,8 @@ func TestDefault(t *testing.T) {
 		"look_before_refusing":        {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
 		"telegram_react_not_emoji":    {"text", streamrules.ModeInterrupt, "telegram", "", false},
 		"destructive_shell":           {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
+		"unbacked_tool_claim":         {"text", streamrules.ModeInterrupt, "", "", false},
+		"verify_before_done":          {"text", streamrules.ModeInterrupt, "", "", false},
 	}
 	if len(set.Rules) != len(want) {
 		t.Fatalf("%d rules, want %d: %v", len(set.Rules), len(want), set.Names())
@@ -169,7 +171,7 @@ func TestSeedsInEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if got := len(eng.Rules()); got != 7 {
+	if got := len(eng.Rules()); got != 9 {
 		t.Fatalf("engine loaded %d rules", got)
 	}
 
@@ -356,7 +358,7 @@ func TestSeedFixes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st := j.Check(tt.answer); st != streamrules.StatusViolation {
+			if st := j.Check(tt.answer, nil).Status; st != streamrules.StatusViolation {
 				t.Fatalf("sample %q: %s, want a violation", tt.answer, st)
 			}
 			got, _, ok := j.Fix(tt.answer, tt.vars)
@@ -369,8 +371,72 @@ func TestSeedFixes(t *testing.T) {
 			if !ok || got != tt.want {
 				t.Errorf("Fix = %q, %v; want %q", got, ok, tt.want)
 			}
-			if st := j.Check(got); st != streamrules.StatusPass {
+			if st := j.Check(got, nil).Status; st != streamrules.StatusPass {
 				t.Errorf("the fixed answer %q: %s, want pass", got, st)
+			}
+		})
+	}
+}
+
+// TestContextSeeds: the two seed rules that read the move's tool record, judged with the
+// record a move would give them.
+func TestContextSeeds(t *testing.T) {
+	t.Parallel()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(runs ...streamrules.ToolRun) *streamrules.Facts {
+		return &streamrules.Facts{HasTools: true, Tools: runs}
+	}
+	ok := func(tool string) streamrules.ToolRun { return streamrules.ToolRun{Tool: tool, OK: true} }
+	failed := func(tool string) streamrules.ToolRun { return streamrules.ToolRun{Tool: tool} }
+	tests := []struct {
+		name, rule, answer string
+		facts              *streamrules.Facts
+		want               streamrules.Status
+		fixed              string // the fix's repair of a violation; "": no fix
+	}{
+		{"claim without the tool", "unbacked_tool_claim", "Audio saved: hello.mp3", record(), streamrules.StatusViolation,
+			"I could not make the audio: the speech tool did not run."},
+		{"claim after a failed call", "unbacked_tool_claim", "Done.\nAudio saved: hello.mp3", record(failed("generate_speech")), streamrules.StatusViolation,
+			"Done.\nI could not make the audio: the speech tool did not run."},
+		{"claim after a successful call", "unbacked_tool_claim", "Audio saved: hello.mp3", record(ok("generate_speech")), streamrules.StatusPass, ""},
+		{"no claim", "unbacked_tool_claim", "Here is the weather.", record(), streamrules.StatusPass, ""},
+		{"claim without a record", "unbacked_tool_claim", "Audio saved: hello.mp3", nil, streamrules.StatusNotApplicable, ""},
+		{"done after an unchecked edit", "verify_before_done", "Done.", record(ok("write_file")), streamrules.StatusViolation, ""},
+		{"done after a failed check", "verify_before_done", "Finished.", record(ok("write_diff"), failed("run_tests")), streamrules.StatusViolation, ""},
+		{"done after edit and check", "verify_before_done", "Done.", record(ok("write_file"), ok("run_tests")), streamrules.StatusPass, ""},
+		{"an edit after the check", "verify_before_done", "Done.", record(ok("run_tests"), ok("write_file")), streamrules.StatusViolation, ""},
+		{"no edit", "verify_before_done", "Done.", record(ok("run_tests")), streamrules.StatusPass, ""},
+		{"not done", "verify_before_done", "I changed the file.", record(ok("write_file")), streamrules.StatusPass, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ok := set.Rule(tt.rule)
+			if !ok {
+				t.Fatalf("no seed %q", tt.rule)
+			}
+			j, err := streamrules.NewJudge(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := j.Check(tt.answer, tt.facts).Status; got != tt.want {
+				t.Fatalf("Check(%q) = %s, want %s", tt.answer, got, tt.want)
+			}
+			got, _, fixed := j.Fix(tt.answer, nil)
+			if tt.fixed == "" {
+				if fixed && tt.want == streamrules.StatusViolation {
+					t.Errorf("fixed to %q, want no fix", got)
+				}
+				return
+			}
+			if got != tt.fixed {
+				t.Errorf("Fix = %q, want %q", got, tt.fixed)
+			}
+			if st := j.Check(got, tt.facts).Status; st != streamrules.StatusPass {
+				t.Errorf("the repair %q: %s, want pass", got, st)
 			}
 		})
 	}

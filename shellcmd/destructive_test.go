@@ -116,7 +116,7 @@ func TestDestructiveShellCatchesObfuscatedForms(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, in := range []string{string(arg), cmd} {
-			if got := j.Check(in); got != streamrules.StatusViolation {
+			if got := j.Check(in, nil).Status; got != streamrules.StatusViolation {
 				t.Errorf("Check(%q) = %s, want violation", in, got)
 			}
 		}
@@ -127,7 +127,7 @@ func TestDestructiveShellCatchesObfuscatedForms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := j.Check(string(arg)); got != streamrules.StatusPass {
+		if got := j.Check(string(arg), nil).Status; got != streamrules.StatusPass {
 			fp++
 			t.Errorf("Check(%q) = %s, want pass (a false positive)", arg, got)
 		}

@@ -31,7 +31,7 @@ func Example_rule() {
 		panic(err)
 	}
 	for _, cmd := range []string{`{"cmd":"\"rm\" -r --force=no -rf /srv"}`, `{"cmd":"echo 'rm -rf /srv'"}`, `{"cmd":"env -i sudo rm -rf /srv"}`} {
-		fmt.Println(j.Check(cmd), cmd)
+		fmt.Println(j.Check(cmd, nil).Status, cmd)
 	}
 	// Output:
 	// violation {"cmd":"\"rm\" -r --force=no -rf /srv"}

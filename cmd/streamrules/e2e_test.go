@@ -198,7 +198,7 @@ func TestBinary(t *testing.T) {
 			dir := t.TempDir()
 			exported := filepath.Join(dir, "rules.yaml")
 			run(0, "export", "-o", exported)
-			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 7 rules") {
+			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 9 rules") {
 				t.Errorf("validate export: %+v", r)
 			}
 
@@ -246,7 +246,7 @@ func TestBinary(t *testing.T) {
 			}
 			r := run(0, "rules", "list", "--json")
 			jsonOK(r, &list)
-			if len(list.Rules) != 7 || r.stderr != "" {
+			if len(list.Rules) != 9 || r.stderr != "" {
 				t.Errorf("list: %+v %q", list, r.stderr)
 			}
 			run(0, "rules", "shadow", "telegram_reply_tail")
@@ -270,7 +270,7 @@ func TestBinary(t *testing.T) {
 				} `json:"rules"`
 			}
 			jsonOK(run(0, "stats", "--json"), &stats)
-			if len(stats.Rules) != 7 {
+			if len(stats.Rules) != 9 {
 				t.Errorf("stats: %+v", stats)
 			}
 			tr := filepath.Join(dir, "week.jsonl")

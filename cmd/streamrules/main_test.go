@@ -145,7 +145,7 @@ func TestRulesCommands(t *testing.T) {
 		t.Errorf("second seed: %q", r.stdout)
 	}
 	rules := listJSON(t, env)
-	if len(rules) != 7 || !rules["telegram_reply_tail"].Loaded || rules["telegram_reply_tail"].Fired == nil {
+	if len(rules) != 9 || !rules["telegram_reply_tail"].Loaded || rules["telegram_reply_tail"].Fired == nil {
 		t.Fatalf("seeded list: %+v", rules)
 	}
 	table := must(t, cli(t, env, "", "rules", "list")).stdout

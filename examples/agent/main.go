@@ -2,7 +2,7 @@
 // with the streamrules middleware, on the rule store STREAMRULES_DSN names (an embedded
 // SQLite file by default).
 //
-// Offline (the default) a scripted model plays a Telegram chat in which each of the six
+// Offline (the default) a scripted model plays a Telegram chat in which each of the eight
 // seeded misses happens once, with real tools sandboxed to a temporary directory. The run
 // prints, move by move, what the client saw and, apart, what the model was told, then the
 // stats. Run it twice: the second run does not seed again, and the repeat policies (once,
@@ -152,7 +152,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintf(w, `Usage: go run ./examples/agent [-live [-env telegram,master]] [-chat ID]
 
 Stream rules on a stock LangChainGo agent. Without -live, a scripted model plays a
-Telegram chat in which each of the six seeded misses happens once, and the run prints
+Telegram chat in which each of the nine seeded misses happens once, and the run prints
 what the client saw, what the model was told, and the stats. Run it twice on the same
 database to see the repeat policies (once, after:N) at work.
 
@@ -323,11 +323,17 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	state, lerr := r.store.LoadChat(ctx, r.chat)
 	err = errors.Join(err, lerr)
 	told := toldInMove(r.model.since(before))
-	rec := moveRecord(r.chat, move.Number(), env, r.tr.toolCalls(), judgedAnswer(r.model, before, answer),
+	var input *string
+	if in, ok := move.Input(); ok {
+		input = &in
+	}
+	record, _ := move.ToolRecord()
+	judged, toolsBefore := judgedAnswer(r.model, before, answer)
+	rec := moveRecord(r.chat, move.Number(), env, input, r.tr.toolCalls(), record, judged, toolsBefore,
 		map[string]string{"message_id": strconv.FormatInt(id, 10)})
 	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired) // the calls that ran
 	// The transcript also keeps the calls a gate stopped: the rules judged them.
-	rec.Tools = append(moveRecord("", 0, nil, unrunCalls(r.model, before), "", nil).Tools, rec.Tools...)
+	rec.Tools = append(moveRecord("", 0, nil, nil, unrunCalls(r.model, before), nil, "", -1, nil).Tools, rec.Tools...)
 	err = errors.Join(err, serr)
 	if err == nil {
 		// A failed move is not counted by the engine, so it is not a move of the transcript.

@@ -53,8 +53,8 @@ func seededNames(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Rules) != 7 {
-		t.Fatalf("seeds.Default() has %d rules, the session is written for 6", len(set.Rules))
+	if len(set.Rules) != 9 {
+		t.Fatalf("seeds.Default() has %d rules, the session is written for 8", len(set.Rules))
 	}
 	return set.Names()
 }
@@ -177,7 +177,7 @@ func TestOfflineSession(t *testing.T) {
 
 			// First run: seeds, and each seeded rule fires exactly once.
 			tr, out := playOffline(t, dsn)
-			if !strings.Contains(out, "seeded 7 rules now") {
+			if !strings.Contains(out, "seeded 9 rules now") {
 				t.Errorf("first run did not report seeding:\n%s", out)
 			}
 			db := readDB(t, dsn)
@@ -225,7 +225,7 @@ func TestOfflineSession(t *testing.T) {
 			// Second run on the same database: no seeding; local_shell_for_his_machine
 			// (once) stays silent, the others fire once more.
 			tr2, out2 := playOffline(t, dsn)
-			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 7 rules now") {
+			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 9 rules now") {
 				t.Errorf("second run seeded again:\n%s", out2)
 			}
 			db2 := readDB(t, dsn)
@@ -321,8 +321,8 @@ func checkClientView(t *testing.T, tr *transcript) {
 			}
 		}
 	}
-	if discarded != 3 {
-		t.Errorf("%d discarded responses, want 3 (one per hard rule without a fix, and the gate's)", discarded)
+	if discarded != 4 {
+		t.Errorf("%d discarded responses, want 4 (one per hard rule without a fix, and the gate's)", discarded)
 	}
 	for _, bad := range []string{"![cat]", "can't see the picture", "👍\n↩"} {
 		if strings.Contains(client, bad) {
@@ -412,8 +412,8 @@ func TestRunLogLevelInfo(t *testing.T) {
 	if n := strings.Count(log, `msg="stream rule fired"`); n != 2 {
 		t.Errorf("%d soft firing lines, want 2:\n%s", n, log)
 	}
-	if n := strings.Count(log, `msg="stream rule fired on the answer"`); n != 4 {
-		t.Errorf("%d hard firing lines, want 4:\n%s", n, log)
+	if n := strings.Count(log, `msg="stream rule fired on the answer"`); n != 6 {
+		t.Errorf("%d hard firing lines, want 6:\n%s", n, log)
 	}
 	if !strings.Contains(stdout.String(), `chat "c1": new`) {
 		t.Errorf("-chat not used:\n%s", stdout.String())
@@ -753,8 +753,8 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
-	if len(stats.Rules) != 7 {
-		t.Errorf("stats list %d rules, want the 6 seeded ones: %+v", len(stats.Rules), stats)
+	if len(stats.Rules) != 9 {
+		t.Errorf("stats list %d rules, want the 8 seeded ones: %+v", len(stats.Rules), stats)
 	}
 	checkMetrics(t, strings.TrimSuffix(url, "/v1/stats")+"/metrics")
 
@@ -854,8 +854,8 @@ func checkMetrics(t *testing.T, url string) {
 		t.Fatalf("%s%v missing from %s", name, labels, url)
 		return 0
 	}
-	if v := value("streamrules_engine_rules_loaded"); v != 7 {
-		t.Errorf("rules loaded %v, want 6", v)
+	if v := value("streamrules_engine_rules_loaded"); v != 9 {
+		t.Errorf("rules loaded %v, want 8", v)
 	}
 	if v := value("streamrules_engine_reloads_total", "result", "ok"); v < 1 {
 		t.Errorf("reloads %v, want the first load at least", v)

@@ -60,12 +60,13 @@ func (s *sessionLog) Close() error {
 
 // judgedAnswer is the answer the text rules saw first in a move: the model's first
 // answer of the move, as the tap below the guard received it (before a discard replaced
-// it, or a fix repaired it), or the output when the tap saw none.
-func judgedAnswer(model *tap, before int, output string) string {
-	if s, ok := model.firstAnswer(before); ok {
-		return s
+// it, or a fix repaired it), or the output when the tap saw none. toolsBefore is how many
+// tool calls the move had made before it (-1: all of them).
+func judgedAnswer(model *tap, before int, output string) (answer string, toolsBefore int) {
+	if s, n, ok := model.firstAnswer(before); ok {
+		return s, n
 	}
-	return output
+	return output, -1
 }
 
 // unrunCalls are the tool calls the model declared after the first n prompts that never
@@ -96,11 +97,22 @@ func unrunCalls(model *tap, n int) []toolCall {
 	return out
 }
 
-// moveRecord is one played move as a transcript line.
-func moveRecord(chat string, number int64, env []string, calls []toolCall, answer string, vars map[string]string) replay.Move {
-	m := replay.Move{Chat: chat, Move: number, Env: env, Answer: answer, Vars: vars}
-	for _, c := range calls {
-		m.Tools = append(m.Tools, replay.ToolCall{Name: c.Tool, Args: c.Input})
+// moveRecord is one played move as a transcript line: its input, and the tool calls made
+// before the judged answer with whether each returned normally (the move's tool record),
+// so a backtest judges the answer on what the move had done when it was given. Calls
+// made after it (a replay's) are left out: a line's calls all come before its answer.
+func moveRecord(chat string, number int64, env []string, input *string, calls []toolCall, record []streamrules.ToolRun,
+	answer string, toolsBefore int, vars map[string]string) replay.Move {
+	m := replay.Move{Chat: chat, Move: number, Env: env, Input: input, Answer: answer, Vars: vars}
+	if toolsBefore >= 0 && toolsBefore < len(calls) {
+		calls = calls[:toolsBefore]
+	}
+	for i, c := range calls {
+		tc := replay.ToolCall{Name: c.Tool, Args: c.Input}
+		if i < len(record) && record[i].Tool == c.Tool && !record[i].OK {
+			tc.OK = new(bool)
+		}
+		m.Tools = append(m.Tools, tc)
 	}
 	return m
 }

@@ -46,11 +46,13 @@ type scene struct {
 //	1 write_file on an existing file       write_diff_over_write_file  (soft, after:5)
 //	2 shell while a client is on            local_shell_for_his_machine (soft, once)
 //	3 a markdown image in a Telegram reply  telegram_markdown_image     (hard, repaired in place by its fix)
-//	4 write_file again, three moves later   the after:5 policy keeps write_diff_over_write_file silent
+//	4 write_file again, three moves later   the after:5 policy keeps write_diff_over_write_file silent;
 //	5 a reply without the ↩ #id tail        telegram_reply_tail         (hard, negate, repaired in place by its fix)
 //	6 "I can't see the picture"             look_before_refusing        (hard, after:3, picture)
-//	7 a bare emoji instead of a reaction    telegram_react_not_emoji    (hard)
-//	8 a forced recursive rm, obfuscated     destructive_shell           (gate: the call never runs)
+//	  "Done" after write_file, no run_tests verify_before_done          (hard, reads the move's tool record)
+//	7 "Audio saved:" with no speech made     unbacked_tool_claim         (hard, reads the tool record, repaired by its fix)
+//	8 a bare emoji instead of a reaction    telegram_react_not_emoji    (hard)
+//	9 a forced recursive rm, obfuscated     destructive_shell           (gate: the call never runs)
 func demoScenes() []scene {
 	tg, ops := streamrules.EnvTelegram, streamrules.EnvClientOps
 	return []scene{
@@ -62,6 +64,7 @@ func demoScenes() []scene {
 			play: editNotes("Done: adress → address in notes.md.", fix{"adress", "address"})},
 		{from: client, env: []string{tg, ops}, text: "What's 2+2?", play: arithmetic},
 		{from: client, env: []string{tg, ops, streamrules.EnvPicture}, photo: true, text: "What's in this photo?", play: describePhoto},
+		{from: client, env: []string{tg, ops}, text: "Send the team a voice message: good morning, everyone!", play: voiceMessage},
 		{from: client, env: []string{tg, ops}, text: "Thanks, that's all!", play: thanks},
 		{from: client, env: []string{tg, ops}, text: "Oh, and wipe the logs folder, I don't need it.", play: wipeLogs},
 	}
@@ -229,8 +232,22 @@ func editNotes(done string, fixes ...fix) func(turn) scripted.Reply {
 			}
 			return call("write_file", writeArgs{"notes.md", content})
 		}
+		// "Done" after an edit with no check since: verify_before_done replays the answer,
+		// and the model runs the checks before it says so again.
+		if checks, ok := t.find("run_tests"); ok {
+			return say(done + " run_tests says: " + checks.output + "." + t.tail())
+		}
+		if t.interruptedBy("verify_before_done") {
+			return call("run_tests", struct{}{})
+		}
 		return say(done + t.tail())
 	}
+}
+
+// voiceMessage: the model says the audio is saved without calling generate_speech, a
+// claim no tool backs; unbacked_tool_claim's fix turns it into an honest sentence.
+func voiceMessage(t turn) scripted.Reply {
+	return say("Audio saved: good_morning.mp3, ready for the team." + t.tail())
 }
 
 // folderSize: the client asks about their folder; the shell is the agent's own.

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/tmc/langchaingo/tools"
+
+	"github.com/streamrules/streamrules"
 )
 
 // The files the sandbox starts with. notes.md carries the typos of the session.
@@ -77,6 +79,8 @@ func (s *sandbox) send(what string) int {
 
 // funcTool is a tools.Tool made of a function. Its failures are answers for the model
 // ("error: …"), never Go errors: LangChainGo's executor aborts the run on a tool error.
+// So Call marks them failed with streamrules.MarkToolFailed, the one way to tell the
+// move's tool record (tool_succeeded, edited_unchecked) that an output is a failure.
 type funcTool struct {
 	name, description string
 	call              func(input string) string
@@ -84,8 +88,12 @@ type funcTool struct {
 
 func (t *funcTool) Name() string        { return t.name }
 func (t *funcTool) Description() string { return t.description }
-func (t *funcTool) Call(_ context.Context, input string) (string, error) {
-	return t.call(input), nil
+func (t *funcTool) Call(ctx context.Context, input string) (string, error) {
+	out := t.call(input)
+	if strings.HasPrefix(out, "error: ") {
+		streamrules.MarkToolFailed(ctx)
+	}
+	return out, nil
 }
 
 // Tools returns the sandbox's tools. Inputs are JSON objects, as a tool-calling model
@@ -98,6 +106,8 @@ func (s *sandbox) Tools() []tools.Tool {
 		&funcTool{"shell", `Run a shell command on this server, in the working folder. Knows ls, cat, pwd, echo and du -sh. Input: JSON {"cmd": "ls"}.`, s.shell},
 		&funcTool{"telegram_send_photo", `Send a photo to the Telegram chat. Input: JSON {"photo": "https://...", "caption": "..."}.`, s.sendPhoto},
 		&funcTool{"telegram_react", `React to a Telegram message with an emoji. Input: JSON {"emoji": "👍", "message_id": 123}.`, s.react},
+		&funcTool{"run_tests", `Run the folder's checks (a spell check of notes.md). Input: JSON {}.`, s.runTests},
+		&funcTool{"generate_speech", `Turn text into speech and save it as an audio file. Input: JSON {"text": "...", "file": "greeting.mp3"}.`, s.generateSpeech},
 	}
 }
 
@@ -325,4 +335,47 @@ func human(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// misspelled are the words run_tests looks for: the typos notes.md starts with.
+var misspelled = []string{"recieve", "teh", "adress"}
+
+// runTests spell-checks notes.md: a check that fails until every typo is fixed.
+func (s *sandbox) runTests(string) string {
+	data, err := s.root.ReadFile("notes.md")
+	if err != nil {
+		return fail("%v", unwrapPath(err))
+	}
+	var found []string
+	for _, w := range misspelled {
+		if bytes.Contains(data, []byte(w)) {
+			found = append(found, w)
+		}
+	}
+	if found != nil {
+		return fail("notes.md: misspelled: %s", strings.Join(found, ", "))
+	}
+	return "ok: notes.md has no misspelled words"
+}
+
+// generateSpeech stands in for a text-to-speech service: it saves the text, as the
+// audio file would be, under the file's name.
+func (s *sandbox) generateSpeech(input string) string {
+	var a struct {
+		Text string `json:"text"`
+		File string `json:"file"`
+	}
+	if err := decode(input, &a, func(t string) { a.Text = t }); err != nil {
+		return fail("%v", err)
+	}
+	if strings.TrimSpace(a.Text) == "" {
+		return fail(`generate_speech needs "text"`)
+	}
+	if a.File == "" {
+		a.File = "speech.mp3"
+	}
+	if err := s.root.WriteFile(clean(a.File), []byte(a.Text), 0o644); err != nil {
+		return fail("%v", unwrapPath(err))
+	}
+	return fmt.Sprintf("saved %s (%d characters of speech)", clean(a.File), len([]rune(a.Text)))
 }

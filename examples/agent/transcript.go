@@ -339,14 +339,21 @@ type tap struct {
 	calls    [][]llms.MessageContent
 	said     []string          // per call: the answer it returned, "" for tool calls or an error
 	declared [][]llms.ToolCall // per call: the tool calls the response declared (record.go: unrunCalls)
+	tools    []int             // per call: the tool calls its move had made before it (-1: no move)
 }
 
 func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	made := -1
+	if m := streamrules.MoveFrom(ctx); m != nil {
+		runs, _ := m.ToolRecord()
+		made = len(runs)
+	}
 	t.mu.Lock()
 	i := len(t.calls)
 	t.calls = append(t.calls, slices.Clone(msgs))
 	t.said = append(t.said, "")
 	t.declared = append(t.declared, nil)
+	t.tools = append(t.tools, made)
 	t.mu.Unlock()
 	resp, err := t.Model.GenerateContent(ctx, msgs, options...)
 	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) > 0 {
@@ -364,15 +371,16 @@ func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, o
 
 // firstAnswer returns the first answer the model gave after the first n calls: the one
 // the text rules judged first, before any discard or fix.
-func (t *tap) firstAnswer(n int) (string, bool) {
+// toolsBefore is how many tool calls the move had made before that answer (-1: unknown).
+func (t *tap) firstAnswer(n int) (answer string, toolsBefore int, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, s := range t.said[n:] {
+	for i, s := range t.said[n:] {
 		if strings.TrimSpace(s) != "" {
-			return s, true
+			return s, t.tools[n+i], true
 		}
 	}
-	return "", false
+	return "", -1, false
 }
 
 func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {

@@ -1,4 +1,4 @@
-// Command constitution runs seed 003's constitution (rules.yaml) over three drafts with
+// Command constitution runs seed 003's constitution (rules.yaml) over four drafts with
 // the stream-rules engine: each rule's verdict on each draft (pass, violation or
 // not_applicable), then the engine's deterministic repair of the violating draft and the
 // line diff kept for audit. No model is called.
@@ -22,12 +22,20 @@ import (
 //go:embed rules.yaml
 var rulesYAML []byte
 
+// draft is an answer and the user's message it answers: urgent_line_on_safety reads the
+// message (input_contains_regex), the other rules only the answer.
+type draft struct {
+	Prompt, Answer string
+}
+
 // drafts are answers like the seed's: one passes, one violates and is fixed, one is
-// outside the code rule's applies_when (no code block).
-var drafts = []string{
-	"Here is the sorted list:\n```python\nprint(sorted([3, 1, 2]))\n```",
-	"```python\nprint(open(path).read())\n```\nThis prints the file.",
-	"Sorting is done with sorted(): it returns a new list.",
+// outside the code rule's applies_when (no code block), and one answers a safety
+// question without the urgent line, which its fix appends.
+var drafts = []draft{
+	{"Sort [3, 1, 2] in Python.", "Here is the sorted list:\n```python\nprint(sorted([3, 1, 2]))\n```"},
+	{"Print a file in Python.", "```python\nprint(open(path).read())\n```\nThis prints the file."},
+	{"How do I sort a list?", "Sorting is done with sorted(): it returns a new list."},
+	{"Is it safe to stay home during a gas leak?", "No. Leave the house, leave the door open and do not touch any switch."},
 }
 
 // parseRules reads the YAML constitution with rulefile, the rule files' one strict
@@ -42,7 +50,7 @@ func parseRules(data []byte) ([]streamrules.Rule, error) {
 
 // report is what the engine says about one draft.
 type report struct {
-	Draft    string
+	Draft    draft
 	Statuses map[string]streamrules.Status // rule -> its verdict on the draft
 	Fixed    string                        // the repaired draft, when the fixes repaired it
 	Diff     []streamrules.Change
@@ -50,7 +58,7 @@ type report struct {
 	Discard  bool // a violation no fix repairs: an agent would replay the tour
 }
 
-func judge(ctx context.Context, rules []streamrules.Rule, drafts []string) ([]report, error) {
+func judge(ctx context.Context, rules []streamrules.Rule, drafts []draft) ([]report, error) {
 	judges := make([]*streamrules.Judge, len(rules))
 	for i, r := range rules {
 		j, err := streamrules.NewJudge(r)
@@ -71,14 +79,16 @@ func judge(ctx context.Context, rules []streamrules.Rule, drafts []string) ([]re
 	out := make([]report, len(drafts))
 	for i, d := range drafts {
 		rep := report{Draft: d, Statuses: map[string]streamrules.Status{}}
+		// The judges and the move see the same context: the message, and no tool calls.
+		facts := &streamrules.Facts{Input: d.Prompt, HasInput: true, HasTools: true}
 		for k, j := range judges {
-			rep.Statuses[rules[k].Name] = j.Check(d)
+			rep.Statuses[rules[k].Name] = j.Check(d.Answer, facts).Status
 		}
-		_, move := eng.BeginMove(ctx, fmt.Sprintf("draft-%d", i+1))
-		v := move.CheckAnswer(ctx, d)
+		_, move := eng.BeginMove(streamrules.WithInput(ctx, d.Prompt), fmt.Sprintf("draft-%d", i+1))
+		v := move.CheckAnswer(ctx, d.Answer)
 		rep.Fixed, rep.Discard, rep.Firings = v.Fixed, v.Discard, move.Firings()
 		if v.Fixed != "" {
-			rep.Diff = streamrules.Diff(d, v.Fixed)
+			rep.Diff = streamrules.Diff(d.Answer, v.Fixed)
 		}
 		if err := move.End(ctx, nil); err != nil {
 			return nil, err
@@ -98,7 +108,7 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	for i, rep := range reports {
-		fmt.Fprintf(w, "draft %d: %q\n", i+1, rep.Draft)
+		fmt.Fprintf(w, "draft %d, asked %q: %q\n", i+1, rep.Draft.Prompt, rep.Draft.Answer)
 		for _, r := range rules {
 			fmt.Fprintf(w, "  %-32s %-6s %s\n", r.Name, r.Severity, rep.Statuses[r.Name])
 		}

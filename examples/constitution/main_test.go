@@ -27,8 +27,8 @@ func loadRules(t *testing.T) []streamrules.Rule {
 	return rules
 }
 
-// TestSeedConstitution: the six rules of seed 003, in our name form, with their
-// severities, explanations, predicates and fixes.
+// TestSeedConstitution: the six rules of seed 003 and its first exercise, in our name
+// form, with their severities, explanations, predicates and fixes.
 func TestSeedConstitution(t *testing.T) {
 	t.Parallel()
 	rules := loadRules(t)
@@ -44,6 +44,7 @@ func TestSeedConstitution(t *testing.T) {
 	want := map[string]string{
 		"no_empty_refusal": "medium", "end_with_runnable_or_assumption": "medium", "no_pii_in_examples": "high",
 		"cite_when_asserting_fact": "low", "no_internal_library_leak": "high", "bounded_length": "low",
+		"urgent_line_on_safety": "medium",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("rules %v, want %v", got, want)
@@ -65,11 +66,12 @@ func TestDrafts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := []string{"no_empty_refusal", "end_with_runnable_or_assumption", "no_pii_in_examples", "cite_when_asserting_fact", "no_internal_library_leak", "bounded_length"}
+	order := []string{"no_empty_refusal", "end_with_runnable_or_assumption", "no_pii_in_examples", "cite_when_asserting_fact", "no_internal_library_leak", "bounded_length", "urgent_line_on_safety"}
 	want := [][]streamrules.Status{
-		{na, pass, pass, na, pass, pass},
-		{na, viol, pass, na, pass, pass},
-		{na, na, pass, na, pass, pass},
+		{na, pass, pass, na, pass, pass, na},
+		{na, viol, pass, na, pass, pass, na},
+		{na, na, pass, na, pass, pass, na},
+		{na, na, pass, na, pass, pass, viol},
 	}
 	for i, rep := range reports {
 		for k, name := range order {
@@ -82,7 +84,7 @@ func TestDrafts(t *testing.T) {
 		t.Errorf("a passing draft was touched: %+v / %+v", reports[0], reports[2])
 	}
 	fixed := reports[1]
-	wantText := drafts[1] + "\n\nAssumption: example inputs are valid."
+	wantText := drafts[1].Answer + "\n\nAssumption: example inputs are valid."
 	wantDiff := []streamrules.Change{
 		{Op: streamrules.ChangeAdd, NewLine: 5},
 		{Op: streamrules.ChangeAdd, NewLine: 6, New: "Assumption: example inputs are valid."},
@@ -95,7 +97,7 @@ func TestDrafts(t *testing.T) {
 		t.Errorf("firings %+v", fixed.Firings)
 	}
 	// The repaired draft passes every rule.
-	again, err := judge(context.Background(), rules, []string{fixed.Fixed})
+	again, err := judge(context.Background(), rules, []draft{{drafts[1].Prompt, fixed.Fixed}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestOtherRules(t *testing.T) {
 		{"too long", long, "bounded_length", ""},
 	}
 	for _, tt := range tests {
-		reps, err := judge(context.Background(), rules, []string{tt.draft})
+		reps, err := judge(context.Background(), rules, []draft{{"Help me.", tt.draft}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,12 +138,46 @@ func TestOtherRules(t *testing.T) {
 			t.Errorf("%s: fixed %q, discard %v; want %q", tt.name, rep.Fixed, rep.Discard, tt.fixed)
 		}
 	}
-	cited, err := judge(context.Background(), rules, []string{"According to the docs (docs.python.org) it is fast."})
+	cited, err := judge(context.Background(), rules, []draft{{"Is it fast?", "According to the docs (docs.python.org) it is fast."}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st := cited[0].Statuses["cite_when_asserting_fact"]; st != pass {
 		t.Errorf("a cited claim: %s", st)
+	}
+}
+
+// TestSafetyExercise: the seed's first exercise. A safety question's answer gets the
+// urgent line appended in place; an answer that has it, or a question that is not about
+// safety, is left alone; without the message the rule is not applicable, never a pass.
+func TestSafetyExercise(t *testing.T) {
+	t.Parallel()
+	rules := loadRules(t)
+	reps, err := judge(context.Background(), rules, []draft{
+		{"What safety gear do I need for welding?", "A helmet, gloves and boots."},
+		{"Safety first: is bleach with ammonia ok?", "No, never mix them. If this is urgent, call poison control."},
+		{"What is the weather in Oslo?", "Cold and clear."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "A helmet, gloves and boots.\n\nIf this is urgent, call your local emergency number now."
+	if reps[0].Fixed != want || len(reps[0].Firings) != 1 || reps[0].Firings[0].Outcome != streamrules.OutcomeFixed {
+		t.Errorf("safety question: fixed %q, firings %+v", reps[0].Fixed, reps[0].Firings)
+	}
+	for i, st := range []streamrules.Status{pass, na} {
+		rep := reps[i+1]
+		if rep.Statuses["urgent_line_on_safety"] != st || rep.Fixed != "" || len(rep.Firings) != 0 {
+			t.Errorf("draft %d: %s, fixed %q, firings %v; want %s and untouched", i+2, rep.Statuses["urgent_line_on_safety"], rep.Fixed, rep.Firings, st)
+		}
+	}
+	r := rules[slices.IndexFunc(rules, func(r streamrules.Rule) bool { return r.Name == "urgent_line_on_safety" })]
+	j, err := streamrules.NewJudge(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := j.Check("A helmet.", nil).Status; got != na {
+		t.Errorf("without the message: %s, want not_applicable", got)
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build race
+
+package streamrules
+
+const raceEnabled = true
