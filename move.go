@@ -34,6 +34,7 @@ type Move struct {
 	firings   []Firing
 	ended     bool
 	vars      map[string]string // set by the host (SetVar), for the templates of fixes
+	spent     int               // characters of rule text laid in full this tour (delivery.go); BeginTour resets it
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -153,6 +154,9 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	}
 	var out []Reminder
 	var fired []Firing
+	var dueBuf [16]*compiledRule
+	due := dueBuf[:0] // the rules of out's reminders, for the budget (delivery.go)
+	first := len(m.firings)
 	if tr != nil {
 		for _, r := range tr.rules {
 			if !r.firesOnArgs(&t, &args) {
@@ -172,14 +176,22 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 				continue
 			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
-			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool}))
+			due = append(due, r)
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Delivery: DeliveryFull}))
 		}
 	}
 	if len(m.pending) > 0 {
 		out = append(out, m.pending...)
 		m.pending = nil
 	}
-	slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
+	ordered := false
+	if m.eng.budget > 0 && len(out) > 0 {
+		out, ordered = m.deliverLocked(out, due, m.firings[first:])
+		copy(fired, m.firings[first:]) // the announced copies carry the delivery too
+	}
+	if !ordered {
+		slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
+	}
 	if len(out) > 0 {
 		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
 	}
@@ -293,7 +305,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
-		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard}
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Delivery: DeliveryFull} // never cut
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {
@@ -324,6 +336,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 	for _, f := range fired {
 		msg := "stream rule fired"
 		attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
+		if f.Delivery != "" {
+			attrs = append(attrs, "delivery", string(f.Delivery))
+		}
 		if f.Tool != "" {
 			attrs = append(attrs, "tool", f.Tool)
 		}
