@@ -222,3 +222,18 @@ func (m *Move) ReadRule(ctx context.Context, name string) (string, error) {
 	m.eng.log.InfoContext(ctx, "stream rule read", "rule", name, "chat", m.chatID, "move", m.number, "delivery", string(DeliveryManifest))
 	return r.Text, nil
 }
+
+// countDelivery adds a firing to a rule's delivery counters: live firings with a
+// delivery (a would-fire delivers nothing).
+func countDelivery(c *RuleCounter, f Firing) {
+	if f.Delivery == "" || f.Outcome == OutcomeShadow {
+		return
+	}
+	if c.ByDelivery == nil {
+		c.ByDelivery = map[Delivery]int64{}
+	}
+	c.ByDelivery[f.Delivery]++
+	if f.Read {
+		c.Read++
+	}
+}
