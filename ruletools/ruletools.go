@@ -275,7 +275,7 @@ var ruleFields = `{"name": "snake_case_name", "scope": "text" or "tool:<tool nam
 
 func (b *base) scheme() string {
 	return fmt.Sprintf(`Fields: name ([a-z][a-z0-9_]*, unique); scope ("text": checks the finished answer, which is discarded and rewritten on a hit; "tool:<name>": checks that tool's JSON arguments, and a reminder goes in front of its result); condition (Go RE2 regex over the answer text or the compact JSON arguments; no lookaround; empty matches everything); negate (fire when the condition does NOT match); when (environments that must all hold: %s; empty: any); text (at most %d characters); repeat ("" every time, "once" once per chat, "after:N" at most once per N moves); enabled (default true); shadow (default false: the rule acts; true: it is only watched, its would-fires counted in the stats, nothing reminded or discarded: the safe way to try a new rule before it acts). mode follows from scope: leave it out. Optional: predicate (a tree instead of condition: {"all_of"|"any_of": [...]}, {"not_": {...}}, {"contains_regex"|"not_contains_regex"|"starts_with_regex"|"ends_with_regex": "re"}, {"max_words"|"min_words"|"max_chars": N}); applies_when (a tree: outside it the rule does not fire); field (tool rules: a dotted path into the arguments, e.g. edits.new_string); fix (text rules: {"append_if_missing": "…"}, {"prepend_if_missing": "…"} or {"replace_regex": {"pattern": "re", "with": "$1"}}, {{message_id}} for move variables: repairs the answer with no replay); severity (low, medium, high); explanation.`,
-		strings.Join(b.eng.Environments(), ", "), streamrules.MaxTextChars)
+		strings.Join(b.eng.Environments(), ", "), streamrules.MaxTextChars) + deliveryScheme // reader.go
 }
 
 // ---- stream_rule_list ----
