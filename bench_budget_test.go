@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // budgetBenchRules are n rules on shell that fire on every call, 200 characters each,
@@ -44,6 +45,7 @@ func BenchmarkReminderBudget(b *testing.B) {
 			b.Cleanup(eng.Close)
 			ctx, m := eng.BeginMove(context.Background(), "bench")
 			b.ReportAllocs()
+			defer reportCPU(b, processCPU())
 			for b.Loop() {
 				m.fired, m.firings, m.calls, m.ncalls, m.spent = nil, m.firings[:0], m.calls[:0], 0, 0
 				if r := m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`); len(r) != 10 {
@@ -84,6 +86,7 @@ func BenchmarkBudgetStep(b *testing.B) {
 			}
 			out := make([]Reminder, len(tmpl))
 			b.ReportAllocs()
+			defer reportCPU(b, processCPU())
 			for b.Loop() {
 				copy(out, tmpl)
 				for i := range firings {
@@ -95,5 +98,13 @@ func BenchmarkBudgetStep(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// reportCPU reports the process's CPU time per iteration since start as cpu-ns/op: run
+// with -cpu 1 so the benchmark's goroutine is the only one running Go code.
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 && b.N > 0 {
+		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -256,7 +256,7 @@ func (m *Move) ReadRule(ctx context.Context, name string) (string, error) {
 	if !found || r == nil {
 		return "", fmt.Errorf("streamrules: rule %q: %w", name, ErrNotManifest)
 	}
-	m.eng.log.InfoContext(ctx, "stream rule read", "rule", name, "chat", m.chatID, "move", m.number, "delivery", string(DeliveryManifest))
+	m.eng.log.InfoContext(ctx, "stream rule read", "rule", name, "chat", m.chatID, "move", m.number, "delivery", DeliveryManifest.attr())
 	return r.Text, nil
 }
 
@@ -273,4 +273,16 @@ func countDelivery(c *RuleCounter, f Firing) {
 	if f.Read {
 		c.Read++
 	}
+}
+
+// attr is d as a log attribute's value: the known values are constants, so boxing them
+// allocates nothing (a firing's log line is built on the hot path).
+func (d Delivery) attr() any {
+	switch d {
+	case DeliveryFull:
+		return string(DeliveryFull)
+	case DeliveryManifest:
+		return string(DeliveryManifest)
+	}
+	return string(d)
 }

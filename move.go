@@ -337,7 +337,7 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 		msg := "stream rule fired"
 		attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
 		if f.Delivery != "" {
-			attrs = append(attrs, "delivery", string(f.Delivery))
+			attrs = append(attrs, "delivery", f.Delivery.attr())
 		}
 		if f.Tool != "" {
 			attrs = append(attrs, "tool", f.Tool)
