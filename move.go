@@ -336,9 +336,6 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 	for _, f := range fired {
 		msg := "stream rule fired"
 		attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
-		if f.Delivery != "" {
-			attrs = append(attrs, "delivery", f.Delivery.attr())
-		}
 		if f.Tool != "" {
 			attrs = append(attrs, "tool", f.Tool)
 		}
@@ -350,6 +347,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 			}
 		}
 		attrs = m.fixAttrs(f, attrs)
+		if f.Delivery != "" { // last: the fields before it read as they always did
+			attrs = append(attrs, "delivery", f.Delivery.attr())
+		}
 		if f.Outcome == OutcomeShadow {
 			msg = msgWouldFire // the same fields (shadow.go)
 		}

@@ -104,8 +104,8 @@ func TestReminderBudgetThroughExecutor(t *testing.T) {
 		t.Fatalf("stored firings %v, want %v", firings, want)
 	}
 	for _, line := range []string{
-		`msg="stream rule fired" rule=alpha chat=chat-budget move=1 mode=remind delivery=full tool=shell`,
-		`msg="stream rule fired" rule=bravo chat=chat-budget move=1 mode=remind delivery=manifest tool=shell`,
+		`msg="stream rule fired" rule=alpha chat=chat-budget move=1 mode=remind tool=shell delivery=full`,
+		`msg="stream rule fired" rule=bravo chat=chat-budget move=1 mode=remind tool=shell delivery=manifest`,
 		`msg="stream rule read" rule=bravo chat=chat-budget move=1 delivery=manifest`,
 	} {
 		if !strings.Contains(r.logs.String(), line) {
