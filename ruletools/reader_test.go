@@ -112,3 +112,31 @@ func TestReaderOutsideAMove(t *testing.T) {
 		t.Fatalf("another engine's move: %s", out)
 	}
 }
+
+// FuzzReader: whatever the input, stream_rule_read answers with one bounded JSON object
+// and never a Go error, and reads only the rules delivered in manifest form.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{`{"rule": "bravo"}`, `bravo`, `{"rule": "alpha"}`, "```json\n{}\n```", `{"rule": 1}`, `{"rule":"bravo"}{}`, "\"charlie\"", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		ctx, _, eng := readerFixture(t)
+		out, err := ruletools.Reader(eng).Call(ctx, input)
+		if err != nil {
+			t.Fatalf("Go error %v", err)
+		}
+		if len(out) > 1200 {
+			t.Fatalf("%d bytes of output", len(out))
+		}
+		var res struct {
+			OK   bool   `json:"ok"`
+			Rule string `json:"rule"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("output is not JSON: %q", out)
+		}
+		if res.OK && res.Rule != "bravo" && res.Rule != "charlie" {
+			t.Fatalf("read %q, which was not delivered in manifest form", res.Rule)
+		}
+	})
+}
