@@ -79,4 +79,19 @@
 // reminded, discarded or held. Every firing's outcome (corrected, missed_again, kept,
 // complied, repeated, refused …) is decided by [Move.End]; [Engine.Stats] reports them per rule,
 // and the metrics package exports them to Prometheus through the Config hooks.
+//
+// # A reminder budget
+//
+// Config.ReminderBudget bounds the rule text the reminders of one tour add to the prompt.
+// Over it, reminders are laid severity high first, then by name, whole while the budget
+// lasts, then as manifest blocks that name the rule and quote its Hint (or first
+// sentence):
+//
+//	<system-reminder rule="bravo" delivery="manifest">Rule bravo applies to shell. (read it with stream_rule_read)</system-reminder>
+//
+// A rule with Delivery [DeliveryFull] is always whole and counts first; interrupts are
+// never cut. [Move.ReadRule] (the stream_rule_read tool of package ruletools) returns the
+// text of a rule delivered in manifest form in the same move and records the read
+// (Firing.Read). Every firing carries its [Delivery]. The budget costs one comparison per
+// tool call when it is 0, and a sum of ten integers when ten reminders fit.
 package streamrules

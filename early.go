@@ -383,7 +383,8 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
 		blocks = append(blocks, InterruptBlock(r.Name, r.Text))
-		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true, Early: true, CutAtBytes: cutAt}))
+		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true, Early: true, CutAtBytes: cutAt,
+			Delivery: DeliveryFull})) // an interrupt is never cut (delivery.go)
 	}
 	m.mu.Unlock()
 	m.announce(ctx, fired)

@@ -53,6 +53,10 @@ type Config struct {
 	// OnSpeech gets each held tour's speech once it ends (Move.SpeechDone): how much was
 	// held, how much let go before the answer was complete, how long the client waited.
 	OnSpeech func(SpeechInfo)
+	// ReminderBudget bounds the rule text the reminders of one tour add to the prompt, in
+	// characters: past it, reminders go in manifest form (delivery.go). Hosts read it from
+	// STREAMRULES_REMINDER_BUDGET. Default 0: no budget, every reminder whole.
+	ReminderBudget int
 	// StoreTimeout bounds the store calls a move waits on: the chat-state read in BeginMove
 	// (past it, the move goes on and rules with a repeat policy stay silent in it: fail
 	// closed) and the write in End (past it, End returns; a store with a write queue, like
@@ -83,6 +87,7 @@ type Engine struct {
 	shellReader  ShellReader   // Config.ShellReader; nil: the registered one (shell.go)
 	storeTimeout time.Duration // bounds LoadChat in BeginMove and SaveMove in End
 	splice       SpliceOptions
+	budget       int      // Config.ReminderBudget: characters of rule text per tour; 0: none
 	environments []string // builtin + host, index = bit
 	rules        atomic.Pointer[ruleSet]
 	reloadMu     sync.Mutex
@@ -137,6 +142,10 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 	default:
 		e.maxRetries = cfg.MaxRetriesPerMove
 	}
+	if cfg.ReminderBudget < 0 {
+		return nil, fmt.Errorf("streamrules: ReminderBudget %d is negative", cfg.ReminderBudget)
+	}
+	e.budget = cfg.ReminderBudget
 	if cfg.ToolResultMaxChars < 0 {
 		return nil, fmt.Errorf("streamrules: ToolResultMaxChars %d is negative", cfg.ToolResultMaxChars)
 	}
@@ -226,6 +235,7 @@ func sameRule(a, b Rule) bool {
 		a.Negate == b.Negate && slices.Equal(a.When, b.When) && a.Text == b.Text && a.Mode == b.Mode &&
 		a.Repeat == b.Repeat && a.Disabled == b.Disabled && a.Shadow == b.Shadow && a.Early == b.Early &&
 		a.Field == b.Field && a.Shell == b.Shell && a.Severity == b.Severity && a.Explanation == b.Explanation &&
+		a.Delivery == b.Delivery && a.Hint == b.Hint && // delivery.go
 		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		(a.Predicate == b.Predicate || reflect.DeepEqual(a.Predicate, b.Predicate)) &&
 		(a.AppliesWhen == b.AppliesWhen || reflect.DeepEqual(a.AppliesWhen, b.AppliesWhen)) &&
@@ -266,6 +276,8 @@ type compiledRule struct {
 	// nil for tool rules.
 	release *lazyRelease
 	logic   // predicate trees, field path and fix (judge.go)
+
+	deliveryPlan // what the reminder budget needs of it (delivery.go)
 }
 
 // toolRules are one tool's soft rules, by name, and one matcher over their regexes.
@@ -376,6 +388,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			continue
 		}
 		c := &compiledRule{Rule: r}
+		c.deliveryPlan = planDelivery(&c.Rule)
 		if p != nil {
 			c.repeat, c.when, c.shadow, c.early, c.fix = p.repeat, p.when, p.shadow, p.early, p.fix
 			c.release = p.release

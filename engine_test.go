@@ -755,9 +755,11 @@ func TestStatsHandler(t *testing.T) {
 	at := f.store.AllFirings()[0].At.Format(time.RFC3339Nano)
 	want := []map[string]any{
 		{"rule": "local_shell_for_his_machine", "fired": 1.0, "shadow": 0.0, "last_fired_at": at,
-			"outcomes": map[string]any{"complied": 1.0, "repeated": 0.0}},
+			"outcomes": map[string]any{"complied": 1.0, "repeated": 0.0},
+			"delivery": map[string]any{"full": 1.0, "manifest": 0.0}, "manifest_read": 0.0},
 		{"rule": "quiet", "fired": 0.0, "shadow": 0.0,
-			"outcomes": map[string]any{"corrected": 0.0, "missed_again": 0.0, "kept": 0.0, "fixed": 0.0}},
+			"outcomes": map[string]any{"corrected": 0.0, "missed_again": 0.0, "kept": 0.0, "fixed": 0.0},
+			"delivery": map[string]any{"full": 0.0}, "manifest_read": 0.0},
 	}
 	if fmt.Sprint(body["rules"]) != fmt.Sprint(want) {
 		t.Fatalf("body %v, want rules %v", body, want)

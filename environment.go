@@ -45,6 +45,7 @@ func (m *Move) RemoveEnvironment(names ...string) {
 func (m *Move) BeginTour() {
 	m.mu.Lock()
 	m.env = m.nextEnv
+	m.spent = 0 // a new tour, a new reminder budget (delivery.go)
 	m.mu.Unlock()
 }
 

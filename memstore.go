@@ -131,6 +131,7 @@ func (s *MemoryStore) RuleCounters(context.Context) (map[string]RuleCounter, err
 			c.ByOutcome = map[Outcome]int64{}
 		}
 		c.ByOutcome[f.Outcome]++
+		countDelivery(&c, f) // delivery.go
 		if f.At.After(c.LastFiredAt) {
 			c.LastFiredAt = f.At
 		}

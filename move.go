@@ -39,6 +39,7 @@ type Move struct {
 	// follows records no second firing (gate.go).
 	claimed map[string]int
 	facts   Facts // the input and the tool record, what context atoms read (context.go)
+	spent   int   // characters of rule text laid in full this tour (delivery.go); BeginTour resets it
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.
@@ -168,6 +169,9 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	}
 	var out []Reminder
 	var fired []Firing
+	var dueBuf [16]*compiledRule
+	due := dueBuf[:0] // the rules of out's reminders, for the budget (delivery.go)
+	first := len(m.firings)
 	if tr != nil {
 		for _, r := range tr.rules {
 			if r.Mode == ModeInterrupt {
@@ -190,7 +194,8 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 				continue
 			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
-			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Span: r.spanOn(&t, args.text, tr.match)}))
+			due = append(due, r)
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Delivery: DeliveryFull, Span: r.spanOn(&t, args.text, tr.match)}))
 		}
 	}
 	m.recordToolLocked(tool, ok) // after its rules: for them, "earlier" is before this call
@@ -198,7 +203,14 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		out = append(out, m.pending...)
 		m.pending = nil
 	}
-	slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
+	ordered := false
+	if m.eng.budget > 0 && len(out) > 0 {
+		out, ordered = m.deliverLocked(out, due, m.firings[first:])
+		copy(fired, m.firings[first:]) // the announced copies carry the delivery too
+	}
+	if !ordered {
+		slices.SortStableFunc(out, func(a, b Reminder) int { return strings.Compare(a.Rule, b.Rule) })
+	}
 	if len(out) > 0 {
 		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
 	}
@@ -323,7 +335,7 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	for _, r := range missed {
 		m.fired[r.Name] = true
 		v.Rules = append(v.Rules, r.Name)
-		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Span: r.spanOn(&t, text, m.set.match)}
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Delivery: DeliveryFull, Span: r.spanOn(&t, text, m.set.match)} // never cut
 		if v.Discard {
 			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		} else {
@@ -368,6 +380,9 @@ func (m *Move) announce(ctx context.Context, fired []Firing) {
 			}
 		}
 		attrs = m.fixAttrs(f, attrs)
+		if f.Delivery != "" { // last: the fields before it read as they always did
+			attrs = append(attrs, "delivery", f.Delivery.attr())
+		}
 		if f.Outcome == OutcomeShadow {
 			msg = msgWouldFire // the same fields (shadow.go)
 		}

@@ -95,6 +95,16 @@ type Rule struct {
 	Explanation string    `json:"explanation,omitempty" db:"explanation"`
 	CreatedAt   time.Time `json:"created_at,omitzero" db:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at,omitzero" db:"updated_at"`
+
+	// ---- reminder budget (delivery.go) ----
+	// Delivery "full" keeps a tool rule's reminder inline whatever Config.ReminderBudget
+	// says (a rule with teeth); it counts against the budget first. Empty: full while the
+	// tour's budget lasts, then in manifest form.
+	Delivery Delivery `json:"delivery,omitempty" db:"delivery"`
+	// Hint is what a manifest block says of the rule, at most MaxHintChars characters.
+	// Empty: the first sentence of Text.
+	Hint string `json:"hint,omitempty" db:"hint"`
+	// ---- end reminder budget ----
 }
 
 // ruleFields is Rule without its methods, for the JSON wrappers below.
@@ -195,6 +205,7 @@ func (r *Rule) Normalize() {
 	r.Field = strings.TrimSpace(r.Field)
 	r.Severity = strings.TrimSpace(r.Severity)
 	r.Explanation = strings.TrimSpace(r.Explanation)
+	normalizeDelivery(r) // delivery.go
 	if r.Mode == "" {
 		r.Mode = ModeForScope(r.Scope)
 	}
@@ -271,6 +282,9 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 		return invalid("text", "%d characters, at most %d", n, MaxTextChars)
 	}
 	if _, err := ParseRepeat(r.Repeat); err != nil {
+		return err
+	}
+	if err := validateDelivery(r); err != nil { // delivery.go
 		return err
 	}
 	return nil

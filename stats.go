@@ -27,6 +27,14 @@ type RuleStat struct {
 	// Severity and Explanation are the rule's metadata, when it has them (Rule.Severity).
 	Severity    string `json:"severity,omitempty"`
 	Explanation string `json:"explanation,omitempty"`
+
+	// ---- reminder budget (delivery.go) ----
+	// Delivery splits the live firings by how their text reached the model: full and
+	// manifest for a tool rule, full for a text rule (an interrupt is never cut), zero
+	// included. ManifestRead counts the manifest deliveries the model then read with
+	// stream_rule_read in the same move.
+	Delivery     map[Delivery]int64 `json:"delivery"`
+	ManifestRead int64              `json:"manifest_read"`
 }
 
 // Stats is the summary served at GET /v1/stats.
@@ -39,6 +47,10 @@ type Stats struct {
 type RuleCounter struct {
 	ByOutcome   map[Outcome]int64
 	LastFiredAt time.Time
+	// ByDelivery counts live firings by delivery (Firing.Delivery; firings recorded
+	// before deliveries existed are not in it), Read the manifest deliveries read.
+	ByDelivery map[Delivery]int64
+	Read       int64
 }
 
 // StatsCounter is a store that keeps per-rule firing counters, so the stats cost a read
@@ -61,6 +73,11 @@ func (c RuleCounter) Stat(rule string, mode Mode) RuleStat {
 	st := RuleStat{Rule: rule, Outcomes: map[Outcome]int64{}, LastFiredAt: c.LastFiredAt}
 	for _, o := range outcomesFor(mode) {
 		st.Outcomes[o] = 0
+	}
+	st.Delivery = map[Delivery]int64{DeliveryFull: c.ByDelivery[DeliveryFull]}
+	if mode == ModeRemind {
+		st.Delivery[DeliveryManifest] = c.ByDelivery[DeliveryManifest]
+		st.ManifestRead = c.Read
 	}
 	for o, n := range c.ByOutcome {
 		if o == OutcomeShadow {

@@ -58,6 +58,12 @@ type Firing struct {
 	CutAtBytes int  `json:"cut_at_bytes,omitempty" db:"cut_at_bytes"`
 	// Outcome is what came of the firing; empty until the move decides it.
 	Outcome Outcome `json:"outcome,omitempty" db:"outcome"`
+	// Delivery is how the firing's text reached the model (delivery.go): full or manifest
+	// for a reminder, full for an interrupt (never cut); empty when nothing was delivered
+	// (a would-fire, a fix). Read: a rule delivered in manifest form was read later in the
+	// move with stream_rule_read (Move.ReadRule).
+	Delivery Delivery `json:"delivery,omitempty" db:"delivery"`
+	Read     bool     `json:"read,omitempty" db:"manifest_read"`
 	// Diff is what a fix changed in the answer, line by line (outcome fixed); nil otherwise.
 	Diff []Change `json:"diff,omitempty" db:"-"`
 	// Span is where the rule's first matched regex atom matched its target (the answer,

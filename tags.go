@@ -21,11 +21,17 @@ const InterruptFooter = "That reply was discarded and NOBODY saw it. Write the r
 // Reminder is one soft rule's block on a tool result.
 type Reminder struct {
 	Rule string
-	Text string
+	Text string // the rule's text; for a manifest delivery, its hint
+	// Delivery is DeliveryManifest for a reminder over the tour's budget (delivery.go);
+	// empty (or DeliveryFull) for a whole one.
+	Delivery Delivery
 }
 
 // Block renders the reminder as it goes into the prompt copy.
 func (r Reminder) Block() string {
+	if r.Delivery == DeliveryManifest {
+		return r.manifestBlock()
+	}
 	return "<" + ReminderTag + ` rule="` + escapeAttr(r.Rule) + `">` + escapeText(r.Text) + "</" + ReminderTag + ">"
 }
 

@@ -40,6 +40,7 @@ type Collector struct {
 	cfg Config
 
 	firings   *prometheus.CounterVec
+	reads     *prometheus.CounterVec // manifest deliveries read with stream_rule_read (delivery.go)
 	discarded prometheus.Counter
 	checks    *prometheus.HistogramVec
 	reloads   *prometheus.CounterVec
@@ -80,14 +81,15 @@ func NewCollector(cfg *Config) *Collector {
 	if cfg != nil {
 		c.cfg = *cfg
 	}
-	firingLabels := []string{"rule", "mode", "outcome"}
+	firingLabels := []string{"rule", "mode", "outcome", "delivery"}
 	if c.cfg.NoRuleLabel {
 		firingLabels = firingLabels[1:]
 	}
 	c.firings = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "engine", Name: "firings_total",
-		Help: "Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.",
+		Help: "Rule firings by rule, mode, outcome and delivery, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came; delivery full, manifest (over the reminder budget) or none (nothing reached the model).",
 	}, firingLabels)
+	c.reads = newReadCounter(c.cfg.NoRuleLabel) // delivery.go
 	c.discarded = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "engine", Name: "answers_discarded_total",
 		Help: "Answers a text rule discarded and whose tour was replayed.",
@@ -195,11 +197,13 @@ func (c *Collector) outcome(f streamrules.Firing) {
 	if outcome == "" {
 		outcome = "none"
 	}
+	delivery := deliveryLabel(f) // delivery.go
+	c.read(f)
 	if c.cfg.NoRuleLabel {
-		c.firings.WithLabelValues(string(f.Mode), outcome).Inc()
+		c.firings.WithLabelValues(string(f.Mode), outcome, delivery).Inc()
 		return
 	}
-	c.firings.WithLabelValues(f.Rule, string(f.Mode), outcome).Inc()
+	c.firings.WithLabelValues(f.Rule, string(f.Mode), outcome, delivery).Inc()
 }
 
 func (c *Collector) check(ci streamrules.CheckInfo) {
@@ -229,6 +233,7 @@ func (c *Collector) reload(info streamrules.ReloadInfo) {
 	for _, name := range c.names {
 		if _, found := slices.BinarySearch(info.Names, name); !found {
 			c.firings.DeletePartialMatch(prometheus.Labels{"rule": name})
+			c.reads.DeletePartialMatch(prometheus.Labels{"rule": name})
 		}
 	}
 	c.names = slices.Clone(info.Names)
@@ -256,6 +261,7 @@ func (c *Collector) speech(s streamrules.SpeechInfo) {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.firings.Describe(ch)
+	c.reads.Describe(ch)
 	c.discarded.Describe(ch)
 	c.checks.Describe(ch)
 	c.reloads.Describe(ch)
@@ -284,6 +290,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // const metrics, read now (as client_golang's DBStatsCollector reads sql.DB.Stats).
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.firings.Collect(ch)
+	c.reads.Collect(ch)
 	c.discarded.Collect(ch)
 	c.checks.Collect(ch)
 	c.reloads.Collect(ch)

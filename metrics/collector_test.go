@@ -87,13 +87,13 @@ func TestCollector(t *testing.T) {
 	play(t, eng)
 
 	want := `
-# HELP streamrules_engine_firings_total Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.
+# HELP streamrules_engine_firings_total Rule firings by rule, mode, outcome and delivery, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came; delivery full, manifest (over the reminder budget) or none (nothing reached the model).
 # TYPE streamrules_engine_firings_total counter
-streamrules_engine_firings_total{mode="interrupt",outcome="corrected",rule="tail"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="none",rule="tail"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="shadow",rule="watched"} 1
-streamrules_engine_firings_total{mode="remind",outcome="complied",rule="no_rm"} 1
-streamrules_engine_firings_total{mode="remind",outcome="repeated",rule="no_rm"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="corrected",rule="tail"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="none",rule="tail"} 1
+streamrules_engine_firings_total{delivery="full",mode="remind",outcome="complied",rule="no_rm"} 1
+streamrules_engine_firings_total{delivery="full",mode="remind",outcome="repeated",rule="no_rm"} 1
+streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shadow",rule="watched"} 1
 # HELP streamrules_engine_answers_discarded_total Answers a text rule discarded and whose tour was replayed.
 # TYPE streamrules_engine_answers_discarded_total counter
 streamrules_engine_answers_discarded_total 2
@@ -202,11 +202,11 @@ streamrules_store_write_failures_total 3
 		t.Fatal(err)
 	}
 	want := `
-# HELP streamrules_engine_firings_total Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.
+# HELP streamrules_engine_firings_total Rule firings by rule, mode, outcome and delivery, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came; delivery full, manifest (over the reminder budget) or none (nothing reached the model).
 # TYPE streamrules_engine_firings_total counter
-streamrules_engine_firings_total{mode="interrupt",outcome="corrected",rule="tail"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="none",rule="tail"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="shadow",rule="watched"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="corrected",rule="tail"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="none",rule="tail"} 1
+streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shadow",rule="watched"} 1
 `
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_engine_firings_total"); err != nil {
 		t.Fatal(err)
@@ -235,13 +235,13 @@ func TestNoRuleLabel(t *testing.T) {
 	eng := newEngine(t, mem, col)
 	play(t, eng)
 	want := `
-# HELP streamrules_engine_firings_total Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.
+# HELP streamrules_engine_firings_total Rule firings by rule, mode, outcome and delivery, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came; delivery full, manifest (over the reminder budget) or none (nothing reached the model).
 # TYPE streamrules_engine_firings_total counter
-streamrules_engine_firings_total{mode="interrupt",outcome="corrected"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="none"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="shadow"} 1
-streamrules_engine_firings_total{mode="remind",outcome="complied"} 1
-streamrules_engine_firings_total{mode="remind",outcome="repeated"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="corrected"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="none"} 1
+streamrules_engine_firings_total{delivery="full",mode="remind",outcome="complied"} 1
+streamrules_engine_firings_total{delivery="full",mode="remind",outcome="repeated"} 1
+streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shadow"} 1
 `
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_engine_firings_total"); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,8 @@
 //
 // # The metrics
 //
-//	streamrules_engine_firings_total{rule,mode,outcome}   counter: firings, counted when their move ends
+//	streamrules_engine_firings_total{rule,mode,outcome,delivery}  counter: firings, counted when their move ends
+//	streamrules_engine_manifest_reads_total{rule}         counter: manifest deliveries read with stream_rule_read
 //	streamrules_engine_answers_discarded_total            counter: answers discarded and replayed
 //	streamrules_engine_check_duration_seconds{mode}       histogram: a tool call (remind) or an answer (interrupt) checked
 //	streamrules_engine_rules_loaded                       gauge: rules in force
@@ -37,9 +38,16 @@
 //
 // and its efficacy, once enforced, corrected / (corrected + missed_again).
 //
+// delivery is full, manifest (a reminder over the engine's ReminderBudget, sent as a
+// short block the model may read with stream_rule_read) or none (a would-fire, a fix:
+// nothing reached the model). Whether manifest rules get read is
+//
+//	sum by (rule) (rate(streamrules_engine_manifest_reads_total[1d]))
+//	  / sum by (rule) (rate(streamrules_engine_firings_total{delivery="manifest"}[1d]))
+//
 // # Labels stay bounded
 //
-// Label values come from closed sets (mode, outcome, result), and rule from the rule set:
+// Label values come from closed sets (mode, outcome, delivery, result), and rule from the rule set:
 // names are validated and at most 64 bytes, and a rule deleted from the store loses its
 // series at the next reload. A chat id, a tool input or an error text is never a label.
 // A host with thousands of rules sets Config.NoRuleLabel.

@@ -53,9 +53,9 @@ func ExampleNewCollector() {
 	fmt.Print(out.String())
 	// Output:
 	// discard: false
-	// # HELP streamrules_engine_firings_total Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.
+	// # HELP streamrules_engine_firings_total Rule firings by rule, mode, outcome and delivery, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came; delivery full, manifest (over the reminder budget) or none (nothing reached the model).
 	// # TYPE streamrules_engine_firings_total counter
-	// streamrules_engine_firings_total{mode="interrupt",outcome="shadow",rule="no_apologies"} 1
+	// streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shadow",rule="no_apologies"} 1
 	// # HELP streamrules_engine_rules_loaded Rules in force: enabled and valid.
 	// # TYPE streamrules_engine_rules_loaded gauge
 	// streamrules_engine_rules_loaded 1

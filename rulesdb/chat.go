@@ -121,18 +121,23 @@ func (s *Store) saveMovePG(ctx context.Context, chatID string, inc int64, now ti
 	rules, chats, modes, tools, ats := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	moves, retries, outcomes, diffs := make([]int64, n), make([]bool, n), make([]string, n), make([]string, n)
 	earlies, cuts := make([]bool, n), make([]int64, n)
+	deliveries, reads := make([]string, n), make([]bool, n) // migration 0008
 	for i, f := range firings {
+		deliveries[i], reads[i] = string(f.Delivery), f.Read
 		rules[i], chats[i], modes[i], tools[i], diffs[i] = f.Rule, f.ChatID, string(f.Mode), f.Tool, diffText(f.Diff)
 		moves[i], retries[i], outcomes[i] = f.Move, f.Retry, string(f.Outcome)
 		earlies[i], cuts[i] = f.Early, int64(f.CutAtBytes)
 		ats[i] = f.At.Format(time.RFC3339Nano)
 	}
 	cRules, cOutcomes, cN, cLast := counterArrays(firings)
+	dRules, dDeliveries, dN, dRead := deliveryArrays(firings)
 	_, err := s.exec(ctx, s.db, s.q.saveMovePG, chatID, inc, now,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
 		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes), pq.StringArray(diffs),
 		pq.BoolArray(earlies), pq.Int64Array(cuts),
-		pq.StringArray(cRules), pq.StringArray(cOutcomes), pq.Int64Array(cN), pq.StringArray(cLast), s.writer, seq)
+		pq.StringArray(cRules), pq.StringArray(cOutcomes), pq.Int64Array(cN), pq.StringArray(cLast), s.writer, seq,
+		pq.StringArray(deliveries), pq.BoolArray(reads),
+		pq.StringArray(dRules), pq.StringArray(dDeliveries), pq.Int64Array(dN), pq.Int64Array(dRead))
 	return err
 }
 
@@ -177,15 +182,22 @@ func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, no
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes)
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes,
+				string(f.Delivery), f.Read)
 		}
 		if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
 			return err
 		}
 		// Issue 11: the per-rule counters grow in the same transaction (stats.go).
 		query, args := s.counterUpsert(firings)
-		_, err = s.exec(ctx, tx, query, args...)
+		if _, err := s.exec(ctx, tx, query, args...); err != nil {
+			return err
+		}
+		// Migration 0008: the delivery counters too (delivery.go).
+		if query, args := deliveryUpsert(firings); query != "" {
+			_, err = s.exec(ctx, tx, query, args...)
+		}
 		return err
 	})
 }
@@ -219,7 +231,7 @@ func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
 // Firings returns the stat rows of a chat (every chat for ""), oldest first: for tests
 // and for the host's own reports.
 func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firing, error) {
-	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes FROM stream_rule_stat`
+	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read FROM stream_rule_stat`
 	var args []any
 	if chatID != "" {
 		q += ` WHERE chat_id = ?`
@@ -240,8 +252,10 @@ func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firin
 			at    any
 			diff  any
 			early any
+			read  any
 		)
-		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at, &f.Outcome, &diff, &early, &f.CutAtBytes); err != nil {
+		if err := rows.Scan(&f.Rule, &f.ChatID, &f.Move, &mode, &retry, &f.Tool, &at, &f.Outcome, &diff, &early, &f.CutAtBytes,
+			&f.Delivery, &read); err != nil {
 			return nil, fmt.Errorf("rulesdb: firings: %w", err)
 		}
 		f.Mode = streamrules.Mode(mode)
@@ -249,6 +263,7 @@ func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firin
 		f.At, _ = asTime(at)
 		f.Diff = readDiff(diff)
 		f.Early, _ = asBool(early)
+		f.Read, _ = asBool(read)
 		out = append(out, f)
 	}
 	return out, rows.Err()

@@ -29,10 +29,12 @@ func buildQueries(db *sqlx.DB, d dialect) queries {
 		allRules:   `SELECT ` + ruleColumns + ` FROM stream_rules ORDER BY name`,
 		ruleByName: `SELECT ` + ruleColumns + ` FROM stream_rules WHERE name = ?`,
 		lockRule:   `SELECT id, created_at, updated_at FROM stream_rules WHERE name = ?`,
-		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `, ` + deliveryColumns + `)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+?, ?) RETURNING id`,
 		updateRule: `UPDATE stream_rules SET name = ?, scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?, updated_at = ?, shadow = ?, early = ?,
-predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?, shell = ?
+predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?, shell = ?,
+delivery = ?, hint = ?
 WHERE id = ?`,
 		deleteRule: `DELETE FROM stream_rules WHERE name = ?`,
 
@@ -53,7 +55,7 @@ LEFT JOIN stream_chat_writer w ON w.chat_id = k.chat_id AND w.writer = ?`,
 		upsertChat: `INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, updated_at = excluded.updated_at`,
 		upsertFired:   `INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move) VALUES `,
-		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes) VALUES `,
+		insertStatPre: `INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read) VALUES `,
 		upsertCounter: `INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at) VALUES `,
 		// Idempotency (migration 0003): the row moves only forward; no row changed means
 		// this record was written before (a retry after an unknown outcome).
@@ -79,6 +81,10 @@ WHERE stream_chat_writer.seq < excluded.seq`,
 	// than from "stat"'s RETURNING: 8% less server CPU per move (BenchmarkSaveMove).
 	// Issue 13: a fix's diff ($12); issue 14: an early cut and where ($13, $14).
 	//
+	// Migration 0008: a firing's delivery and manifest read ($21, $22), and the
+	// "delivered" CTE adds the move's firings per (rule, delivery) to the delivery
+	// counters ($23-$26, delivery.go), in that order for the same reason.
+	//
 	// Idempotency (issue 8, migration 0003): the guard CTE raises this Store's last written
 	// seq for the chat ($19 writer, $20 seq) and returns a row only if the record is new;
 	// every other CTE takes its rows FROM guard (or checks EXISTS), so a record written
@@ -99,8 +105,9 @@ WHERE stream_chat_writer.seq < excluded.seq`,
 	GROUP BY f.rule ORDER BY f.rule
 	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
 ), stat AS (
-	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes)
-	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[], $14::bigint[])
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
+	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[], $14::bigint[],
+		$21::text[], $22::boolean[])
 	WHERE EXISTS (SELECT 1 FROM guard)
 ), counted AS (
 	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
@@ -108,6 +115,12 @@ WHERE stream_chat_writer.seq < excluded.seq`,
 	WHERE EXISTS (SELECT 1 FROM guard)
 	ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + EXCLUDED.fired,
 		last_fired_at = GREATEST(stream_rule_counter.last_fired_at, EXCLUDED.last_fired_at)
+), delivered AS (
+	INSERT INTO stream_rule_delivery_counter (rule, delivery, fired, manifest_read)
+	SELECT * FROM unnest($23::text[], $24::text[], $25::bigint[], $26::bigint[])
+	WHERE EXISTS (SELECT 1 FROM guard)
+	ON CONFLICT (rule, delivery) DO UPDATE SET fired = stream_rule_delivery_counter.fired + EXCLUDED.fired,
+		manifest_read = stream_rule_delivery_counter.manifest_read + EXCLUDED.manifest_read
 )
 SELECT 1`
 	return q

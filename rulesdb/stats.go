@@ -50,6 +50,9 @@ func (s *Store) RuleCounters(ctx context.Context) (map[string]streamrules.RuleCo
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("rulesdb: rule counters: %w", err)
 	}
+	if err := s.readDeliveryCounters(ctx, out); err != nil { // migration 0008
+		return nil, fmt.Errorf("rulesdb: rule counters: %w", err)
+	}
 	return out, nil
 }
 

@@ -6,6 +6,10 @@
 //	stream_rule_edit    {"name": "rule", "text": "…"}                 a partial patch; "new_name" renames
 //	stream_rule_delete  {"name": "rule"}                              gone for good; its stats stay
 //
+// and every move, not only the master's, one more (Reader):
+//
+//	stream_rule_read    {"rule": "name"}                              the whole text of a rule delivered in manifest form
+//
 // Hand them to the agent next to its other tools:
 //
 //	store, _ := rulesdb.Open(ctx, dsn, cfg)
@@ -46,6 +50,17 @@
 // predicate also needs the condition that replaces it in the same edit, or the rule
 // would fire on every target. No output quotes more than an excerpt (64 characters) of its
 // input, however large the input.
+//
+// # Reading a manifest rule
+//
+// Over the engine's reminder budget (streamrules.Config.ReminderBudget) a reminder comes
+// as a short manifest block, <system-reminder rule="NAME" delivery="manifest">, with a
+// hint and "read it with stream_rule_read". [Reader] is that tool: it returns the rule's
+// whole text, {"ok": true, "rule": …, "text": …}, for a rule delivered in manifest form in
+// the same move, and refuses any other rule (one delivered whole, one that did not fire,
+// one from an earlier move). The read is recorded on the firing (streamrules.Firing.Read)
+// and counted in the stats (manifest_read). Its input is decoded as strictly as the
+// others' and capped at 1 KB; its output is bounded by the rule's own limit.
 //
 // # In force at once
 //

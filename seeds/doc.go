@@ -20,7 +20,8 @@
 // A rule has the fields of streamrules.Rule except id and the timestamps, which belong
 // to the store: name, scope, condition, negate, when, text, mode (usually left out: it
 // follows from the scope), repeat ("", "once", "after:N"), enabled (default true), and
-// the optional predicate, applies_when, field, fix, severity and explanation.
+// the optional predicate, applies_when, field, fix, severity, explanation, delivery
+// ("full": always whole over the reminder budget) and hint (what a manifest block says).
 // Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
 // typo fails loudly with the rule and the field named:
 //

@@ -35,10 +35,13 @@ func exitCode(err error) int {
 		fe *rulefile.Error
 		ve *streamrules.ValidationError
 		le *replay.LineError
+		ob *overBudgetError
 	)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &ob):
+		return 1 // valid files whose rules exceed validate's --budget: it ran and said no
 	case errors.Is(err, streamrules.ErrExists):
 		return 1 // the store said no: the name is taken (a *ValidationError on "name" too)
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve), errors.As(err, &le),

@@ -28,8 +28,8 @@ func init() {
 			about: "The file is a versioned set (version: the database's seed version, at least 1). import reads it back\nunchanged: export, edit in a repository, review, import."},
 		&command{path: "import", args: "[--dry-run] FILE", summary: "create or update the file's rules by name, as the master's edits", opts: func() opts { return &importCmd{} },
 			about: "Each rule of the file is created, or updated when its fields differ; rules the file does not name\nare left alone. An update is an edit like the master's: it moves updated_at, so a later seed\ncalibration leaves it alone. --dry-run prints what would change, field by field, and writes nothing."},
-		&command{path: "validate", args: "FILE…", summary: "check rule files as the engine would (exit 2 naming file, rule and field)", opts: func() opts { return &validateCmd{} },
-			about: "For the CI of a rules repository: no database needed. Rules may use the environments\nSTREAMRULES_ENVIRONMENTS names beside the builtin ones."},
+		&command{path: "validate", args: "[--budget N] FILE…", summary: "check rule files as the engine would (exit 2 naming file, rule and field)", opts: func() opts { return &validateCmd{} },
+			about: "For the CI of a rules repository: no database needed. Rules may use the environments\nSTREAMRULES_ENVIRONMENTS names beside the builtin ones. --budget N also fails (exit 1) when one\ntool's rules, which can fire together on one call, exceed N characters of text in full form:\nthe engine with STREAMRULES_REMINDER_BUDGET=N would send some in manifest form."},
 		&command{path: "stats", args: "[--json]", summary: "how often each rule fired: outcomes, would-fires, last fired", opts: func() opts { return &statsCmd{} }},
 		&command{path: "seed", args: "[FILE]", summary: "seed the database (default: the embedded set), once per database life", opts: func() opts { return &seedCmd{} },
 			about: "A database is seeded once per life: a set whose version the database has (or a newer one) changes\nnothing. A higher version is a calibration wave: it rewrites only the seeded rules nobody edited."},
@@ -312,14 +312,22 @@ func printChanges(w io.Writer, changes []change) {
 	}
 }
 
-// validateCmd is validate FILE….
-type validateCmd struct{ files []string }
+// validateCmd is validate [--budget N] FILE….
+type validateCmd struct {
+	files  []string
+	budget int // --budget: characters of rule text per call in full form; 0: not checked (budget.go)
+}
 
-func (c *validateCmd) flags(*flag.FlagSet) {}
+func (c *validateCmd) flags(fs *flag.FlagSet) {
+	fs.IntVar(&c.budget, "budget", 0, "fail (exit 1) when one tool's rules, which can fire together on one call, exceed `N` characters in full form (the engine's STREAMRULES_REMINDER_BUDGET); 0: no check")
+}
 
 func (c *validateCmd) validate(args []string) error {
 	if len(args) == 0 {
 		return usagef("validate takes one or more FILEs")
+	}
+	if c.budget < 0 {
+		return usagef("validate: --budget %d is negative", c.budget)
 	}
 	c.files = args
 	return nil
@@ -332,6 +340,7 @@ func (c *validateCmd) run(_ context.Context, e *proc) error {
 		return err
 	}
 	bad := 0
+	var all []streamrules.Rule
 	for _, path := range args {
 		set, err := rulefile.Load(path, cfg.Environments...)
 		if err != nil {
@@ -339,10 +348,17 @@ func (c *validateCmd) run(_ context.Context, e *proc) error {
 			fmt.Fprintln(e.stderr, err)
 			continue
 		}
+		all = append(all, set.Rules...)
 		fmt.Fprintf(e.stdout, "%s: ok, %s (version %d)\n", path, plural(len(set.Rules), "rule"), set.Version)
 	}
 	if bad > 0 {
 		return &invalidError{fmt.Sprintf("%d of %s invalid", bad, plural(len(args), "file"))}
+	}
+	if c.budget > 0 { // budget.go
+		if over := checkBudget(all, c.budget); len(over) > 0 {
+			reportBudget(e.stderr, over, c.budget)
+			return &overBudgetError{fmt.Sprintf("%s over the reminder budget of %d characters", plural(len(over), "tool"), c.budget)}
+		}
 	}
 	return nil
 }

@@ -256,6 +256,8 @@ func (rf *ruleFlags) add(fs *flag.FlagSet, withName bool) {
 	boolean("shell", "shell", "a tool rule reads each value as a shell script and judges each simple command")
 	str("severity", "severity", "`SEVERITY`: low, medium or high (shown in logs and stats, not to the model)")
 	str("explanation", "explanation", "why the rule exists (`TEXT`; shown in logs, not to the model)")
+	str("delivery", "delivery", "`DELIVERY`: full keeps a tool rule's reminder whole over the reminder budget; empty: whole while the budget lasts")
+	str("hint", "hint", fmt.Sprintf("what the rule's manifest block says (`TEXT`, at most %d characters); empty: the text's first sentence", streamrules.MaxHintChars))
 	raw := func(flagName, field, usage string) {
 		fs.Func(flagName, usage, func(s string) error {
 			if !json.Valid([]byte(s)) {

@@ -39,6 +39,7 @@ type Config struct {
 	RetryMaxDelay      time.Duration     `env:"STREAMRULES_RETRY_MAX_DELAY" usage:"cap on that wait; a Retry-After longer than it is not retried; empty or 0: 30s"`
 	Heartbeat          time.Duration     `env:"STREAMRULES_HEARTBEAT" usage:"while a model request runs, print a progress line this often, e.g. 30s; empty or 0: never"`
 	TranscriptPath     string            `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
+	ReminderBudget     int               `env:"STREAMRULES_REMINDER_BUDGET" usage:"characters of rule text the reminders of one tour may add; past it a reminder is a short manifest block the model reads with stream_rule_read; 0: no budget"`
 }
 
 // configError is a bad configuration value. Its message names the variable.
@@ -133,6 +134,9 @@ func (c *Config) check() error {
 		if d.v < 0 {
 			return &configError{d.name, fmt.Sprintf("%s is negative: use 0 for none, or a duration such as 30s", d.v)}
 		}
+	}
+	if c.ReminderBudget < 0 {
+		return &configError{"STREAMRULES_REMINDER_BUDGET", fmt.Sprintf("%d is negative: use 0 for no budget, or a positive number of characters", c.ReminderBudget)}
 	}
 	if c.CallRetries < 0 {
 		return &configError{"STREAMRULES_CALL_RETRIES", fmt.Sprintf("%d is negative: use 0 for no retry", c.CallRetries)}

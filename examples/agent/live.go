@@ -44,7 +44,7 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 		return err
 	}
 	defer r.Close()
-	ts := r.box.Tools()
+	ts := append(r.box.Tools(), ruletools.Reader(r.eng)) // any move reads a manifest rule
 	if slices.Contains(opts.env, streamrules.EnvMaster) {
 		ts = append(ts, ruletools.New(r.store, r.eng)...) // the master edits the rules
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/ruletools"
 	"github.com/streamrules/streamrules/seeds"
 )
 
@@ -238,6 +239,7 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 		Shadow:             cfg.Shadow,
 		Logger:             log,
 		EarlyInterrupt:     cfg.EarlyInterrupt,
+		ReminderBudget:     cfg.ReminderBudget,
 	}))
 	if err != nil {
 		return nil, err
@@ -456,7 +458,7 @@ func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, 
 	}
 	defer r.Close()
 	scenes := demoScenes()
-	r.wire(scripted.NewFunc(brain(scenes)), r.box.Tools())
+	r.wire(scripted.NewFunc(brain(scenes)), append(r.box.Tools(), ruletools.Reader(r.eng))) // any move reads a manifest rule
 	fmt.Fprintf(w, "offline session: a scripted model; real tools in the sandbox folder %s, removed at exit\n", r.box.dir)
 	for _, s := range scenes {
 		if _, err := r.play(ctx, s.from, s.env, s.text, s.photo); err != nil {

@@ -505,6 +505,8 @@ func TestConfigBadValues(t *testing.T) {
 		{"STREAMRULES_RETRY_MAX_DELAY", "-2s", "negative"},
 		{"STREAMRULES_CALL_RETRIES", "-1", "negative"},
 		{"STREAMRULES_EARLY_INTERRUPT", "maybe", "not valid"},
+		{"STREAMRULES_REMINDER_BUDGET", "-1", "negative"},
+		{"STREAMRULES_REMINDER_BUDGET", "lots", "not an integer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
@@ -571,7 +573,7 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	if n := len(variables()); n != 18 {
+	if n := len(variables()); n != 19 {
 		t.Errorf("%d variables; update the README's configuration table", n)
 	}
 	readme, err := os.ReadFile("../../README.md")
@@ -732,7 +734,7 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	statsLine := waitFor("/v1/stats while this runs")
 	url := strings.Fields(strings.TrimPrefix(statsLine, "stats: GET "))[0]
 	toolsLine := waitFor("tools: ")
-	for _, name := range []string{ruletools.ListName, ruletools.CreateName, ruletools.EditName, ruletools.DeleteName, "write_diff"} {
+	for _, name := range []string{ruletools.ListName, ruletools.CreateName, ruletools.EditName, ruletools.DeleteName, ruletools.ReadName, "write_diff"} {
 		if !strings.Contains(toolsLine, name) {
 			t.Errorf("tools line %q lacks %s", toolsLine, name)
 		}
