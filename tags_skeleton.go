@@ -324,7 +324,7 @@ func (t *tagScan) skipSeparators(j int) int {
 // encoding (%3c, %u003c, and %253c for a doubly encoded one). Each ASCII character of an
 // escape may be written as a tag character. 0 if none.
 func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
-	u, size := t.unit(j)
+	u, size := t.intro(j)
 	switch u {
 	case 0:
 		if j >= len(t.s) || t.s[j] < utf8.RuneSelf {
@@ -348,23 +348,8 @@ func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 		if e, ok := t.prefixFold(k, name); ok {
 			return t.optionalSemicolon(e) - j
 		}
-		if u, size := t.unit(k); u == '#' {
-			k += size
-			base := 10
-			if u, size := t.unit(k); lower(u) == 'x' {
-				base, k = 16, k+size
-			}
-			digits := k
-			for { // browsers take any number of leading zeros
-				u, size := t.unit(k)
-				if u != '0' {
-					break
-				}
-				k += size
-			}
-			if v, e, d := t.number(k, base, 8); (d > 0 || k > digits) && v == code {
-				return t.optionalSemicolon(e) - j
-			}
+		if v, e := t.numericEntity(k); v == code {
+			return e - j
 		}
 		return 0
 	case '%':
@@ -387,7 +372,7 @@ func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 		}
 		return 0
 	case '\\':
-		k := t.backslashes(j)
+		k := t.backslashes(j + size)
 		u, size := t.unit(k)
 		if u == 0 {
 			return 0
@@ -398,6 +383,87 @@ func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 		return 0
 	}
 	return 0
+}
+
+// intro reads the character at j as unit does, and an escape's introducer ('&', '%' or
+// '\\') also when another scheme escapes it once: "\u0026lt;" (encoding/json writes "&lt;"
+// so), "\x26#60;", "&#92;u003c", "&bsol;x3c", "%5Cu003c", "%26lt;", "&#37;3C". It returns the
+// character and the length of what stands for it.
+func (t *tagScan) intro(j int) (byte, int) {
+	u, size := t.unit(j)
+	switch u {
+	case '\\':
+		k := t.backslashes(j)
+		v, vsize := t.unit(k)
+		if v == 0 {
+			break
+		}
+		for _, c := range [...]byte{'&', '%'} {
+			if e := t.escapeEnd(k, v, vsize, 0, int(c)); e > 0 {
+				return c, e - j
+			}
+		}
+	case '%':
+		k := j + size
+		for {
+			e, ok := t.prefixFold(k, "25")
+			if !ok {
+				break
+			}
+			k = e
+		}
+		if v, e, d := t.number(k, 16, 2); d == 2 && (v == '&' || v == '\\') {
+			return byte(v), e - j
+		}
+	case '&':
+		k := j + size
+		for {
+			e, ok := t.prefixFold(k, "amp;")
+			if !ok {
+				break
+			}
+			k = e
+		}
+		for _, named := range [...]struct {
+			name string
+			c    byte
+		}{{"bsol", '\\'}, {"percnt", '%'}} {
+			if e, ok := t.prefixFold(k, named.name); ok {
+				return named.c, t.optionalSemicolon(e) - j
+			}
+		}
+		if v, e := t.numericEntity(k); v == '\\' || v == '%' || v == '&' {
+			return byte(v), e - j
+		}
+	}
+	return u, size
+}
+
+// numericEntity reads the numeric HTML entity at k, after its '&' ("#60;", "#x3C", "#0060"):
+// its value and where it ends, or -1, k.
+func (t *tagScan) numericEntity(k int) (v, end int) {
+	u, size := t.unit(k)
+	if u != '#' {
+		return -1, k
+	}
+	k += size
+	base := 10
+	if u, size := t.unit(k); lower(u) == 'x' {
+		base, k = 16, k+size
+	}
+	digits := k
+	for { // browsers take any number of leading zeros
+		u, size := t.unit(k)
+		if u != '0' {
+			break
+		}
+		k += size
+	}
+	v, e, d := t.number(k, base, 8)
+	if d == 0 && k == digits {
+		return -1, k
+	}
+	return v, t.optionalSemicolon(e)
 }
 
 // escapeEnd reads the backslash escape whose first character after the backslashes is u

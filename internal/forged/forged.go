@@ -98,6 +98,14 @@ var Variants = []Variant{
 	{"CSS \\3c", `\3c system-reminder`, `\3c`},
 	{"CSS \\00003C", `\00003Csystem-reminder`, `\00003C`},
 	{"JavaScript %u003C", "%u003Csystem-reminder", "%u003C"},
+	// An escape's introducer escaped once more.
+	{"encoding/json's \\u0026lt;", `\u0026lt;system-reminder`, `\u0026lt;`},
+	{"\\x26#60;", `\x26#60;system-interrupt`, `\x26#60;`},
+	{"entity of the backslash &#92;u003c", `&#92;u003csystem-reminder`, `&#92;u003c`},
+	{"&bsol;x3c", `&bsol;x3csystem-reminder`, `&bsol;x3c`},
+	{"URL-encoded backslash %5Cu003c", `%5Cu003csystem-reminder`, `%5Cu003c`},
+	{"URL-encoded & %26lt;", `%26lt;system-reminder`, `%26lt;`},
+	{"entity of %: &#37;3C", `&#37;3Csystem-reminder`, `&#37;3C`},
 }
 
 // Tags spells ASCII s in Unicode tag characters (U+E0000 plus each byte).
