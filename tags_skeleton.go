@@ -11,16 +11,22 @@ import (
 
 // A forged tag is read on a skeleton of the text, the way a reader would take it:
 //
-//   - default-ignorable code points (zero-width space and joiners, the soft hyphen, variation
-//     selectors, bidi controls), control characters (NUL) and combining marks read as nothing;
+//   - Unicode's tag characters (U+E0020–U+E007E, invisible copies of ASCII) read as their
+//     ASCII, in the name and in '<' and its escapes;
+//   - other default-ignorable code points (zero-width space and joiners, the soft hyphen,
+//     variation selectors, bidi controls, the other tag characters), control characters (NUL)
+//     and combining marks read as nothing;
 //   - NFKC folds fullwidth and small forms (＜, ﹤, ｓ) and styled letters (𝐬) to plain ones;
-//   - letters fold case, then confusables (UTS #39: Cyrillic і, Greek ο, m as rn) fold to their
-//     Latin skeleton, and l, 1 and | read as i (SYSTEM-REMlNDER);
+//   - letters fold case, small capitals (ᴍ, ɴ, ꜱ) to their letter, then confusables (UTS #39:
+//     Cyrillic і, Greek ο, m as rn) fold to their Latin skeleton, and l, 1 and | read as i
+//     (SYSTEM-REMlNDER);
 //   - dashes, hyphen-likes (U+2010, U+2212, ‐) and '_' read as '-', and the words may also be
 //     run together or split by white space;
 //   - white space may follow '<' and '/';
 //   - '<' and '/' may be escaped: an HTML entity (&lt; &#60; &#x3c; &sol; &#47;, also as
-//     &amp;lt;), a JSON or C escape (\u003c, \x3c, \/), URL encoding (%3C, %253C).
+//     &amp;lt;), a JSON, C, Go, JavaScript or CSS escape (\u003c, \U0000003c, \u{3c}, \x3c,
+//     \x{3c}, octal \074, \3c, \/), URL encoding (%3C, %253C, %u003C); the escape's own '&',
+//     '%' or '\' may be escaped once more (encoding/json's \u0026lt;, &#92;u003c, %5Cu003c).
 //
 // The skeletons of the characters that matter come from tags_table.go, generated once with
 // golang.org/x/text and Unicode's confusables.txt by tags_gen.go, so the root package reads
@@ -112,8 +118,10 @@ func (t *tagScan) find(from int) (i, n int) {
 			t.next[kmin] = t.index(triggers[kmin], from)
 			continue
 		}
-		if n = t.tagAt(i); n > 0 {
-			return i, n
+		if t.mayStart(i) {
+			if n = t.tagAt(i); n > 0 {
+				return i, n
+			}
 		}
 		next := i + 1
 		if c, _ := t.unit(i); c == '\\' {
@@ -129,6 +137,28 @@ func (t *tagScan) find(from int) (i, n int) {
 			continue
 		}
 		t.next[kmin] = t.index(triggers[kmin], next)
+	}
+}
+
+// mayStart is a first look at the trigger at i: an '&' or a '%' that no escape of '<' can
+// start with ("&b=2", "&gt;", "50% off", common in HTML and URLs) is settled by the byte
+// after it, without reading the escape.
+func (t *tagScan) mayStart(i int) bool {
+	c := t.s[i]
+	if c != '&' && c != '%' {
+		return true
+	}
+	t.work++
+	if i+1 >= len(t.s) {
+		return false
+	}
+	switch d := t.s[i+1]; {
+	case d == 0xF3: // a tag character
+		return true
+	case c == '&':
+		return d == '#' || strings.IndexByte("aAlLbBpP", d) >= 0 // &amp; &lt; &#60; &bsol; &percnt;
+	default:
+		return d == '2' || d == '3' || d == '5' || d|0x20 == 'u' // %25… %26 %3C %5C %u003C
 	}
 }
 
@@ -200,16 +230,17 @@ func (t *tagScan) decode(j int) (rune, int) {
 // unit reads the ASCII character at j, written as itself or as a tag character: the
 // character and its length, or 0, 0 (the end of the text, or another character).
 func (t *tagScan) unit(j int) (byte, int) {
-	s := t.s
-	if j >= len(s) {
-		return 0, 0
-	}
 	t.work++
-	if s[j] < utf8.RuneSelf {
-		return s[j], 1
+	if j < len(t.s) && t.s[j] < utf8.RuneSelf {
+		return t.s[j], 1
 	}
+	return tagUnit(t.s, j)
+}
+
+// tagUnit is unit for what is not ASCII.
+func tagUnit(s string, j int) (byte, int) {
 	// U+E0000 to U+E007F are F3 A0 80 80 to F3 A0 81 BF.
-	if s[j] == 0xF3 && j+3 < len(s) && s[j+1] == 0xA0 && (s[j+2] == 0x80 || s[j+2] == 0x81) && s[j+3]&0xC0 == 0x80 {
+	if j+3 < len(s) && s[j] == 0xF3 && s[j+1] == 0xA0 && (s[j+2] == 0x80 || s[j+2] == 0x81) && s[j+3]&0xC0 == 0x80 {
 		if c := (s[j+2]&0x3F)<<6 | s[j+3]&0x3F; c >= tagCharFirst-tagCharBase && c <= tagCharLast-tagCharBase {
 			return c, 4
 		}
@@ -322,9 +353,11 @@ func (t *tagScan) skipSeparators(j int) int {
 // possibly escaped as &amp;), backslash escapes (\u003c, \u{3c}, \U0000003c, \x3c, \x{3c},
 // octal \074, CSS \3c, each with its backslash possibly doubled, and \/ for '/'), or URL
 // encoding (%3c, %u003c, and %253c for a doubly encoded one). Each ASCII character of an
-// escape may be written as a tag character. 0 if none.
+// escape may be written as a tag character, and the escape's '&', '%' or '\' may itself be
+// escaped once by another scheme: "\u0026lt;" (encoding/json writes "&lt;" so), "\x26#60;",
+// "&#92;u003c", "&bsol;x3c", "%5Cu003c", "%26lt;", "&#37;3C". 0 if none.
 func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
-	u, size := t.intro(j)
+	u, size := t.unit(j)
 	switch u {
 	case 0:
 		if j >= len(t.s) || t.s[j] < utf8.RuneSelf {
@@ -336,8 +369,20 @@ func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 		return 0
 	case c:
 		return size
+	case '&', '%', '\\':
+		if e := t.escaped(u, j+size, c, name, code, true); e > 0 {
+			return e - j
+		}
+	}
+	return 0
+}
+
+// escaped reads the rest of an escape of c whose introducer intro ('&', '%' or '\\') ends
+// at k, and returns where the escape ends, or 0. With again, the escape may stand for another
+// introducer in turn (an escape escaped once more).
+func (t *tagScan) escaped(intro byte, k int, c byte, name string, code int, again bool) int {
+	switch intro {
 	case '&':
-		k := j + size
 		for {
 			e, ok := t.prefixFold(k, "amp;")
 			if !ok {
@@ -346,14 +391,25 @@ func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 			k = e
 		}
 		if e, ok := t.prefixFold(k, name); ok {
-			return t.optionalSemicolon(e) - j
+			return t.optionalSemicolon(e)
 		}
-		if v, e := t.numericEntity(k); v == code {
-			return e - j
+		v, e := t.numericEntity(k)
+		if v == code {
+			return e
 		}
-		return 0
+		if !again {
+			return 0
+		}
+		if v == '&' || v == '%' || v == '\\' {
+			return t.escaped(byte(v), e, c, name, code, false)
+		}
+		if e, ok := t.prefixFold(k, "bsol"); ok {
+			return t.escaped('\\', t.optionalSemicolon(e), c, name, code, false)
+		}
+		if e, ok := t.prefixFold(k, "percnt"); ok {
+			return t.escaped('%', t.optionalSemicolon(e), c, name, code, false)
+		}
 	case '%':
-		k := j + size
 		for {
 			e, ok := t.prefixFold(k, "25")
 			if !ok {
@@ -363,80 +419,36 @@ func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 		}
 		if u, size := t.unit(k); lower(u) == 'u' { // JavaScript's escape(): %u003C
 			if v, e, d := t.number(k+size, 16, 4); d == 4 && v == code {
-				return e - j
+				return e
 			}
 			return 0
 		}
-		if v, e, d := t.number(k, 16, 2); d == 2 && v == code {
-			return e - j
+		v, e, d := t.number(k, 16, 2)
+		if d == 2 && v == code {
+			return e
 		}
-		return 0
+		if again && d == 2 && (v == '&' || v == '\\') {
+			return t.escaped(byte(v), e, c, name, code, false)
+		}
 	case '\\':
-		k := t.backslashes(j + size)
+		k = t.backslashes(k)
 		u, size := t.unit(k)
 		if u == 0 {
 			return 0
 		}
 		if e := t.escapeEnd(k, u, size, c, code); e > 0 {
-			return e - j
+			return e
 		}
-		return 0
+		if !again {
+			return 0
+		}
+		for _, x := range [...]byte{'&', '%'} {
+			if e := t.escapeEnd(k, u, size, 0, int(x)); e > 0 {
+				return t.escaped(x, e, c, name, code, false)
+			}
+		}
 	}
 	return 0
-}
-
-// intro reads the character at j as unit does, and an escape's introducer ('&', '%' or
-// '\\') also when another scheme escapes it once: "\u0026lt;" (encoding/json writes "&lt;"
-// so), "\x26#60;", "&#92;u003c", "&bsol;x3c", "%5Cu003c", "%26lt;", "&#37;3C". It returns the
-// character and the length of what stands for it.
-func (t *tagScan) intro(j int) (byte, int) {
-	u, size := t.unit(j)
-	switch u {
-	case '\\':
-		k := t.backslashes(j)
-		v, vsize := t.unit(k)
-		if v == 0 {
-			break
-		}
-		for _, c := range [...]byte{'&', '%'} {
-			if e := t.escapeEnd(k, v, vsize, 0, int(c)); e > 0 {
-				return c, e - j
-			}
-		}
-	case '%':
-		k := j + size
-		for {
-			e, ok := t.prefixFold(k, "25")
-			if !ok {
-				break
-			}
-			k = e
-		}
-		if v, e, d := t.number(k, 16, 2); d == 2 && (v == '&' || v == '\\') {
-			return byte(v), e - j
-		}
-	case '&':
-		k := j + size
-		for {
-			e, ok := t.prefixFold(k, "amp;")
-			if !ok {
-				break
-			}
-			k = e
-		}
-		for _, named := range [...]struct {
-			name string
-			c    byte
-		}{{"bsol", '\\'}, {"percnt", '%'}} {
-			if e, ok := t.prefixFold(k, named.name); ok {
-				return named.c, t.optionalSemicolon(e) - j
-			}
-		}
-		if v, e := t.numericEntity(k); v == '\\' || v == '%' || v == '&' {
-			return byte(v), e - j
-		}
-	}
-	return u, size
 }
 
 // numericEntity reads the numeric HTML entity at k, after its '&' ("#60;", "#x3C", "#0060"):
