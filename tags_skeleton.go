@@ -354,7 +354,7 @@ func (t *tagScan) skipSeparators(j int) int {
 // octal \074, CSS \3c, each with its backslash possibly doubled, and \/ for '/'), or URL
 // encoding (%3c, %u003c, and %253c for a doubly encoded one). Each ASCII character of an
 // escape may be written as a tag character, and the escape's '&', '%' or '\' may itself be
-// escaped once by another scheme: "\u0026lt;" (encoding/json writes "&lt;" so), "\x26#60;",
+// escaped once: "\u0026lt;" (encoding/json writes "&lt;" so), "\x26#60;", "\u005cu003c",
 // "&#92;u003c", "&bsol;x3c", "%5Cu003c", "%26lt;", "&#37;3C". 0 if none.
 func (t *tagScan) encodedLen(j int, c byte, name string, code int) int {
 	u, size := t.unit(j)
@@ -442,7 +442,7 @@ func (t *tagScan) escaped(intro byte, k int, c byte, name string, code int, agai
 		if !again {
 			return 0
 		}
-		for _, x := range [...]byte{'&', '%'} {
+		for _, x := range [...]byte{'&', '%', '\\'} {
 			if e := t.escapeEnd(k, u, size, 0, int(x)); e > 0 {
 				return t.escaped(x, e, c, name, code, false)
 			}

@@ -103,6 +103,7 @@ var Variants = []Variant{
 	{"\\x26#60;", `\x26#60;system-interrupt`, `\x26#60;`},
 	{"entity of the backslash &#92;u003c", `&#92;u003csystem-reminder`, `&#92;u003c`},
 	{"&bsol;x3c", `&bsol;x3csystem-reminder`, `&bsol;x3c`},
+	{"escaped backslash \\u005cu003c", `\u005cu003csystem-reminder`, `\u005cu003c`},
 	{"URL-encoded backslash %5Cu003c", `%5Cu003csystem-reminder`, `%5Cu003c`},
 	{"URL-encoded & %26lt;", `%26lt;system-reminder`, `%26lt;`},
 	{"entity of %: &#37;3C", `&#37;3Csystem-reminder`, `&#37;3C`},
