@@ -74,9 +74,9 @@ func isIgnorable(r rune) bool {
 // bytes.
 //
 // work counts the bytes the scan reads: those strings.IndexByte passes over and each
-// character tagAt and its helpers read. Every read of the text goes through index, unit
-// or decode, so the count is the scan's cost; the cost tests bound it by a constant
-// times the text's length.
+// character tagAt and its helpers read. Every read of the text counts (most go through
+// index, unit or decode), so the count is the scan's cost; the cost tests bound it by a
+// constant times the text's length.
 type tagScan struct {
 	s    string
 	next [len(triggers)]int // the next position of each trigger at or after the scan; len(s): none

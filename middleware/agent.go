@@ -97,7 +97,8 @@ func (a *guardedAgent) Plan(
 
 // spliceSteps returns steps with each observation laid out for the prompt, each call's tool
 // name and input neutralised and, with textLog, the model's own text of each step (a MRKL
-// thought and its Action Input, which go back into the prompt) neutralised. The input is never modified; when nothing changes, it is returned as is.
+// thought and its Action Input, which go back into the prompt) neutralised. The input is
+// never modified; when nothing changes, it is returned as is.
 // Each result that gets reminder blocks is recorded in ins, nil when there is none.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
