@@ -22,12 +22,15 @@
 //  5. l read as i: folding case first loses UTS #39's own I/l pair, and the tag names have
 //     no l, so reading every l (and so 1 and |) as i catches SYSTEM-REMlNDER too;
 //  6. dashes and hyphens (Unicode Dash and Hyphen) and _ read as -;
-//  7. default-ignorable code points (Default_Ignorable_Code_Point, derived as UAX #44
+//  7. small capitals (LATIN LETTER SMALL CAPITAL X) read as their letter, before step 4 too,
+//     since confusables.txt maps some away from it (ᴍ to ʍ);
+//  8. default-ignorable code points (Default_Ignorable_Code_Point, derived as UAX #44
 //     says), control characters other than white space, and marks alone read as nothing.
 //
 // Only code points whose skeleton differs from themselves and is made of the characters the
 // tag names' own skeletons use (plus <, / and -) are kept; ignorable ones are left to the
-// run-time check (isIgnorable), which reads the same properties from package unicode.
+// run-time check (isIgnorable), which reads the same properties from package unicode, and so
+// are Unicode's tag characters (U+E0020–U+E007E), which skeletonOf decodes to their ASCII.
 package main
 
 import (
@@ -218,7 +221,11 @@ func skeleton(r rune, conf map[rune]string) string {
 func confusable(s string, conf map[rune]string) string {
 	var b strings.Builder
 	for _, c := range dropMarks(s) {
-		if t, ok := extra[c]; ok {
+		if l, ok := smallCapital(c); ok {
+			// Before confusables.txt, which maps some small capitals away from their letter
+			// (ᴍ to ʍ, a turned w).
+			b.WriteRune(l)
+		} else if t, ok := extra[c]; ok {
 			b.WriteString(t)
 		} else if t, ok := conf[c]; ok {
 			b.WriteString(t)

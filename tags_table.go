@@ -31,7 +31,7 @@ var asciiSkeleton = [128]string{
 }
 
 // skeletonTable holds the non-ASCII code points, other than ignorable ones, whose skeleton
-// is made of the tags' characters, sorted by code point. 1404 entries.
+// is made of the tags' characters, sorted by code point. 1405 entries.
 var skeletonTable = [...]skeletonEntry{
 	{0x00A5, "y"},    // ¥
 	{0x00B9, "i"},    // ¹
@@ -385,6 +385,7 @@ var skeletonTable = [...]skeletonEntry{
 	{0x1CA7, "y"},    // Ყ
 	{0x1D05, "d"},    // ᴅ
 	{0x1D07, "e"},    // ᴇ
+	{0x1D0D, "rn"},   // ᴍ
 	{0x1D18, "p"},    // ᴘ
 	{0x1D1B, "t"},    // ᴛ
 	{0x1D1C, "u"},    // ᴜ

@@ -34,8 +34,11 @@ func WithAnswerFormat(f AnswerFormat) AgentOption {
 // Agent wraps a LangChainGo agent. Its Plan gets a copy of the intermediate steps in which
 // each tool result is laid out for the prompt: the empty-output marker removed when
 // reminders go on top, the output cut at the engine's ToolResultMaxChars, system tags in
-// the output neutralised, the call's reminders in front. The splice of a call is the same
-// in every later tour of the move, so each request only appends to the one before.
+// the output neutralised, the call's reminders in front. The model's own call goes back
+// neutralised too: its tool name and arguments (the functions agent's tool calls) and, for
+// a text agent, its thought and Action Input. The executor's steps, its callbacks and the
+// tools keep the call as the model wrote it. The splice of a call is the same in every
+// later tour of the move, so each request only appends to the one before.
 //
 // The agent type also fixes what an answer says, for the model wrapper's text rules:
 // MRKL (NewOneShotAgent) and conversational agents answer after "Final Answer:" / "AI:";
@@ -113,9 +116,10 @@ func chainInput(inputs map[string]string) (string, bool) {
 	return "", false
 }
 
-// spliceSteps returns steps with each observation laid out for the prompt and, with textLog,
-// the model's own text of each step (a MRKL thought, which goes back into the prompt)
-// neutralised. The input is never modified; when nothing changes, it is returned as is.
+// spliceSteps returns steps with each observation laid out for the prompt, each call's tool
+// name and input neutralised and, with textLog, the model's own text of each step (a MRKL
+// thought and its Action Input, which go back into the prompt) neutralised. The input is
+// never modified; when nothing changes, it is returned as is.
 // Each result that gets reminder blocks is recorded in ins, nil when there is none.
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
@@ -156,7 +160,11 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 		if textLog {
 			log = streamrules.Neutralize(log)
 		}
-		if obs == step.Observation && log == step.Action.Log {
+		// The call as the model wrote it goes back into the prompt too: OpenAIFunctionsAgent
+		// sends it as the AI message's tool call (name and arguments), a text agent as the
+		// log's Action and Action Input (neutralised above with the log).
+		tool, input := streamrules.Neutralize(step.Action.Tool), streamrules.Neutralize(step.Action.ToolInput)
+		if obs == step.Observation && log == step.Action.Log && tool == step.Action.Tool && input == step.Action.ToolInput {
 			if out != nil {
 				out[i] = step
 			}
@@ -168,6 +176,7 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 		}
 		step.Observation = obs
 		step.Action.Log = log
+		step.Action.Tool, step.Action.ToolInput = tool, input
 		out[i] = step
 	}
 	if out == nil {
