@@ -158,7 +158,7 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 	for _, h := range live {
 		blocks = append(blocks, InterruptBlock(h.rule.Name, h.rule.Text))
 		v.Rules = append(v.Rules, h.rule.Name)
-		fired = append(fired, m.record(Firing{Rule: h.rule.Name, Mode: ModeInterrupt, Tool: h.tool, Retry: true}))
+		fired = append(fired, m.record(Firing{Rule: h.rule.Name, Mode: ModeInterrupt, Tool: h.tool, Retry: true, Delivery: DeliveryFull})) // its block is in the interrupt, whole
 	}
 	m.mu.Unlock()
 	m.announce(ctx, fired)
@@ -233,7 +233,7 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 			m.claimed[r.Name]-- // its discard's outcome already says refused
 			continue
 		}
-		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Tool: tool, Outcome: OutcomeRefused}))
+		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Tool: tool, Outcome: OutcomeRefused, Delivery: DeliveryFull})) // the refusal block is its text, whole
 	}
 	if len(out) > 0 {
 		out = append(out, m.pending...)

@@ -88,11 +88,8 @@ func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
 	if c.own == nil {
 		return c.fires(group)
 	}
-	if c.shell != nil {
-		return c.firesOnShell(args)
-	}
 	var buf [16]int
-	for _, v := range args.values(c.path) {
+	for _, v := range c.ownTargets(args) {
 		t := target{text: v, matched: c.own.Match(v, buf[:0]), facts: group.facts}
 		if c.fires(&t) {
 			return true
@@ -101,10 +98,13 @@ func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
 	return false
 }
 
-// firesOnShell is firesOnArgs for a shell rule: each value (the field's, or the whole
-// arguments) is read as a script, and the rule fires on the first command that fires it.
-func (c *compiledRule) firesOnShell(args *callArgs) bool {
-	var buf [16]int
+// ownTargets returns what a rule with its own matcher judges, one target each: a field
+// rule's values; a shell rule's simple commands, read from each value (the field's, or
+// the whole arguments).
+func (c *compiledRule) ownTargets(args *callArgs) []string {
+	if c.shell == nil {
+		return args.values(c.path)
+	}
 	values := []string{args.text}
 	if c.path != nil {
 		// A tool that also takes a bare command line (not JSON) gets it read whole: a gate
@@ -113,15 +113,14 @@ func (c *compiledRule) firesOnShell(args *callArgs) bool {
 			values = vs
 		}
 	}
-	for _, v := range values {
-		for _, cmd := range c.shellValues(args, v) {
-			t := target{text: cmd, matched: c.own.Match(cmd, buf[:0])}
-			if c.fires(&t) {
-				return true
-			}
-		}
+	if len(values) == 1 {
+		return c.shellValues(args, values[0])
 	}
-	return false
+	var cmds []string
+	for _, v := range values {
+		cmds = append(cmds, c.shellValues(args, v)...)
+	}
+	return cmds
 }
 
 // Status is a rule's verdict on one target, for checks outside a move (tests, backtests).
@@ -189,7 +188,7 @@ func (j *Judge) Check(text string, facts *Facts) Result {
 		return Result{Status: StatusPass}
 	}
 	args := callArgs{text: text}
-	for _, v := range args.values(c.path) {
+	for _, v := range c.ownTargets(&args) {
 		vt := target{text: v, matched: c.own.Match(v, buf[:0]), facts: facts}
 		if c.fires(&vt) {
 			return Result{Status: StatusViolation}

@@ -47,11 +47,11 @@ func TestGateOutcomes(t *testing.T) {
 	_ = m.End(mctx, nil)
 
 	want := `
-# HELP streamrules_engine_firings_total Rule firings by rule, mode and outcome, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came.
+# HELP streamrules_engine_firings_total Rule firings by rule, mode, outcome and delivery, counted when their move ends; outcome shadow is a would-fire, none a discard whose replay never came; delivery full, manifest (over the reminder budget) or none (nothing reached the model).
 # TYPE streamrules_engine_firings_total counter
-streamrules_engine_firings_total{mode="interrupt",outcome="corrected",rule="no_rm"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="refused",rule="no_rm"} 1
-streamrules_engine_firings_total{mode="interrupt",outcome="shadow",rule="watched_rm"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="corrected",rule="no_rm"} 1
+streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="refused",rule="no_rm"} 1
+streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shadow",rule="watched_rm"} 1
 `
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_engine_firings_total"); err != nil {
 		t.Fatal(err)
