@@ -30,6 +30,15 @@ func (g *Guard) Tool(t tools.Tool) tools.Tool {
 func (t *guardedTool) Unwrap() tools.Tool { return t.Tool }
 
 func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
+	if t.g.tracer != nil {
+		return t.tracedCall(ctx, input) // trace.go
+	}
+	out, _, err := t.call(ctx, input)
+	return out, err
+}
+
+// call runs the tool and returns, beside its result, the reminders its call got.
+func (t *guardedTool) call(ctx context.Context, input string) (string, []streamrules.Reminder, error) {
 	cb := t.g.callbacks
 	if cb != nil {
 		cb.HandleToolStart(ctx, input)
@@ -39,13 +48,14 @@ func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
 		if cb != nil {
 			cb.HandleToolError(ctx, err)
 		}
-		return out, err
+		return out, nil, err
 	}
+	var reminders []streamrules.Reminder
 	if m := streamrules.MoveFrom(ctx); m != nil {
-		m.ToolReminders(ctx, t.Tool.Name(), input)
+		reminders = m.ToolReminders(ctx, t.Tool.Name(), input)
 	}
 	if cb != nil {
 		cb.HandleToolEnd(ctx, out)
 	}
-	return out, nil
+	return out, reminders, nil
 }
