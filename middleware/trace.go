@@ -17,8 +17,9 @@ import (
 // Each Start returns the context the rest runs under: the move's context carries the
 // move span to every model and tool call of the move (and to the executor's callbacks).
 type Tracer interface {
-	// StartMove is called before the move begins (before its chat state is read).
-	StartMove(ctx context.Context, chatID string, env []string) (context.Context, MoveSpan)
+	// StartMove is called before the move of chat chatID begins (before its chat state is
+	// read); the move's environments come with MoveSpan.End.
+	StartMove(ctx context.Context, chatID string) (context.Context, MoveSpan)
 	// StartModelCall is called before each provider call through Guard.Model: a tour's
 	// call, a replay of a discarded answer, or a call passed straight through.
 	StartModelCall(ctx context.Context, call ModelCall) (context.Context, ModelSpan)
@@ -45,7 +46,7 @@ type ToolSpan interface {
 // ModelCall is one provider call as Tracer.StartModelCall gets it.
 type ModelCall struct {
 	Model    llms.Model            // the provider client, as given to Guard.Model
-	Options  *llms.CallOptions     // the call's options, parsed (read only)
+	Options  llms.CallOptions      // the call's options, parsed
 	Messages []llms.MessageContent // the request (content: record only when the host opts in)
 	Held     bool                  // the answer's speech is held until the verdict
 	Streamed bool                  // the caller streams (a streaming func is set)
@@ -79,11 +80,11 @@ type ToolResult struct {
 }
 
 // startMove starts the move's span; nil span without a tracer.
-func (g *Guard) startMove(ctx context.Context, chatID string, env []string) (context.Context, MoveSpan) {
+func (g *Guard) startMove(ctx context.Context, chatID string) (context.Context, MoveSpan) {
 	if g.tracer == nil {
 		return ctx, nil
 	}
-	return g.tracer.StartMove(ctx, chatID, env)
+	return g.tracer.StartMove(ctx, chatID)
 }
 
 // startCall starts a model call's span; nil span without a tracer.
@@ -92,7 +93,7 @@ func (m *guardedModel) startCall(ctx context.Context, messages []llms.MessageCon
 		return ctx, nil
 	}
 	return m.g.tracer.StartModelCall(ctx, ModelCall{
-		Model: m.Unwrap(), Options: opts, Messages: messages,
+		Model: m.Unwrap(), Options: *opts, Messages: messages,
 		Held: held, Streamed: opts.StreamingFunc != nil, Replay: replay, Judged: judged,
 	})
 }

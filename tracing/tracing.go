@@ -46,8 +46,9 @@ type Options struct {
 // gen_ai.guardrail.result event per firing. Give it to middleware.Config.Tracer. It is
 // safe for concurrent use.
 type Tracer struct {
-	tr   trace.Tracer
-	opts Options
+	tr       trace.Tracer
+	opts     Options
+	chatName string // "chat {Options.Model}", made once
 }
 
 var _ middleware.Tracer = (*Tracer)(nil)
@@ -60,6 +61,10 @@ func New(tp trace.TracerProvider, opts *Options) *Tracer {
 	t := &Tracer{tr: tp.Tracer(ScopeName)}
 	if opts != nil {
 		t.opts = *opts
+	}
+	t.chatName = "chat"
+	if t.opts.Model != "" {
+		t.chatName = "chat " + t.opts.Model
 	}
 	return t
 }
@@ -108,7 +113,7 @@ const (
 )
 
 // StartMove implements middleware.Tracer.
-func (t *Tracer) StartMove(ctx context.Context, chatID string, _ []string) (context.Context, middleware.MoveSpan) {
+func (t *Tracer) StartMove(ctx context.Context, chatID string) (context.Context, middleware.MoveSpan) {
 	ctx, sp := t.tr.Start(ctx, MoveSpanName, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyConversation.String(chatID)))
 	return ctx, &moveSpan{t: t, sp: sp}
@@ -132,13 +137,14 @@ func (s *moveSpan) End(move *streamrules.Move, err error) {
 		outcome = "failed"
 		setError(sp, err)
 	}
-	sp.SetAttributes(keyMoveNumber.Int64(move.Number()), keyEnvironments.StringSlice(move.Environments()),
-		keyMoveOutcome.String(outcome))
 	firings := move.Firings()
-	if len(firings) == 0 {
-		return
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, keyMoveNumber.Int64(move.Number()), keyEnvironments.StringSlice(move.Environments()),
+		keyMoveOutcome.String(outcome))
+	if len(firings) > 0 {
+		attrs = append(attrs, keyFirings.Int(len(firings)))
 	}
-	sp.SetAttributes(keyFirings.Int(len(firings)))
+	sp.SetAttributes(attrs...)
 	for _, f := range firings {
 		sp.AddEvent(EventName, trace.WithTimestamp(f.At), trace.WithAttributes(s.t.firingAttrs(move, f)...))
 	}
@@ -154,12 +160,15 @@ func (t *Tracer) firingAttrs(move *streamrules.Move, f streamrules.Firing) []att
 		keyRuleID.String(f.Rule),
 		keyMode.String(string(f.Mode)),
 		keyOutcome.String(outcome),
-		keyShadow.Bool(f.Outcome == streamrules.OutcomeShadow),
-		keyRetry.Bool(f.Retry),
-		keyEarly.Bool(f.Early),
 	)
+	if f.Outcome == streamrules.OutcomeShadow {
+		attrs = append(attrs, keyShadow.Bool(true))
+	}
+	if f.Retry {
+		attrs = append(attrs, keyRetry.Bool(true))
+	}
 	if f.Early {
-		attrs = append(attrs, keyCutAt.Int(f.CutAtBytes))
+		attrs = append(attrs, keyEarly.Bool(true), keyCutAt.Int(f.CutAtBytes))
 	}
 	if f.Tool != "" {
 		attrs = append(attrs, keyTool.String(f.Tool))
@@ -180,12 +189,11 @@ func (t *Tracer) firingAttrs(move *streamrules.Move, f streamrules.Firing) []att
 
 // StartModelCall implements middleware.Tracer: a client span "chat {model}".
 func (t *Tracer) StartModelCall(ctx context.Context, c middleware.ModelCall) (context.Context, middleware.ModelSpan) {
-	model := c.Options.Model
-	if model == "" {
+	model, name := c.Options.Model, t.chatName
+	switch {
+	case model == "":
 		model = t.opts.Model
-	}
-	name := "chat"
-	if model != "" {
+	case model != t.opts.Model:
 		name = "chat " + model
 	}
 	speech := "whole"
@@ -203,7 +211,13 @@ func (t *Tracer) StartModelCall(ctx context.Context, c middleware.ModelCall) (co
 	if model != "" {
 		attrs = append(attrs, keyReqModel.String(model))
 	}
-	attrs = append(attrs, keySpeech.String(speech), keyJudged.Bool(c.Judged), keyReplay.Bool(c.Replay))
+	attrs = append(attrs, keySpeech.String(speech))
+	if c.Judged {
+		attrs = append(attrs, keyJudged.Bool(true))
+	}
+	if c.Replay {
+		attrs = append(attrs, keyReplay.Bool(true))
+	}
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyInMessages.String(inputMessages(c.Messages)))
 	}
@@ -225,20 +239,33 @@ func (s *modelSpan) End(r middleware.ModelResult) {
 	if r.Err != nil {
 		setError(sp, r.Err)
 	}
-	sp.SetAttributes(keyDiscarded.Bool(r.Discarded), keyCutEarly.Bool(r.CutEarly), keyFixed.Bool(r.Fixed))
+	// One SetAttributes: the SDK grows the span's attributes once per call. Flags go on
+	// only when true.
+	attrs := make([]attribute.KeyValue, 0, 8)
+	if r.Discarded {
+		attrs = append(attrs, keyDiscarded.Bool(true))
+	}
 	if r.CutEarly {
-		sp.SetAttributes(keyCutAt.Int(r.CutAtBytes))
+		attrs = append(attrs, keyCutEarly.Bool(true), keyCutAt.Int(r.CutAtBytes))
+	}
+	if r.Fixed {
+		attrs = append(attrs, keyFixed.Bool(true))
 	}
 	if len(r.Rules) > 0 {
-		sp.SetAttributes(keyRules.StringSlice(r.Rules))
+		attrs = append(attrs, keyRules.StringSlice(r.Rules))
 	}
-	if r.Response == nil {
-		return
+	if resp := r.Response; resp != nil {
+		attrs = s.t.responseAttrs(attrs, resp)
 	}
+	sp.SetAttributes(attrs...)
+}
+
+// responseAttrs appends the usage, the finish reasons and (opted in) the answer.
+func (t *Tracer) responseAttrs(attrs []attribute.KeyValue, resp *llms.ContentResponse) []attribute.KeyValue {
 	var in, out int64
 	var haveIn, haveOut bool
-	reasons := make([]string, 0, len(r.Response.Choices))
-	for _, c := range r.Response.Choices {
+	var reasons []string
+	for _, c := range resp.Choices {
 		if c == nil {
 			continue
 		}
@@ -253,17 +280,18 @@ func (s *modelSpan) End(r middleware.ModelResult) {
 		}
 	}
 	if haveIn {
-		sp.SetAttributes(keyInTokens.Int64(in))
+		attrs = append(attrs, keyInTokens.Int64(in))
 	}
 	if haveOut {
-		sp.SetAttributes(keyOutTokens.Int64(out))
+		attrs = append(attrs, keyOutTokens.Int64(out))
 	}
 	if len(reasons) > 0 {
-		sp.SetAttributes(keyFinish.StringSlice(reasons))
+		attrs = append(attrs, keyFinish.StringSlice(reasons))
 	}
-	if s.t.opts.RecordContent {
-		sp.SetAttributes(keyOutMessages.String(outputMessages(r.Response)))
+	if t.opts.RecordContent {
+		attrs = append(attrs, keyOutMessages.String(outputMessages(resp)))
 	}
+	return attrs
 }
 
 // StartToolCall implements middleware.Tracer: an internal span "execute_tool {name}".
@@ -291,17 +319,22 @@ func (s *toolSpan) End(r middleware.ToolResult) {
 	if r.Err != nil {
 		setError(sp, r.Err)
 	}
-	sp.SetAttributes(keyReminders.Int(len(r.Reminders)), keyRefused.Bool(r.Refused))
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, keyReminders.Int(len(r.Reminders)))
+	if r.Refused {
+		attrs = append(attrs, keyRefused.Bool(true))
+	}
 	if len(r.Reminders) > 0 {
 		names := make([]string, len(r.Reminders))
 		for i, rem := range r.Reminders {
 			names[i] = rem.Rule
 		}
-		sp.SetAttributes(keyReminderOf.StringSlice(names))
+		attrs = append(attrs, keyReminderOf.StringSlice(names))
 	}
 	if s.t.opts.RecordContent && r.Err == nil {
-		sp.SetAttributes(keyToolResult.String(r.Output))
+		attrs = append(attrs, keyToolResult.String(r.Output))
 	}
+	sp.SetAttributes(attrs...)
 }
 
 // setError marks the span failed: error.type is the error's Go type (context errors by

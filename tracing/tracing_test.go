@@ -160,16 +160,16 @@ func attrs(kvs []attribute.KeyValue) string {
 
 const wantFullTree = `host [internal]
   streamrules.move [internal] gen_ai.conversation.id=chat-7 streamrules.environments=[] streamrules.firings=5 streamrules.move.number=1 streamrules.move.outcome=answered
-    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=careful_rm streamrules.early=false streamrules.mode=remind streamrules.outcome=complied streamrules.retry=false streamrules.severity=high streamrules.shadow=false streamrules.tool=shell
-    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_sorry streamrules.cut_at_bytes=66 streamrules.early=true streamrules.mode=interrupt streamrules.outcome=corrected streamrules.retry=true streamrules.severity=low streamrules.shadow=false
-    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_secret streamrules.early=false streamrules.mode=interrupt streamrules.outcome=corrected streamrules.retry=true streamrules.severity=high streamrules.shadow=false
-    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=signed streamrules.early=false streamrules.fix.diff_lines=1 streamrules.mode=interrupt streamrules.outcome=fixed streamrules.retry=false streamrules.shadow=false
-    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_maybe streamrules.early=false streamrules.mode=interrupt streamrules.outcome=shadow streamrules.retry=false streamrules.shadow=true
-    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["tool_calls"] streamrules.cut_early=false streamrules.discarded=false streamrules.fixed=false streamrules.judged=true streamrules.replay=false streamrules.speech=held
-    execute_tool shell [internal] gen_ai.operation.name=execute_tool gen_ai.tool.name=shell streamrules.refused=false streamrules.reminder.rules=["careful_rm"] streamrules.reminders=1
-    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test streamrules.cut_at_bytes=66 streamrules.cut_early=true streamrules.discarded=true streamrules.fixed=false streamrules.judged=true streamrules.replay=false streamrules.rules=["no_sorry"] streamrules.speech=held
-    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["stop"] streamrules.cut_early=false streamrules.discarded=true streamrules.fixed=false streamrules.judged=true streamrules.replay=true streamrules.rules=["no_secret"] streamrules.speech=held
-    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["stop"] streamrules.cut_early=false streamrules.discarded=false streamrules.fixed=true streamrules.judged=true streamrules.replay=true streamrules.rules=["signed"] streamrules.speech=held
+    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=careful_rm streamrules.mode=remind streamrules.outcome=complied streamrules.severity=high streamrules.tool=shell
+    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_sorry streamrules.cut_at_bytes=66 streamrules.early=true streamrules.mode=interrupt streamrules.outcome=corrected streamrules.retry=true streamrules.severity=low
+    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_secret streamrules.mode=interrupt streamrules.outcome=corrected streamrules.retry=true streamrules.severity=high
+    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=signed streamrules.fix.diff_lines=1 streamrules.mode=interrupt streamrules.outcome=fixed
+    * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_maybe streamrules.mode=interrupt streamrules.outcome=shadow streamrules.shadow=true
+    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["tool_calls"] streamrules.judged=true streamrules.speech=held
+    execute_tool shell [internal] gen_ai.operation.name=execute_tool gen_ai.tool.name=shell streamrules.reminder.rules=["careful_rm"] streamrules.reminders=1
+    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test streamrules.cut_at_bytes=66 streamrules.cut_early=true streamrules.discarded=true streamrules.judged=true streamrules.rules=["no_sorry"] streamrules.speech=held
+    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["stop"] streamrules.discarded=true streamrules.judged=true streamrules.replay=true streamrules.rules=["no_secret"] streamrules.speech=held
+    chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["stop"] streamrules.fixed=true streamrules.judged=true streamrules.replay=true streamrules.rules=["signed"] streamrules.speech=held
 `
 
 // TestFullMove: one move through a stock executor with a reminder, an early cut, a
