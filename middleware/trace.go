@@ -133,3 +133,27 @@ func endMove(sp MoveSpan, move *streamrules.Move, ended *bool, err *error) {
 }
 
 var errMoveAborted = errors.New("middleware: the move panicked or its goroutine exited")
+
+type moveSpanKey struct{}
+
+// BeginMove is the engine's BeginMove with the move's span (Config.Tracer) around it, for
+// a host that runs its executor itself instead of through Run or Call. End the move with
+// Guard.EndMove on the returned context. Without a tracer it is exactly eng.BeginMove.
+func (g *Guard) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *streamrules.Move) {
+	if g.tracer == nil {
+		return g.eng.BeginMove(ctx, chatID, env...)
+	}
+	ctx, span := g.tracer.StartMove(ctx, chatID)
+	ctx = context.WithValue(ctx, moveSpanKey{}, span)
+	return g.eng.BeginMove(ctx, chatID, env...)
+}
+
+// EndMove ends a move begun with Guard.BeginMove (move.End, then its span); it returns
+// what move.End returns. ctx is the context BeginMove returned, or one derived from it.
+func (g *Guard) EndMove(ctx context.Context, move *streamrules.Move, runErr error) error {
+	err := move.End(ctx, runErr)
+	if span, ok := ctx.Value(moveSpanKey{}).(MoveSpan); ok {
+		span.End(move, runErr)
+	}
+	return err
+}
