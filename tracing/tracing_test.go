@@ -12,6 +12,7 @@ import (
 
 	"github.com/tmc/langchaingo/agents"
 	lcb "github.com/tmc/langchaingo/callbacks"
+	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
@@ -324,3 +325,24 @@ func dumpAll(spans []sdktrace.ReadOnlySpan) string {
 }
 
 var _ tools.Tool = shellTool{}
+
+// TestBeginEndMove: a host running the executor itself gets the same move span through
+// Guard.BeginMove and Guard.EndMove.
+func TestBeginEndMove(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, &tracing.Options{Model: "m"}, fullRules()[2:3], scripted.New(
+		scripted.Reply{Text: "The SECRET is out."}, scripted.Reply{Text: "Nothing to see."}))
+	ctx, move := r.guard.BeginMove(context.Background(), "chat-11", streamrules.EnvTelegram)
+	_, err := chains.Run(ctx, r.exec, "tell me")
+	if err = r.guard.EndMove(ctx, move, err); err != nil {
+		t.Fatal(err)
+	}
+	want := `streamrules.move [internal] gen_ai.conversation.id=chat-11 streamrules.environments=["telegram"] streamrules.firings=1 streamrules.move.number=1 streamrules.move.outcome=answered
+  * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_secret streamrules.mode=interrupt streamrules.outcome=corrected streamrules.retry=true streamrules.severity=high
+  chat m [client] gen_ai.operation.name=chat gen_ai.request.model=m gen_ai.response.finish_reasons=["stop"] streamrules.discarded=true streamrules.judged=true streamrules.rules=["no_secret"] streamrules.speech=held
+  chat m [client] gen_ai.operation.name=chat gen_ai.request.model=m gen_ai.response.finish_reasons=["stop"] streamrules.judged=true streamrules.replay=true streamrules.speech=whole
+`
+	if got := tree(r.rec.Ended()); got != want {
+		t.Errorf("span tree:\n%s\nwant:\n%s", got, want)
+	}
+}
