@@ -112,9 +112,15 @@ const (
 	keyRuleText     = attribute.Key("streamrules.rule.text")
 )
 
+// The span kinds as start options, boxed once.
+var (
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	clientKind   = trace.WithSpanKind(trace.SpanKindClient)
+)
+
 // StartMove implements middleware.Tracer.
 func (t *Tracer) StartMove(ctx context.Context, chatID string) (context.Context, middleware.MoveSpan) {
-	ctx, sp := t.tr.Start(ctx, MoveSpanName, trace.WithSpanKind(trace.SpanKindInternal),
+	ctx, sp := t.tr.Start(ctx, MoveSpanName, internalKind,
 		trace.WithAttributes(keyConversation.String(chatID)))
 	return ctx, &moveSpan{t: t, sp: sp}
 }
@@ -221,7 +227,7 @@ func (t *Tracer) StartModelCall(ctx context.Context, c middleware.ModelCall) (co
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyInMessages.String(inputMessages(c.Messages)))
 	}
-	ctx, sp := t.tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, sp := t.tr.Start(ctx, name, clientKind, trace.WithAttributes(attrs...))
 	return ctx, &modelSpan{t: t, sp: sp}
 }
 
@@ -301,7 +307,7 @@ func (t *Tracer) StartToolCall(ctx context.Context, c middleware.ToolCall) (cont
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyToolArgs.String(c.Input))
 	}
-	ctx, sp := t.tr.Start(ctx, "execute_tool "+c.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	ctx, sp := t.tr.Start(ctx, "execute_tool "+c.Name, internalKind, trace.WithAttributes(attrs...))
 	return ctx, &toolSpan{t: t, sp: sp}
 }
 
