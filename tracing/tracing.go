@@ -209,8 +209,8 @@ func (t *Tracer) StartModelCall(ctx context.Context, c middleware.ModelCall) (co
 	case c.Streamed:
 		speech = "streamed"
 	}
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, keyOperation.String("chat"))
+	ms := &modelSpan{t: t} // its buffer holds the start attributes, then the end's: one allocation
+	attrs := append(ms.buf[:0], keyOperation.String("chat"))
 	if p := providerName(c.Model); p != "" {
 		attrs = append(attrs, keyProvider.String(p))
 	}
@@ -227,13 +227,14 @@ func (t *Tracer) StartModelCall(ctx context.Context, c middleware.ModelCall) (co
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyInMessages.String(inputMessages(c.Messages)))
 	}
-	ctx, sp := t.tr.Start(ctx, name, clientKind, trace.WithAttributes(attrs...))
-	return ctx, &modelSpan{t: t, sp: sp}
+	ctx, ms.sp = t.tr.Start(ctx, name, clientKind, trace.WithAttributes(attrs...)) // the SDK copies them
+	return ctx, ms
 }
 
 type modelSpan struct {
-	t  *Tracer
-	sp trace.Span
+	t   *Tracer
+	sp  trace.Span
+	buf [8]attribute.KeyValue
 }
 
 func (s *modelSpan) End(r middleware.ModelResult) {
@@ -247,7 +248,7 @@ func (s *modelSpan) End(r middleware.ModelResult) {
 	}
 	// One SetAttributes: the SDK grows the span's attributes once per call. Flags go on
 	// only when true.
-	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs := s.buf[:0]
 	if r.Discarded {
 		attrs = append(attrs, keyDiscarded.Bool(true))
 	}
@@ -302,18 +303,19 @@ func (t *Tracer) responseAttrs(attrs []attribute.KeyValue, resp *llms.ContentRes
 
 // StartToolCall implements middleware.Tracer: an internal span "execute_tool {name}".
 func (t *Tracer) StartToolCall(ctx context.Context, c middleware.ToolCall) (context.Context, middleware.ToolSpan) {
-	attrs := make([]attribute.KeyValue, 0, 3)
-	attrs = append(attrs, keyOperation.String("execute_tool"), keyToolName.String(c.Name))
+	ts := &toolSpan{t: t}
+	attrs := append(ts.buf[:0], keyOperation.String("execute_tool"), keyToolName.String(c.Name))
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyToolArgs.String(c.Input))
 	}
-	ctx, sp := t.tr.Start(ctx, "execute_tool "+c.Name, internalKind, trace.WithAttributes(attrs...))
-	return ctx, &toolSpan{t: t, sp: sp}
+	ctx, ts.sp = t.tr.Start(ctx, "execute_tool "+c.Name, internalKind, trace.WithAttributes(attrs...))
+	return ctx, ts
 }
 
 type toolSpan struct {
-	t  *Tracer
-	sp trace.Span
+	t   *Tracer
+	sp  trace.Span
+	buf [4]attribute.KeyValue
 }
 
 func (s *toolSpan) End(r middleware.ToolResult) {
@@ -325,8 +327,7 @@ func (s *toolSpan) End(r middleware.ToolResult) {
 	if r.Err != nil {
 		setError(sp, r.Err)
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, keyReminders.Int(len(r.Reminders)))
+	attrs := append(s.buf[:0], keyReminders.Int(len(r.Reminders)))
 	if r.Refused {
 		attrs = append(attrs, keyRefused.Bool(true))
 	}
