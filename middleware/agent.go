@@ -89,7 +89,11 @@ func (a *guardedAgent) Plan(
 		}
 		inputs = neutralizeInputs(inputs)
 	}
-	return a.Agent.Plan(ctx, steps, inputs, options...)
+	actions, finish, err := a.Agent.Plan(ctx, steps, inputs, options...)
+	if a.g.tracer != nil {
+		noteActions(ctx, actions) // the calls' ids, for the tool spans (trace.go)
+	}
+	return actions, finish, err
 }
 
 // spliceSteps returns steps with each observation laid out for the prompt and, with textLog,

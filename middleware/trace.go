@@ -3,8 +3,12 @@ package middleware
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/schema"
 
 	"github.com/streamrules/streamrules"
 )
@@ -69,6 +73,7 @@ type ModelResult struct {
 type ToolCall struct {
 	Name  string
 	Input string // the arguments (content: record only when the host opts in)
+	ID    string // the model's id of the call, where the agent gives one (OpenAIFunctionsAgent); else ""
 }
 
 // ToolResult is how a tool call ended.
@@ -84,6 +89,7 @@ func (g *Guard) startMove(ctx context.Context, chatID string) (context.Context, 
 	if g.tracer == nil {
 		return ctx, nil
 	}
+	ctx = context.WithValue(ctx, callIDsKey{}, &callIDs{})
 	return g.tracer.StartMove(ctx, chatID)
 }
 
@@ -116,7 +122,8 @@ func (m *guardedModel) tracedPassThrough(ctx context.Context, messages []llms.Me
 
 // tracedToolCall is guardedTool.Call in a span.
 func (t *guardedTool) tracedCall(ctx context.Context, input string) (string, error) {
-	ctx, sp := t.g.tracer.StartToolCall(ctx, ToolCall{Name: t.Tool.Name(), Input: input})
+	name := t.Tool.Name()
+	ctx, sp := t.g.tracer.StartToolCall(ctx, ToolCall{Name: name, Input: input, ID: takeCallID(ctx, name, input)})
 	var res ToolResult
 	res.Output, res.Reminders, res.Err = t.call(ctx, input)
 	sp.End(res)
@@ -143,7 +150,7 @@ func (g *Guard) BeginMove(ctx context.Context, chatID string, env ...string) (co
 	if g.tracer == nil {
 		return g.eng.BeginMove(ctx, chatID, env...)
 	}
-	ctx, span := g.tracer.StartMove(ctx, chatID)
+	ctx, span := g.startMove(ctx, chatID)
 	ctx = context.WithValue(ctx, moveSpanKey{}, span)
 	return g.eng.BeginMove(ctx, chatID, env...)
 }
@@ -156,4 +163,46 @@ func (g *Guard) EndMove(ctx context.Context, move *streamrules.Move, runErr erro
 		span.End(move, runErr)
 	}
 	return err
+}
+
+// callIDs carries the model's tool-call ids from the agent's plan to the tool wrapper,
+// which the executor calls with the input only. Only a traced move has one.
+type callIDs struct {
+	mu      sync.Mutex
+	pending []schema.AgentAction // planned calls with an id, not run yet, in order
+}
+
+type callIDsKey struct{}
+
+// noteActions records the planned calls' ids for the tool spans.
+func noteActions(ctx context.Context, actions []schema.AgentAction) {
+	q, _ := ctx.Value(callIDsKey{}).(*callIDs)
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = q.pending[:0] // a new plan: what the last one left was never run
+	for _, a := range actions {
+		if a.ToolID != "" {
+			q.pending = append(q.pending, a)
+		}
+	}
+}
+
+// takeCallID returns the id of the first planned call of tool with input, and forgets it.
+func takeCallID(ctx context.Context, tool, input string) string {
+	q, _ := ctx.Value(callIDsKey{}).(*callIDs)
+	if q == nil {
+		return ""
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, a := range q.pending {
+		if strings.EqualFold(a.Tool, tool) && strings.TrimSuffix(a.ToolInput, "\nObservation:") == input {
+			q.pending = slices.Delete(q.pending, i, i+1)
+			return a.ToolID
+		}
+	}
+	return ""
 }

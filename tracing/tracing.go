@@ -81,6 +81,7 @@ const (
 	keyInMessages   = attribute.Key("gen_ai.input.messages")
 	keyOutMessages  = attribute.Key("gen_ai.output.messages")
 	keyToolName     = attribute.Key("gen_ai.tool.name")
+	keyToolCallID   = attribute.Key("gen_ai.tool.call.id")
 	keyToolArgs     = attribute.Key("gen_ai.tool.call.arguments")
 	keyToolResult   = attribute.Key("gen_ai.tool.call.result")
 	keyRuleID       = attribute.Key("gen_ai.guardrail.policy.rule.id")
@@ -305,6 +306,9 @@ func (t *Tracer) responseAttrs(attrs []attribute.KeyValue, resp *llms.ContentRes
 func (t *Tracer) StartToolCall(ctx context.Context, c middleware.ToolCall) (context.Context, middleware.ToolSpan) {
 	ts := &toolSpan{t: t}
 	attrs := append(ts.buf[:0], keyOperation.String("execute_tool"), keyToolName.String(c.Name))
+	if c.ID != "" {
+		attrs = append(attrs, keyToolCallID.String(c.ID))
+	}
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyToolArgs.String(c.Input))
 	}

@@ -167,7 +167,7 @@ const wantFullTree = `host [internal]
     * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=signed streamrules.fix.diff_lines=1 streamrules.mode=interrupt streamrules.outcome=fixed
     * gen_ai.guardrail.result gen_ai.guardrail.policy.rule.id=no_maybe streamrules.mode=interrupt streamrules.outcome=shadow streamrules.shadow=true
     chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["tool_calls"] streamrules.judged=true streamrules.speech=held
-    execute_tool shell [internal] gen_ai.operation.name=execute_tool gen_ai.tool.name=shell streamrules.reminder.rules=["careful_rm"] streamrules.reminders=1
+    execute_tool shell [internal] gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_1 gen_ai.tool.name=shell streamrules.reminder.rules=["careful_rm"] streamrules.reminders=1
     chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test streamrules.cut_at_bytes=66 streamrules.cut_early=true streamrules.discarded=true streamrules.judged=true streamrules.rules=["no_sorry"] streamrules.speech=held
     chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["stop"] streamrules.discarded=true streamrules.judged=true streamrules.replay=true streamrules.rules=["no_secret"] streamrules.speech=held
     chat gpt-test [client] gen_ai.operation.name=chat gen_ai.request.model=gpt-test gen_ai.response.finish_reasons=["stop"] streamrules.fixed=true streamrules.judged=true streamrules.replay=true streamrules.rules=["signed"] streamrules.speech=held
