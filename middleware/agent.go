@@ -99,7 +99,11 @@ func (a *guardedAgent) Plan(
 		}
 		inputs = neutralizeInputs(inputs)
 	}
-	return a.Agent.Plan(ctx, steps, inputs, options...)
+	actions, finish, err := a.Agent.Plan(ctx, steps, inputs, options...)
+	if a.g.tracer != nil {
+		noteActions(ctx, actions) // the calls' ids, for the tool spans (trace.go)
+	}
+	return actions, finish, err
 }
 
 // chainInput picks the user's message from an agent's inputs: the "input" key, which the

@@ -70,6 +70,13 @@
 // context's error: LangChainGo's openai client answers a stream cancelled half-way with
 // the part it had and no error, and a cut answer must never pass for a whole one.
 //
+// # Tracing
+//
+// Config.Tracer, if set, gets a span per move (Run, Call, or BeginMove/EndMove for a
+// host that runs its executor itself), per model call and per tool call; package tracing
+// implements it with OpenTelemetry. The middleware itself imports no tracing library;
+// unset, nothing is called and nothing more is allocated.
+//
 // Outside a move (no streamrules.Move in the context) every wrapper passes straight
 // through, but for the provider shims of Guard.Model (compat.go): they close gaps of
 // some LangChainGo clients that break stock agents with or without rules.

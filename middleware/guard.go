@@ -46,6 +46,10 @@ type Config struct {
 	// OnHeartbeat receives the heartbeat, on its own goroutine. Default none.
 	OnHeartbeat func(ctx context.Context, h Heartbeat)
 
+	// Tracer, if set, gets a span per move, model call and tool call (trace.go); package
+	// tracing supplies one over OpenTelemetry. Default nil: no spans, no cost.
+	Tracer Tracer
+
 	clock clock // test hook: the boundaries' time source (default the real clock)
 }
 
@@ -56,6 +60,7 @@ type Guard struct {
 	callbacks lcb.Handler
 	splice    streamrules.SpliceOptions
 	bounds    boundaries
+	tracer    Tracer
 }
 
 // New returns a Guard on eng.
@@ -63,7 +68,7 @@ func New(eng *streamrules.Engine, cfg *Config) *Guard {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg)}
+	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer}
 }
 
 // Tools wraps each tool with Tool.

@@ -65,36 +65,47 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	move := streamrules.MoveFrom(ctx)
 	format, isTour := answerFormatFrom(ctx)
 	if move == nil || !isTour {
+		if m.g.tracer != nil {
+			return m.tracedPassThrough(ctx, messages, options)
+		}
 		return m.passThrough(ctx, messages, options, nil)
 	}
 	opts := callOptions(options)
+	replay := false // the call replays a discarded answer (trace.go)
 	for {
 		move.BeginTour() // an environment set since the last model call holds from here on
 		if !mustHold(move) {
 			// No rule can discard this answer: stream through, chunk by chunk. An answer
 			// missed after the ceiling still gets checked, so its rule speaks softly later.
-			resp, err := m.passThrough(ctx, messages, options, &opts)
+			cctx, sp := m.startCall(ctx, messages, &opts, false, replay, true)
+			resp, err := m.passThrough(cctx, messages, options, &opts)
+			var v streamrules.Verdict
 			if err == nil {
-				checkResponse(ctx, move, format, resp) // gate.go
+				v = checkResponse(cctx, move, format, resp) // text and declared calls (gate.go)
 			}
+			endCall(sp, ModelResult{Response: resp, Err: err, Fixed: v.Fixed != "", Rules: v.Rules})
 			return resp, err
 		}
-		t, resp, err := m.heldCall(ctx, move, format, messages, options, opts)
+		cctx, sp := m.startCall(ctx, messages, &opts, true, replay, true)
+		t, resp, err := m.heldCall(cctx, move, format, messages, options, opts)
 		if err != nil {
+			endCall(sp, ModelResult{Err: err})
 			return nil, err
 		}
 		hold := &t.events
+		replay = true
 		if t.speech.cut.Discard {
 			t.speech.report(ctx, move, true)
 			// Cut early: the provider was stopped at the first certain miss; the firings are
 			// recorded. Replay exactly as below, with the part generated so far.
+			endCall(sp, ModelResult{Discarded: true, CutEarly: true, CutAtBytes: t.speech.cutAt, Rules: t.speech.cut.Rules})
 			hold.Drop()
 			n := len(messages)
 			messages = withInterrupt(messages, t.speech.cutAnswer(), t.speech.cut.Interrupt)
 			ctx = noteRetry(ctx, messages[n:])
 			continue
 		}
-		verdict := checkResponse(ctx, move, format, resp) // text and declared calls (gate.go)
+		verdict := checkResponse(cctx, move, format, resp) // text and declared calls (gate.go)
 		if verdict.Fixed != "" {
 			repair(format, resp, &t.speech, verdict.Fixed) // repaired in place: no replay (fix.go)
 		}
@@ -102,13 +113,16 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			err := t.speech.release(ctx, opts, resp)
 			t.speech.report(ctx, move, false)
 			if err != nil {
+				endCall(sp, ModelResult{Response: resp, Err: err, Fixed: verdict.Fixed != "", Rules: verdict.Rules})
 				hold.Drop()
 				return nil, err
 			}
+			endCall(sp, ModelResult{Response: resp, Fixed: verdict.Fixed != "", Rules: verdict.Rules, ReleasedEarlyBytes: t.speech.releasedEarly()})
 			hold.Release()
 			return resp, nil
 		}
 		t.speech.report(ctx, move, true)
+		endCall(sp, ModelResult{Response: resp, Discarded: true, Rules: verdict.Rules})
 		hold.Drop()
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -404,6 +418,14 @@ func (h *heldSpeech) releaseEarly(ctx context.Context) error {
 	chunk := final[len(h.shown):len(final):len(final)]
 	h.shown = final
 	return h.send(ctx, chunk)
+}
+
+// releasedEarly is how many bytes of this tour's answer the client got before it was
+// complete.
+func (h *heldSpeech) releasedEarly() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.shown)
 }
 
 // shownAny reports whether the client has seen part of this tour's answer.

@@ -66,8 +66,12 @@ func callInput(inputs map[string]any) (string, bool) {
 // inMove runs fn inside a move and ends it whatever happens: a panic in fn ends the move
 // as failed (its firings are still written) and goes on up.
 func (g *Guard) inMove(ctx context.Context, chatID string, env []string, fn func(context.Context) error) (err error) {
+	ctx, span := g.startMove(ctx, chatID) // trace.go
 	ctx, move := g.eng.BeginMove(ctx, chatID, env...)
 	ended := false
+	if span != nil {
+		defer endMove(span, move, &ended, &err) // runs last: after the move ended
+	}
 	defer func() {
 		if ended {
 			return

@@ -39,8 +39,20 @@ func (t *guardedTool) Unwrap() tools.Tool { return t.Tool }
 // the call is refused and never runs, no tool event is sent, and the executor gets an
 // empty output whose prompt copy is the gate's refusal block (streamrules.Move.GateCall).
 func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
-	if m := streamrules.MoveFrom(ctx); m != nil && m.GateCall(ctx, t.Tool.Name(), input) != nil {
-		return "", nil
+	if t.g.tracer != nil {
+		return t.tracedCall(ctx, input) // trace.go
+	}
+	out, _, _, err := t.call(ctx, input)
+	return out, err
+}
+
+// call runs the tool and returns, beside its result, the reminders its call got, and
+// whether a gate refused it (then it never ran, and the reminders are the refusal's).
+func (t *guardedTool) call(ctx context.Context, input string) (string, []streamrules.Reminder, bool, error) {
+	if m := streamrules.MoveFrom(ctx); m != nil {
+		if refusal := m.GateCall(ctx, t.Tool.Name(), input); refusal != nil {
+			return "", refusal, true, nil
+		}
 	}
 	cb := t.g.callbacks
 	if cb != nil {
@@ -58,13 +70,14 @@ func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
 		if cb != nil {
 			cb.HandleToolError(ctx, err)
 		}
-		return out, err
+		return out, nil, false, err
 	}
+	var reminders []streamrules.Reminder
 	if m != nil {
-		m.ToolReminders(ctx, t.Tool.Name(), input)
+		reminders = m.ToolReminders(ctx, t.Tool.Name(), input)
 	}
 	if cb != nil {
 		cb.HandleToolEnd(ctx, out)
 	}
-	return out, nil
+	return out, reminders, false, nil
 }

@@ -38,6 +38,9 @@ type Config struct {
 	RetryDelay         time.Duration     `env:"STREAMRULES_RETRY_DELAY" usage:"wait before the first retry of a model request; it doubles with each retry, with jitter; a Retry-After header replaces it; empty or 0: 1s"`
 	RetryMaxDelay      time.Duration     `env:"STREAMRULES_RETRY_MAX_DELAY" usage:"cap on that wait; a Retry-After longer than it is not retried; empty or 0: 30s"`
 	Heartbeat          time.Duration     `env:"STREAMRULES_HEARTBEAT" usage:"while a model request runs, print a progress line this often, e.g. 30s; empty or 0: never"`
+	TracesExporter     string            `env:"OTEL_TRACES_EXPORTER" usage:"console: print each span (a move, its model and tool calls, an event per firing) as JSON on stderr; otlp: send them over OTLP/HTTP; none or empty: no tracing"`
+	OTLPEndpoint       string            `env:"OTEL_EXPORTER_OTLP_ENDPOINT" usage:"OTLP/HTTP endpoint, e.g. http://localhost:4318; set alone, it turns tracing on (otlp)"`
+	ServiceName        string            `env:"OTEL_SERVICE_NAME" envDefault:"streamrules-demo" usage:"the service name on the spans"`
 	TranscriptPath     string            `env:"STREAMRULES_TRANSCRIPT" envDefault:"streamrules-demo.jsonl" usage:"the JSON Lines file each move is appended to, for streamrules replay; off: none"`
 	ReminderBudget     int               `env:"STREAMRULES_REMINDER_BUDGET" usage:"characters of rule text the reminders of one tour may add; past it a reminder is a short manifest block the model reads with stream_rule_read; 0: no budget"`
 }

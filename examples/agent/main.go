@@ -41,6 +41,7 @@ import (
 	"github.com/tmc/langchaingo/memory"
 	"github.com/tmc/langchaingo/prompts"
 	"github.com/tmc/langchaingo/tools"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
@@ -50,6 +51,7 @@ import (
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
 	"github.com/streamrules/streamrules/seeds"
+	"github.com/streamrules/streamrules/tracing"
 )
 
 const progName = "streamrules-demo"
@@ -179,13 +181,16 @@ type rig struct {
 	tr    *transcript
 	model *tap // below the guard: every prompt the model received
 	exec  *agents.Executor
+	guard *middleware.Guard
 	chat  string
 	// bounds are the model call's runtime boundaries from the configuration.
 	bounds middleware.Config
 
 	session *sessionLog // the transcript file, or nil
 
-	metrics   *metrics.Collector // served at /metrics beside /v1/stats
+	metrics   *metrics.Collector       // served at /metrics beside /v1/stats
+	traces    *sdktrace.TracerProvider // OTEL_TRACES_EXPORTER; nil: no tracing
+	modelName string                   // the model's name on the spans
 	stopStats func()
 	closeOnce sync.Once
 	closeErr  error
@@ -232,6 +237,10 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if retries == 0 {
 		retries = -1 // the engine's "no replays"
 	}
+	if r.traces, err = openTracing(ctx, cfg, os.Stderr); err != nil { // console: beside the log, not in the transcript
+		return nil, err
+	}
+	r.modelName = cfg.OpenAIModel
 	r.metrics = metrics.NewCollector(&metrics.Config{Store: r.store})
 	r.eng, err = streamrules.New(ctx, r.store, r.metrics.Instrument(&streamrules.Config{
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
@@ -266,7 +275,11 @@ func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 	client := callbacks.Clean(r.tr) // the client sees the clean view only
 	bounds := r.bounds
 	bounds.Callbacks = client
+	if r.traces != nil {
+		bounds.Tracer = tracing.New(r.traces, &tracing.Options{Model: r.modelName})
+	}
 	guard := middleware.New(r.eng, &bounds)
+	r.guard = guard
 	r.model = &tap{Model: llm}
 	mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
 	agent := agents.NewOpenAIFunctionsAgent(guard.Model(r.model), guard.Tools(ts...),
@@ -310,14 +323,14 @@ func (h history) GetInputVariables() []string { return []string{h.mem.MemoryKey}
 
 // play runs one move: the user's message through the executor, inside the engine's move.
 func (r *rig) play(ctx context.Context, from string, env []string, text string, photo bool) (string, error) {
-	ctx, move := r.eng.BeginMove(ctx, r.chat, env...)
+	ctx, move := r.guard.BeginMove(ctx, r.chat, env...) // the engine's move, in a span when traced
 	id := 100 + move.Number()
 	move.SetVar("message_id", strconv.FormatInt(id, 10)) // for the tail's fix: ↩ #{{message_id}}
 	r.tr.beginMove(move.Number(), id, from, env, text)
 	before := r.model.count()
 	out, err := chains.Call(ctx, r.exec, map[string]any{"input": header(id, from, photo) + text},
 		chains.WithStreamingFunc(r.tr.stream))
-	err = move.End(ctx, err)
+	err = r.guard.EndMove(ctx, move, err)
 	answer, _ := out["output"].(string)
 	fired := move.Firings()
 	// The chat's repeat-policy memory, for the notes. A rule silent in this move kept its
@@ -378,6 +391,9 @@ func (r *rig) Close() error {
 			errs = append(errs, r.box.Close())
 		}
 		errs = append(errs, r.session.Close())
+		if r.traces != nil {
+			errs = append(errs, r.traces.Shutdown(context.Background())) // flushes the spans
+		}
 		r.closeErr = errors.Join(errs...)
 	})
 	return r.closeErr
@@ -458,6 +474,7 @@ func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, 
 	}
 	defer r.Close()
 	scenes := demoScenes()
+	r.modelName = "scripted"
 	r.wire(scripted.NewFunc(brain(scenes)), append(r.box.Tools(), ruletools.Reader(r.eng))) // any move reads a manifest rule
 	fmt.Fprintf(w, "offline session: a scripted model; real tools in the sandbox folder %s, removed at exit\n", r.box.dir)
 	for _, s := range scenes {

@@ -433,6 +433,7 @@ func TestConfigDefaults(t *testing.T) {
 		MaxRetries:         1,
 		LogLevel:           slog.LevelWarn,
 		OpenAIModel:        "gpt-4o-mini",
+		ServiceName:        "streamrules-demo",
 	}
 	if cfg != want {
 		t.Errorf("defaults %+v, want %+v", cfg, want)
@@ -454,6 +455,9 @@ func TestConfigValues(t *testing.T) {
 		"OPENAI_BASE_URL", "http://localhost:11434/v1",
 		"OPENAI_MODEL", "llama3.2",
 		"STREAMRULES_TRANSCRIPT", "/var/log/s.jsonl",
+		"OTEL_TRACES_EXPORTER", "console",
+		"OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318",
+		"OTEL_SERVICE_NAME", "bot",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -463,6 +467,7 @@ func TestConfigValues(t *testing.T) {
 		StatsAddr: "127.0.0.1:8080", LogLevel: slog.LevelInfo, OpenAIAPIKey: "sk-x",
 		OpenAIBaseURL: "http://localhost:11434/v1", OpenAIModel: "llama3.2", TranscriptPath: "/var/log/s.jsonl",
 		Shadow: true, StatRetention: rulesdb.Retention(90 * 24 * time.Hour),
+		TracesExporter: "console", OTLPEndpoint: "http://localhost:4318", ServiceName: "bot",
 	}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
@@ -573,7 +578,7 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	if n := len(variables()); n != 19 {
+	if n := len(variables()); n != 22 {
 		t.Errorf("%d variables; update the README's configuration table", n)
 	}
 	readme, err := os.ReadFile("../../README.md")

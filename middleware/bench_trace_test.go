@@ -1,0 +1,37 @@
+package middleware_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/agents"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/middleware"
+)
+
+// BenchmarkRunUntraced plays one whole move through Guard.Run with no tracer set
+// (Config.Tracer nil): its allocs/op are the ones of the guard before tracing existed.
+func BenchmarkRunUntraced(b *testing.B) {
+	store, err := streamrules.NewMemoryStore(benchRules(100))
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	g := middleware.New(eng, nil)
+	model := &benchModel{calls: 3, answer: strings.Repeat("All three listings are done. ", 20), chunk: 16}
+	exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(quietTool{"shell"})))
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs", streamrules.EnvTelegram); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package tracing_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/tracing"
+)
+
+// benchModel calls the shell tool until the history holds `calls` tool results, then
+// answers, streaming its text in 16-byte pieces. It allocates little, so the move's own
+// cost shows.
+type benchModel struct {
+	calls  int
+	answer string
+}
+
+func (m *benchModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+func (m *benchModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, opt := range options {
+		opt(&o)
+	}
+	results := 0
+	for _, msg := range messages {
+		if msg.Role == llms.ChatMessageTypeTool {
+			results++
+		}
+	}
+	if results < m.calls {
+		tc := llms.ToolCall{ID: fmt.Sprintf("call_%d", results), Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: "shell", Arguments: fmt.Sprintf(`{"__arg1":"ls dir%d"}`, results)}}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{tc}, FuncCall: tc.FunctionCall}}}, nil
+	}
+	if o.StreamingFunc != nil {
+		for i := 0; i < len(m.answer); i += 16 {
+			if err := o.StreamingFunc(ctx, []byte(m.answer[i:min(i+16, len(m.answer))])); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: m.answer, StopReason: "stop"}}}, nil
+}
+
+// BenchmarkMoveTraced plays one whole move (three tool calls, a streamed answer, 20 rules
+// of which one reminds) through Guard.Run and a stock executor: "off" without a tracer,
+// "on" with the SDK, every span sampled, into an in-memory recorder (a move span, four
+// chat spans, three tool spans, one event). Read the difference on-off per move from
+// the same run.
+func BenchmarkMoveTraced(b *testing.B) {
+	var rules []streamrules.Rule
+	for i := range 20 {
+		if i%2 == 0 {
+			rules = append(rules, streamrules.Rule{Name: fmt.Sprintf("soft_%02d", i), Scope: "tool:shell", Condition: fmt.Sprintf(`\bdir%d\b`, i), Text: "mind it"})
+		} else {
+			rules = append(rules, streamrules.Rule{Name: fmt.Sprintf("text_%02d", i), Scope: "text", Condition: fmt.Sprintf(`banned_%d`, i), Text: "never"})
+		}
+	}
+	model := &benchModel{calls: 3, answer: strings.Repeat("All three listings are done. ", 20)}
+	run := func(b *testing.B, tracer middleware.Tracer) {
+		store, err := streamrules.NewMemoryStore(rules)
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer eng.Close()
+		g := middleware.New(eng, &middleware.Config{Tracer: tracer})
+		exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(shellTool{})))
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		start := cpuTime()
+		for range b.N {
+			if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, start)
+	}
+	b.Run("off", func(b *testing.B) { run(b, nil) })
+	b.Run("on", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+		run(b, tracing.New(tp, nil))
+	})
+}
+
+// BenchmarkSpansPerMove isolates what tracing adds to a move: both sub-benchmarks play
+// the engine's side of a move (begin, three tool calls of which one reminds, an answer
+// checked, end); "traced" also makes the spans the guard makes for it through the
+// Tracer (a move span, four chat spans, three tool spans, one event) with the SDK and
+// an in-memory recorder. traced minus untraced is the cost of tracing per move.
+func BenchmarkSpansPerMove(b *testing.B) {
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{
+		{Name: "careful_rm", Scope: "tool:shell", Condition: `rm -rf`, Text: "Mind what you delete.", Severity: "high"},
+		{Name: "no_secret", Scope: "text", Condition: `SECRET`, Text: "Never show the secret."},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	resp := &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "All done.", StopReason: "stop",
+		GenerationInfo: map[string]any{"PromptTokens": 120, "CompletionTokens": 9}}}}
+	inputs := []string{`{"__arg1":"ls"}`, `{"__arg1":"rm -rf /tmp/x"}`, `{"__arg1":"df"}`}
+	ctx := context.Background()
+	move := func(t middleware.Tracer) {
+		mctx := ctx
+		var ms middleware.MoveSpan
+		if t != nil {
+			mctx, ms = t.StartMove(mctx, "bench-chat")
+		}
+		mctx, m := eng.BeginMove(mctx, "bench-chat")
+		for i := range 4 {
+			var cs middleware.ModelSpan
+			if t != nil {
+				_, cs = t.StartModelCall(mctx, middleware.ModelCall{Model: &benchModel{}, Held: true, Streamed: true, Judged: true})
+			}
+			if i == 3 {
+				m.CheckAnswer(mctx, "All done.")
+			}
+			if cs != nil {
+				cs.End(middleware.ModelResult{Response: resp})
+			}
+			if i < 3 {
+				var ts middleware.ToolSpan
+				tctx := mctx
+				if t != nil {
+					tctx, ts = t.StartToolCall(mctx, middleware.ToolCall{Name: "shell", Input: inputs[i]})
+				}
+				rem := m.ToolReminders(tctx, "shell", inputs[i])
+				if ts != nil {
+					ts.End(middleware.ToolResult{Output: "ok", Reminders: rem})
+				}
+			}
+		}
+		err := m.End(mctx, nil)
+		if ms != nil {
+			ms.End(m, err)
+		}
+	}
+	b.Run("untraced", func(b *testing.B) {
+		b.ReportAllocs()
+		start := cpuTime()
+		for range b.N {
+			move(nil)
+		}
+		reportCPU(b, start)
+	})
+	traced := func(proc sdktrace.SpanProcessor) func(b *testing.B) {
+		return func(b *testing.B) {
+			tr := tracing.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc)), &tracing.Options{Model: "gpt-test"})
+			b.ReportAllocs()
+			start := cpuTime()
+			for range b.N {
+				move(tr)
+			}
+			reportCPU(b, start)
+		}
+	}
+	b.Run("traced", traced(tracetest.NewSpanRecorder()))
+	// The SDK's own floor on this machine: the same eight spans and one event, bare
+	// (no attributes), into the same recorder, beside the untraced move.
+	b.Run("sdk_floor", func(b *testing.B) {
+		tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())).Tracer("floor")
+		b.ReportAllocs()
+		start := cpuTime()
+		for range b.N {
+			mctx, ms := tr.Start(ctx, "move")
+			for range 7 {
+				_, s := tr.Start(mctx, "child")
+				s.End()
+			}
+			ms.AddEvent("event")
+			ms.End()
+			move(nil)
+		}
+		reportCPU(b, start)
+	})
+	// The same spans, ended into a processor that keeps none: the recorder's share is
+	// the heap it grows (every span of the run stays in memory).
+	b.Run("traced_not_kept", traced(dropProcessor{}))
+}
+
+// reportCPU reports the process's CPU time per op since start (GC workers included).
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// dropProcessor ends spans into nothing.
+type dropProcessor struct{}
+
+func (dropProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (dropProcessor) OnEnd(sdktrace.ReadOnlySpan)                     {}
+func (dropProcessor) Shutdown(context.Context) error                  { return nil }
+func (dropProcessor) ForceFlush(context.Context) error                { return nil }

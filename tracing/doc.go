@@ -1,0 +1,22 @@
+// Package tracing traces a guard's moves with OpenTelemetry, in the GenAI semantic
+// conventions.
+//
+// Give [New] to middleware.Config.Tracer. Each move is a span "streamrules.move"
+// (gen_ai.conversation.id is the chat id), parent of a client span "chat {model}" per
+// model call (held, streamed, discarded, cut early, a replay, fixed) and a span
+// "execute_tool {name}" per tool call (the reminders spliced into its result). Each
+// firing of the move is a "gen_ai.guardrail.result" event on the move span, added when the
+// move ends so it carries the firing's final outcome, stamped with the firing's time;
+// its rule is gen_ai.guardrail.policy.rule.id. Attributes of our own are prefixed
+// "streamrules.".
+//
+// Content — prompts, answers, tool arguments and results — is recorded only with
+// [Options].RecordContent, as the conventions ask; rule texts only with RecordRuleText.
+//
+// The move span's context is the one the executor, the agent, the model and the tools
+// run under, so a host's span around guard.Run is the move span's parent and the
+// executor's own callbacks see the move span. Without a tracer the guard makes no span
+// and allocates nothing more per move. The root package and the middleware import no
+// OpenTelemetry: the middleware calls its middleware.Tracer interface, which this
+// package implements.
+package tracing
