@@ -4,12 +4,14 @@
 //	go run ./internal/mutate/cmd/mutate -file judge.go
 //	go run ./internal/mutate/cmd/mutate -file middleware/model.go -run 'Guard|Held' -lines 100-200
 //	go run ./internal/mutate/cmd/mutate -file rulesdb/queue.go -list
+//	go run ./internal/mutate/cmd/mutate -table internal/mutate/testdata/regressions.tsv -name queue
 //
 // Each mutant (see [mutate.Mutants] for the operators) is built through go test's -overlay,
 // so the file on disk is never written and an interrupted run leaves nothing behind. The
 // unmutated package is tested first; a run whose baseline fails stops there. Output is one
 // line per mutant, survivors in capitals, then "file: caught C/T (P%), I invalid": a mutant
-// that does not build is left out of T.
+// that does not build is left out of T. With -table, the mutants are the rows of a table
+// (see [mutate.ParseTable]), each tested on its own file's package.
 //
 // The run costs one package test per mutant, minutes to an hour: it is not part of
 // go test ./... and not of .ci/run. Narrow it with -run, -lines or -only.
@@ -40,6 +42,7 @@ func main() {
 
 type options struct {
 	file, pkg, run, skip, lines, only string
+	table, name                       string
 	timeout                           time.Duration
 	list, verbose                     bool
 }
@@ -48,7 +51,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.file, "file", "", "the Go file to mutate (required), relative to the module root")
+	fs.StringVar(&o.file, "file", "", "the Go file to mutate, relative to the module root")
+	fs.StringVar(&o.table, "table", "", "a table of hand-written mutants, instead of -file")
+	fs.StringVar(&o.name, "name", "", "with -table: only rows whose name contains this")
 	fs.StringVar(&o.pkg, "pkg", "", "the package to test (default: the file's directory)")
 	fs.StringVar(&o.run, "run", "", "go test -run for every mutant")
 	fs.StringVar(&o.skip, "skip", "", "go test -skip for every mutant")
@@ -60,25 +65,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	ms, src, err := o.mutants()
+	jobs, err := o.jobs()
 	if err != nil {
 		fmt.Fprintln(stderr, "mutate:", err)
 		return 2
 	}
 	if o.list {
-		for _, m := range ms {
-			fmt.Fprintf(stdout, "%s\t%s\n", m, lineOf(src, m.Line))
+		for _, j := range jobs {
+			fmt.Fprintf(stdout, "#%d %s:%d %s\t%s\n", j.m.ID, j.file, j.m.Line, j.m.Op, lineOf(j.src, j.m.Line))
 		}
 		return 0
 	}
-	cfg := mutate.Config{Dir: ".", Pkg: o.pkg, Run: o.run, Skip: o.skip, Timeout: o.timeout}
-	if out, out2, err := mutate.Test(ctx, cfg, o.file, src); err != nil || out != mutate.Survived {
-		fmt.Fprintf(stderr, "mutate: the unmutated package does not pass (%s %v):\n%s", out, err, out2)
-		return 1
-	}
+	passed := map[string]bool{}
 	var caught, total, invalid int
-	for _, m := range ms {
-		out, log, err := mutate.Test(ctx, cfg, o.file, m.Apply(src))
+	for _, j := range jobs {
+		cfg := mutate.Config{Dir: ".", Pkg: j.pkg, Run: o.run, Skip: o.skip, Timeout: o.timeout}
+		if !passed[j.pkg] {
+			if out, log, err := mutate.Test(ctx, cfg, j.file, j.src); err != nil || out != mutate.Survived {
+				fmt.Fprintf(stderr, "mutate: %s does not pass unmutated (%s %v):\n%s", j.pkg, out, err, log)
+				return 1
+			}
+			passed[j.pkg] = true
+		}
+		m := j.m
+		out, log, err := mutate.Test(ctx, cfg, j.file, m.Apply(j.src))
 		if err != nil {
 			fmt.Fprintln(stderr, "mutate:", err)
 			return 1
@@ -96,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case mutate.Survived:
 			total++
 		}
-		fmt.Fprintf(stdout, "%-8s %s:%d %s\t%s\n", out, o.file, m.Line, m.Op, lineOf(src, m.Line))
+		fmt.Fprintf(stdout, "%-8s %s:%d %s\t%s\n", out, j.file, m.Line, m.Op, lineOf(j.src, m.Line))
 		if out == mutate.Survived && o.verbose {
 			fmt.Fprint(stdout, log)
 		}
@@ -105,15 +115,75 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if total > 0 {
 		pct = 100 * float64(caught) / float64(total)
 	}
-	fmt.Fprintf(stdout, "%s: caught %d/%d (%.0f%%), %d invalid\n", o.file, caught, total, pct, invalid)
+	what := o.file
+	if o.table != "" {
+		what = o.table
+	}
+	fmt.Fprintf(stdout, "%s: caught %d/%d (%.0f%%), %d invalid\n", what, caught, total, pct, invalid)
 	return 0
+}
+
+// job is one mutant to test: of file, whose text is src, on the package pkg.
+type job struct {
+	file, pkg string
+	src       []byte
+	m         mutate.Mutant
+}
+
+// jobs returns the mutants the flags select.
+func (o *options) jobs() ([]job, error) {
+	if (o.file == "") == (o.table == "") {
+		return nil, errors.New("give -file or -table")
+	}
+	if o.table != "" {
+		return o.tableJobs()
+	}
+	ms, src, err := o.mutants()
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]job, len(ms))
+	for i, m := range ms {
+		jobs[i] = job{o.file, o.pkg, src, m}
+	}
+	return jobs, nil
+}
+
+func (o *options) tableJobs() ([]job, error) {
+	f, err := os.Open(o.table)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := mutate.ParseTable(f)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []job
+	for i, r := range rows {
+		if !strings.Contains(r.Name, o.name) {
+			continue
+		}
+		src, err := os.ReadFile(r.File)
+		if err != nil {
+			return nil, err
+		}
+		m, err := r.Mutant(src)
+		if err != nil {
+			return nil, err
+		}
+		m.ID = i + 1
+		pkg := o.pkg
+		if pkg == "" {
+			pkg = "./" + filepath.Dir(r.File)
+		}
+		jobs = append(jobs, job{r.File, pkg, src, m})
+	}
+	return jobs, nil
 }
 
 // mutants reads the file and selects its mutants as the flags say.
 func (o *options) mutants() ([]mutate.Mutant, []byte, error) {
-	if o.file == "" {
-		return nil, nil, errors.New("-file is required")
-	}
 	if strings.HasSuffix(o.file, "_test.go") {
 		return nil, nil, fmt.Errorf("-file %s: mutate production code, not tests", o.file)
 	}
