@@ -64,7 +64,11 @@ func (b *boundRig) call(held bool, stream func(context.Context, []byte) error) (
 	if held {
 		env = append(env, streamrules.EnvTelegram)
 	}
-	ctx, move := b.eng.BeginMove(context.Background(), "chat-b", env...)
+	// Cancelled when the test ends: a test that fails while the call still waits on a
+	// stalled server ends the call, so the server's Close does not wait for it.
+	ctx, cancel := context.WithCancel(context.Background())
+	b.t.Cleanup(cancel)
+	ctx, move := b.eng.BeginMove(ctx, "chat-b", env...)
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	done := make(chan callResult, 1)
 	go func() {
