@@ -14,7 +14,10 @@ import (
 	"github.com/streamrules/streamrules/internal/scripted"
 )
 
-// The provider shims of compat.go, each through the real client on a local server.
+// The provider shims of compat.go, each through the real client on a local server. The
+// two below are the shims' own tests; the others are proven end to end elsewhere:
+// objectArgsOnly and firstPartOnly by TestAnthropicParallelToolCalls (providers_test.go),
+// cutStreamNilError by TestProviderCancelMidStream (the same file).
 
 // TestShimToolsFromFunctions: the anthropic client reads only CallOptions.Tools. The
 // functions an agent passes are sent as tools, unless the caller set tools itself: the
