@@ -20,7 +20,7 @@ func TestJudgeFieldRuleAppliesWhen(t *testing.T) {
 	}{
 		{`{"command":"sudo rm -rf /"}`, StatusViolation},
 		{`{"command":"sudo ls"}`, StatusPass},
-		{`{"command":"rm -rf /"}`, StatusPass}, // applies_when fails on the value: not fired
+		{`{"command":"rm -rf /"}`, StatusPass},  // applies_when fails on the value: not fired
 		{`{"cwd":"sudo rm -rf /"}`, StatusPass}, // no such field: not fired
 	}
 	for _, tt := range tests {
