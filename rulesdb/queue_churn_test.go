@@ -20,8 +20,8 @@ import (
 // new records keep arriving into a full queue, so every arrival drops the oldest record.
 // The record the queue is writing at that moment is never the one dropped: each record is
 // then written or dropped, exactly once (a record dropped while written would be counted
-// twice, or close its done channel twice and panic), and the database holds exactly the
-// moves counted as written.
+// twice, or close its done channel twice and panic), and the database holds each record
+// at most once, every one counted as written among them.
 //
 // The drop races the write; the churn gives it thousands of chances. Under a broken
 // guard it fails in most runs, not all.
@@ -109,8 +109,11 @@ func TestFullQueueNeverDropsTheRecordBeingWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// Each record is in the database at most once, and every one counted as written is.
+	// One counted as dropped may be there too: its write timed out (an unknown outcome,
+	// likely on a loaded machine) and committed after the queue had given it up.
 	var moves int64
-	if err := db.QueryRow(`SELECT COALESCE(SUM(moves), 0) FROM stream_chat`).Scan(&moves); err != nil || moves != written {
-		t.Errorf("the database holds %d moves (%v), %d were counted as written", moves, err, written)
+	if err := db.QueryRow(`SELECT COALESCE(SUM(moves), 0) FROM stream_chat`).Scan(&moves); err != nil || moves < written || moves > saved.Load() {
+		t.Errorf("the database holds %d moves (%v); %d were counted as written, %d saved", moves, err, written, saved.Load())
 	}
 }
