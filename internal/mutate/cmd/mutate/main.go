@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.file, "file", "", "the Go file to mutate, relative to the module root")
 	fs.StringVar(&o.table, "table", "", "a table of hand-written mutants, instead of -file")
-	fs.StringVar(&o.name, "name", "", "with -table: only rows whose name contains this")
+	fs.StringVar(&o.name, "name", "", "with -table: only rows whose name matches this regexp")
 	fs.StringVar(&o.pkg, "pkg", "", "the package to test (default: the file's directory)")
 	fs.StringVar(&o.run, "run", "", "go test -run for every mutant")
 	fs.StringVar(&o.skip, "skip", "", "go test -skip for every mutant")
@@ -161,9 +162,13 @@ func (o *options) tableJobs() ([]job, error) {
 	if err != nil {
 		return nil, err
 	}
+	name, err := regexp.Compile(o.name)
+	if err != nil {
+		return nil, fmt.Errorf("-name: %w", err)
+	}
 	var jobs []job
 	for i, r := range rows {
-		if !strings.Contains(r.Name, o.name) {
+		if !name.MatchString(r.Name) {
 			continue
 		}
 		src, err := os.ReadFile(r.File)
