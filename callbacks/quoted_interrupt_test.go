@@ -30,3 +30,34 @@ func TestCleanViewKeepsAQuotedInterrupt(t *testing.T) {
 		t.Errorf("clean view %q, want the two quoting messages and not the retry", texts)
 	}
 }
+
+// TestCleanViewRemovesOnlyRecordedMessages: the interrupt is taken out only as the human
+// message it was sent as (its exact text, alone); the same text as the model's answer,
+// or beside an image, is someone's message and stays. Every recorded splice is cleaned,
+// not only the first.
+func TestCleanViewRemovesOnlyRecordedMessages(t *testing.T) {
+	t.Parallel()
+	ctx, reminder, spliced, _, interrupt := fixture()
+	in := callbacks.InsertedFrom(ctx)
+	in.AddSplice(reminder+"second", "second")
+	withImage := llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{
+		llms.TextContent{Text: interrupt}, llms.ImageURLContent{URL: "https://x/c.png"}}}
+	msgs := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeAI, interrupt),
+		withImage,
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c1", Content: spliced}}},
+		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c2", Content: reminder + "second"}}},
+	}
+	got := callbacks.CleanMessages(ctx, msgs)
+	if len(got) != 4 {
+		t.Fatalf("%d messages left of 4: %+v", len(got), got)
+	}
+	if got[0].Role != llms.ChatMessageTypeAI || len(got[1].Parts) != 2 {
+		t.Errorf("the model's or the user's message was taken for the interrupt: %+v", got[:2])
+	}
+	for i, want := range []string{"out", "second"} {
+		if c := got[2+i].Parts[0].(llms.ToolCallResponse).Content; c != want {
+			t.Errorf("tool result %d: %q, want %q", i+1, c, want)
+		}
+	}
+}
