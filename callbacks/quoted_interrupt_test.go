@@ -1,6 +1,7 @@
 package callbacks_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/tmc/langchaingo/llms"
@@ -59,5 +60,33 @@ func TestCleanViewRemovesOnlyRecordedMessages(t *testing.T) {
 		if c := got[2+i].Parts[0].(llms.ToolCallResponse).Content; c != want {
 			t.Errorf("tool result %d: %q, want %q", i+1, c, want)
 		}
+	}
+}
+
+// TestCleanViewDiscardedAnswer: the message before an interrupt goes only when it is the
+// recorded discarded answer, as the model's message; a retry with no discarded text takes
+// nothing before it, and an interrupt first in the list is removed alone. A spliced tool
+// result inside a text part (an agent's scratchpad) is cleaned too.
+func TestCleanViewDiscardedAnswer(t *testing.T) {
+	t.Parallel()
+	ctx, _, spliced, discarded, interrupt := fixture()
+	bare := interrupt + " (no text discarded)"
+	callbacks.InsertedFrom(ctx).AddRetry("", bare)
+	msgs := []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeHuman, interrupt),
+		llms.TextParts(llms.ChatMessageTypeHuman, discarded),
+		llms.TextParts(llms.ChatMessageTypeHuman, interrupt),
+		llms.TextParts(llms.ChatMessageTypeAI, ""),
+		llms.TextParts(llms.ChatMessageTypeHuman, bare),
+		llms.TextParts(llms.ChatMessageTypeAI, "Observation: "+spliced),
+	}
+	got := callbacks.CleanMessages(ctx, msgs)
+	var view []string
+	for _, m := range got {
+		view = append(view, string(m.Role)+": "+m.Parts[0].(llms.TextContent).Text)
+	}
+	want := []string{"human: " + discarded, "ai: ", "ai: Observation: out"}
+	if !slices.Equal(view, want) {
+		t.Errorf("clean view\n%q\nwant\n%q", view, want)
 	}
 }
