@@ -64,7 +64,11 @@ func (b *boundRig) call(held bool, stream func(context.Context, []byte) error) (
 	if held {
 		env = append(env, streamrules.EnvTelegram)
 	}
-	ctx, move := b.eng.BeginMove(context.Background(), "chat-b", env...)
+	// Cancelled when the test ends: a test that fails while the call still waits on a
+	// stalled server ends the call, so the server's Close does not wait for it.
+	ctx, cancel := context.WithCancel(context.Background())
+	b.t.Cleanup(cancel)
+	ctx, move := b.eng.BeginMove(ctx, "chat-b", env...)
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	done := make(chan callResult, 1)
 	go func() {
@@ -115,6 +119,19 @@ func wait(t *testing.T, ch <-chan callResult) callResult {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not return")
 		return callResult{}
+	}
+}
+
+// nextBeat waits for the next heartbeat: a beat that never comes fails the test at once,
+// not at go test's timeout.
+func nextBeat(t *testing.T, beats <-chan middleware.Heartbeat) middleware.Heartbeat {
+	t.Helper()
+	select {
+	case h := <-beats:
+		return h
+	case <-time.After(10 * time.Second):
+		t.Fatal("no heartbeat")
+		return middleware.Heartbeat{}
 	}
 }
 
@@ -322,7 +339,7 @@ func TestHeartbeat(t *testing.T) {
 		t.Fatalf("timers %v %v", hb.D, timeout.D)
 	}
 	hb.Fire()
-	if got := <-beats; got.Elapsed != 10*time.Second || got.Attempt != 1 {
+	if got := nextBeat(t, beats); got.Elapsed != 10*time.Second || got.Attempt != 1 {
 		t.Errorf("heartbeat %+v", got)
 	}
 	next := b.timer(t) // re-armed
@@ -364,7 +381,7 @@ func TestHeartbeatAcrossRetries(t *testing.T) {
 	timeout2 := b.timer(t)
 	b.request(t, 1)
 	hb.Fire()
-	if got, want := <-beats, (middleware.Heartbeat{Elapsed: timeout.D + backoff.D + hb.D, Attempt: 2}); got != want {
+	if got, want := nextBeat(t, beats), (middleware.Heartbeat{Elapsed: timeout.D + backoff.D + hb.D, Attempt: 2}); got != want {
 		t.Errorf("heartbeat %+v, want %+v", got, want)
 	}
 	next := b.timer(t)
