@@ -24,7 +24,7 @@ func TestJudgeFieldRuleAppliesWhen(t *testing.T) {
 		{`{"cwd":"sudo rm -rf /"}`, StatusPass}, // no such field: not fired
 	}
 	for _, tt := range tests {
-		if got := j.Check(tt.args); got != tt.want {
+		if got := j.Check(tt.args, nil).Status; got != tt.want {
 			t.Errorf("Check(%s) = %s, want %s", tt.args, got, tt.want)
 		}
 		ctx, m := f.eng.BeginMove(t.Context(), "c")
