@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,7 @@ func checkRegex(field, pattern string) error {
 
 // analyzeRegex is checkRegex returning the analysis the matcher is built from.
 func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
-	if len(pattern) > MaxConditionBytes {
+	if len(writtenForm(pattern)) > MaxConditionBytes {
 		return nil, invalid(field, "longer than %d bytes", MaxConditionBytes)
 	}
 	a, err := multimatch.Analyze(pattern)
@@ -86,6 +87,19 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, error) {
 			maxLiveThreads, costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20)
 	}
 	return a, nil
+}
+
+// writtenForm returns the regex a pattern the engine compiles was written as: a
+// starts_with_regex or ends_with_regex runs anchored (anchorStart, anchorEnd), and the
+// limit on its length is the limit on what the user wrote.
+func writtenForm(pattern string) string {
+	switch {
+	case strings.HasPrefix(pattern, `\A(?:`) && strings.HasSuffix(pattern, `)`):
+		return pattern[len(`\A(?:`) : len(pattern)-len(`)`)]
+	case strings.HasPrefix(pattern, `(?:`) && strings.HasSuffix(pattern, `)\z`):
+		return pattern[len(`(?:`) : len(pattern)-len(`)\z`)]
+	}
+	return pattern
 }
 
 // analysisCache keeps the analyses (compiled regexp, literals, windows) that a reload

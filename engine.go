@@ -335,7 +335,14 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 	for i, r := range sorted {
 		p := reused[i]
 		if p == nil {
-			if err := validate(&r, e.environments, check); err != nil {
+			err := validate(&r, e.environments, check)
+			if err == nil {
+				// Validation checks the forms the group's matcher compiles; this asks the
+				// matcher's own question of each, so a rule that passed one and fails the
+				// other is skipped alone, never its whole group (issue 26).
+				err = e.compiles(&r, next)
+			}
+			if err != nil {
 				set.skip(r, err)
 				if e.firstWarning("bad", r) {
 					e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)
