@@ -283,7 +283,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 	e.overlaid = false
 	// Analyses are cached by condition text: an edit re-analyses what changed only.
 	next := make(analysisCache, len(e.analyses))
-	check := e.analyses.check(next)
+	check, cost := e.analyses.check(next), e.analyses.cost(next)
 	// Normalize before sorting: a hand-edited name " zed" sorts as "zed", so the rule set,
 	// the reminders, the verdicts and the stats stay in rule-name order.
 	sorted := make([]Rule, 0, len(rules))
@@ -335,7 +335,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 	for i, r := range sorted {
 		p := reused[i]
 		if p == nil {
-			err := validate(&r, e.environments, check)
+			err := validate(&r, e.environments, check, cost)
 			if err == nil {
 				// Validation checks the forms the group's matcher compiles; this asks the
 				// matcher's own question of each, so a rule that passed one and fails the

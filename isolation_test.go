@@ -8,13 +8,19 @@ import (
 	"testing"
 )
 
-// The rules of issue 26 that validated as written and failed as the engine compiles
-// them (anchored), switching off their whole group.
+// Rules that pass as written and fail as the engine compiles them (anchored): `e\w{0,30}`
+// runs as `e` (its right edge is cut), anchored at the end as `e\w{0,30}\z`, whose DFA
+// is exponential and which keeps a thread per \w behind every e. (The issue's own
+// repros, `[a-z]{4,8}\.?` and `\B\D{3,6}`, failed the same way; anchored, their DFAs
+// now have 9 and 12 states, so they validate and cost a DFA's steps:
+// TestIssueReprosValidateCheap.)
+const heavyEnd = `e\w{0,30}`
+
 var (
 	endsWithWord = Rule{Name: "ends_with_word", Scope: ScopeText, Negate: true,
-		Predicate: &Predicate{EndsWithRegex: `[a-z]{4,8}\.?`}, Text: "End on a word."}
+		Predicate: &Predicate{EndsWithRegex: heavyEnd}, Text: "End on a word."}
 	shellNotDigits = Rule{Name: "shell_not_digits", Scope: ScopeToolPrefix + "shell",
-		Predicate: &Predicate{EndsWithRegex: `\B\D{3,6}`}, Text: "Hm."}
+		Predicate: &Predicate{EndsWithRegex: heavyEnd}, Text: "Hm."}
 )
 
 // TestValidateChecksTheCompiledForm: the issue's repros are refused by Validate, naming
@@ -28,10 +34,10 @@ func TestValidateChecksTheCompiledForm(t *testing.T) {
 		{endsWithWord, "predicate.ends_with_regex"},
 		{shellNotDigits, "predicate.ends_with_regex"},
 		{with(textRule("deep", ""), func(r *Rule) {
-			p := AnyOf(Contains("x"), Not(EndsWith(`[a-z]{4,8}\.?`)))
+			p := AnyOf(Contains("x"), Not(EndsWith(heavyEnd)))
 			r.Predicate = &p
 		}), "predicate.any_of[1].not_.ends_with_regex"},
-		{with(textRule("scoped", "x"), func(r *Rule) { p := EndsWith(`\B\D{3,6}`); r.AppliesWhen = &p }), "applies_when.ends_with_regex"},
+		{with(textRule("scoped", "x"), func(r *Rule) { p := EndsWith(heavyEnd); r.AppliesWhen = &p }), "applies_when.ends_with_regex"},
 	} {
 		r := tc.r
 		r.Normalize()
@@ -42,7 +48,7 @@ func TestValidateChecksTheCompiledForm(t *testing.T) {
 		}
 	}
 	// As written they pass: it is the anchored form that fails.
-	for _, re := range []string{`[a-z]{4,8}\.?`, `\B\D{3,6}`} {
+	for _, re := range []string{heavyEnd} {
 		if err := checkRegex("condition", re); err != nil {
 			t.Errorf("%q as written: %v", re, err)
 		}
@@ -76,10 +82,10 @@ func TestOneBadRuleIsSkippedAlone(t *testing.T) {
 	bad := []Rule{
 		endsWithWord, // the text group
 		shellNotDigits,
-		with(softRule("shell_deep", "shell", ""), func(r *Rule) { r.Predicate = tree(AnyOf(Contains("x"), Not(EndsWith(`[a-z]{4,8}\.?`)))) }),
-		with(softRule("shell_scoped", "shell", "ls"), func(r *Rule) { r.AppliesWhen = tree(EndsWith(`\B\D{3,6}`)) }),
-		with(softRule("write_field_bad", "write_file", ""), func(r *Rule) { r.Field = "content"; r.Predicate = tree(EndsWith(`\B\D{3,6}`)) }),
-		with(textRule("text_scoped_bad", "zz"), func(r *Rule) { r.AppliesWhen = tree(EndsWith(`[a-z]{4,8}\.?`)) }),
+		with(softRule("shell_deep", "shell", ""), func(r *Rule) { r.Predicate = tree(AnyOf(Contains("x"), Not(EndsWith(heavyEnd)))) }),
+		with(softRule("shell_scoped", "shell", "ls"), func(r *Rule) { r.AppliesWhen = tree(EndsWith(heavyEnd)) }),
+		with(softRule("write_field_bad", "write_file", ""), func(r *Rule) { r.Field = "content"; r.Predicate = tree(EndsWith(heavyEnd)) }),
+		with(textRule("text_scoped_bad", "zz"), func(r *Rule) { r.AppliesWhen = tree(EndsWith(heavyEnd)) }),
 	}
 	for _, b := range bad {
 		t.Run(b.Name, func(t *testing.T) {
@@ -135,7 +141,7 @@ func TestMatcherIsolatesAPatternThatDoesNotCompile(t *testing.T) {
 	t.Parallel()
 	logger, buf := newLogger()
 	e := &Engine{log: logger}
-	m := e.newTextMatcherOn([]string{"darn", anchorEnd(`\B\D{3,6}`), "heck"}, analysisCache{}, nil)
+	m := e.newTextMatcherOn([]string{"darn", anchorEnd(heavyEnd), "heck"}, analysisCache{}, nil)
 	if got := m.Match("darn it, heck abc", nil); !slices.Equal(got, []int{0, 2}) {
 		t.Fatalf("Match = %v, want [0 2]", got)
 	}
@@ -148,5 +154,35 @@ func TestMatcherIsolatesAPatternThatDoesNotCompile(t *testing.T) {
 	var ve *ValidationError
 	if !errors.As(err, &ve) || ve.Field != "predicate" || !strings.Contains(ve.Reason, `\z`) {
 		t.Fatalf("compiles = %v, want an error on predicate", err)
+	}
+}
+
+// TestIssueReprosValidateCheap: the issue's two repros, anchored as the engine runs them,
+// have small DFAs (non-ASCII runes step by class, so no text makes them give up): they
+// validate, cost a DFA's steps, and judge as regexp does.
+func TestIssueReprosValidateCheap(t *testing.T) {
+	t.Parallel()
+	for _, r := range []Rule{
+		{Name: "ends_with_word", Scope: ScopeText, Negate: true, Predicate: &Predicate{EndsWithRegex: `[a-z]{4,8}\.?`}, Text: "End on a word."},
+		{Name: "shell_not_digits", Scope: ScopeToolPrefix + "shell", Predicate: &Predicate{EndsWithRegex: `\B\D{3,6}`}, Text: "Hm."},
+	} {
+		j := mustJudge(t, r)
+		a, ns, err := analyzeRegex("condition", anchorEnd(r.Predicate.EndsWithRegex))
+		if err != nil || ns != costDFANs {
+			t.Errorf("%s: %v, %.0f ns/byte; want a DFA's cost", r.Name, err, ns)
+			continue
+		}
+		if s, _, complete := a.WorstCase(exploreStates); !complete || s > 64 {
+			t.Errorf("%s: DFA of %d states (complete %v)", r.Name, s, complete)
+		}
+		for _, text := range []string{"It ends on a word.", "It ends on 42", "中文字 word", "x"} {
+			want := StatusPass
+			if naiveHolds(r.Predicate, text) != r.Negate {
+				want = StatusViolation
+			}
+			if got := j.Check(text); got != want {
+				t.Errorf("%s on %q: %s, want %s", r.Name, text, got, want)
+			}
+		}
 	}
 }

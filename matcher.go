@@ -182,27 +182,10 @@ func (m *matcher) samePatterns(patterns []string) bool {
 
 // compiles returns the error of the first pattern of r that its group's matcher (or its
 // field matcher) would not compile, as a *ValidationError naming the field; nil when all
-// compile. The patterns are the ones compileGroup registers, looked up through the
-// reload's cache, so the matcher meets them analysed.
+// compile. The patterns are the ones compileGroup registers (rulePatterns), looked up
+// through the reload's cache, so the matcher meets them analysed.
 func (e *Engine) compiles(r *Rule, next analysisCache) error {
-	type named struct{ field, pattern string }
-	var list []named
-	if r.Predicate == nil {
-		list = append(list, named{"condition", r.Condition})
-	}
-	for _, t := range []struct {
-		field string
-		p     *Predicate
-	}{{"predicate", r.Predicate}, {"applies_when", r.AppliesWhen}} {
-		if t.p != nil {
-			var ps patterns
-			compilePredicate(t.p, &ps)
-			for _, p := range ps.list {
-				list = append(list, named{t.field, p})
-			}
-		}
-	}
-	for _, n := range list {
+	for _, n := range rulePatterns(r) {
 		if _, err := e.analyses.analysis(next, "condition", n.pattern); err != nil {
 			var ve *ValidationError
 			if errors.As(err, &ve) {

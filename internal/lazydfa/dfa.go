@@ -83,7 +83,7 @@ type DFA struct {
 	// rune of each interval's class. A state's non-ASCII transitions are kept by
 	// representative, so a text of many distinct runes (Chinese) finds them known.
 	bounds, reps []rune
-	max      int // states kept before the cache is dropped
+	max          int // states kept before the cache is dropped
 
 	cache atomic.Pointer[cache]
 	held  *atomic.Int64 // bytes this DFA's states hold (shared with its cleanup)
@@ -996,4 +996,61 @@ func (d *DFA) End(c *Cursor) (out []int32, ok bool) {
 func (c *Cursor) overBudget(d *DFA, nx *state) bool {
 	c.built++
 	return c.built > d.budget(c.read) || nx == nil
+}
+
+// Explore builds the whole DFA, breadth first from the start, on one character of each
+// class (ASCII classes and non-ASCII ones, see classifyOther), and stops past limit
+// states. It returns how many states it found and whether that is all of them
+// (complete); when complete, widest is the most rune instructions one state holds: the
+// most threads regexp keeps alive on any text. A DFA of n states never builds more than
+// n, so a run gives up only when n is past its budget (64 states and more; see budget).
+// Call it on a DFA of its own (the states it builds stay in the cache).
+func (d *DFA) Explore(limit int) (states, widest int, complete bool) {
+	limit = min(limit, d.max-1)
+	var chars []rune
+	seenClass := make([]bool, d.nclass)
+	for b := range rune(utf8.RuneSelf) {
+		if c := d.class[b]; !seenClass[c] {
+			seenClass[c] = true
+			chars = append(chars, b)
+		}
+	}
+	reps := slices.Clone(d.reps)
+	slices.Sort(reps)
+	chars = append(chars, slices.Compact(reps)...)
+	start := d.cache.Load().start
+	seen := map[*state]bool{start: true}
+	queue := []*state{start}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		widest = max(widest, d.runeInsts(st))
+		for _, r := range chars {
+			nx, _ := d.transition(st, r)
+			if nx == nil || nx.cache != start.cache {
+				return len(seen), widest, false // the memory limit, or a reset
+			}
+			if !seen[nx] {
+				if len(seen) >= limit {
+					return len(seen), widest, false
+				}
+				seen[nx] = true
+				queue = append(queue, nx)
+			}
+		}
+	}
+	return len(seen), widest, true
+}
+
+// runeInsts counts the rune instructions st's closure reaches: the threads regexp would
+// step on the next character.
+func (d *DFA) runeInsts(st *state) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
+		d.closure(st, k)
+		n = max(n, len(d.runes))
+	}
+	return n
 }
