@@ -53,7 +53,7 @@ const (
 	costFieldNs = 12.0
 	// exploreStates bounds the states validation builds of one pattern's DFA (below
 	// lazydfa.MaxStates: a DFA that size keeps all its states).
-	exploreStates = 256
+	exploreStates = 1000
 
 	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) of the program, but
 	// for rules anchored at the start or starting with a rare literal ("github_pat_").
