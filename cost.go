@@ -50,7 +50,7 @@ const (
 	costDFANs = 8.0
 	// costFieldNs is what walking a field path costs per byte of arguments (fieldwalk.go:
 	// the JSON is checked once and walked without being decoded; BenchmarkFieldWalk).
-	costFieldNs = 12.0
+	costFieldNs = 30.0
 	// exploreStates bounds the states validation builds of one pattern's DFA (below
 	// lazydfa.MaxStates: a DFA that size keeps all its states).
 	exploreStates = 1000

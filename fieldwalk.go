@@ -29,6 +29,9 @@ func walkRaw(s string, path []string, out *[]string) {
 	case '[':
 		// An array fans out at any depth, the last segment included.
 		eachElement(s, func(e string) bool {
+			if len(path) > 0 && e[0] != '[' && e[0] != '{' && e[0] != '"' {
+				return true // a number, true, false or null has no key to walk into
+			}
 			walkRaw(e, path, out)
 			return len(*out) < MaxFieldValues
 		})
@@ -38,8 +41,9 @@ func walkRaw(s string, path []string, out *[]string) {
 			*out = append(*out, str)
 			return
 		}
+		// Only an object or an array has keys to walk into ("\"x\"" would loop forever).
 		inner := trimJSONSpace(str)
-		if inner != "" && inner[0] != '"' && json.Valid([]byte(inner)) { // "\"x\"" would loop forever
+		if inner != "" && (inner[0] == '{' || inner[0] == '[') && json.Valid([]byte(inner)) {
 			walkRaw(inner, path, out)
 		}
 	case '{':
@@ -119,7 +123,11 @@ func skipValue(s string, i int) int {
 		}
 		return i
 	}
-	for i < len(s) && !strings.ContainsRune(",]} \t\n\r", rune(s[i])) {
+	for i < len(s) {
+		switch s[i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return i
+		}
 		i++
 	}
 	return i
