@@ -260,9 +260,14 @@ func FuzzScannerSound(f *testing.F) {
 // TestScannerGivesUpQuietly: an early rule whose DFA gives up on an answer (it would
 // build a state every few bytes) stops scanning that answer without a cut; the answer is
 // then judged at its end as usual, and a second early rule in the same move still cuts.
+//
+// The rule's DFA is exponential on random a/b text. (The rule these tests had,
+// `[ab]*a[ab]{14}c`, is refused since issue 26: on a text of a's regexp keeps a thread
+// per [ab]. This one enters its chain after two characters, which the cost estimate
+// does not count: see the README's cost section.)
 func TestScannerGivesUpQuietly(t *testing.T) {
 	t.Parallel()
-	expo := with(textRule("expo", `[ab]*a[ab]{14}c`), func(r *Rule) { r.Early = true })
+	expo := with(textRule("expo", `ab[ab]{24}c`), func(r *Rule) { r.Early = true })
 	fx := newFixture(t, []Rule{expo}, nil)
 	_, m := fx.eng.BeginMove(context.Background(), "c")
 	var b strings.Builder
@@ -271,7 +276,7 @@ func TestScannerGivesUpQuietly(t *testing.T) {
 		x = x*1664525 + 1013904223
 		b.WriteByte("ab"[x>>31])
 	}
-	text := b.String() + "c" // the whole answer misses the rule
+	text := b.String() + "ab" + strings.Repeat("a", 24) + "c" // the whole answer misses the rule
 	s := m.EarlyScanner()
 	if v, cut := scanIn(t, s, text, 64); cut >= 0 {
 		t.Fatalf("cut at %d by %+v after the DFA should have given up", cut, v)
@@ -289,7 +294,7 @@ func TestScannerGivesUpQuietly(t *testing.T) {
 // from the start of the answer: a harmless rule still cuts early.
 func TestScannerGroupGivesUpRulesGoOn(t *testing.T) {
 	t.Parallel()
-	expo := with(textRule("a_expo", `[ab]*a[ab]{14}c`), func(r *Rule) { r.Early = true })
+	expo := with(textRule("a_expo", `ab[ab]{24}c`), func(r *Rule) { r.Early = true })
 	bang := with(textRule("b_bang", `!\[`), func(r *Rule) { r.Early = true })
 	fx := newFixture(t, []Rule{expo, bang}, nil)
 	if groups := fx.eng.rules.Load().early.groups; len(groups) != 1 {

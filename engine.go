@@ -312,7 +312,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 	e.overlaid = false
 	// Analyses are cached by condition text: an edit re-analyses what changed only.
 	next := make(analysisCache, len(e.analyses))
-	check := e.analyses.check(next)
+	check, cost := e.analyses.check(next), e.analyses.cost(next)
 	// Normalize before sorting: a hand-edited name " zed" sorts as "zed", so the rule set,
 	// the reminders, the verdicts and the stats stay in rule-name order.
 	sorted := make([]Rule, 0, len(rules))
@@ -364,7 +364,14 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 	for i, r := range sorted {
 		p := reused[i]
 		if p == nil {
-			if err := validate(&r, e.environments, check); err != nil {
+			err := validate(&r, e.environments, check, cost)
+			if err == nil {
+				// Validation checks the forms the group's matcher compiles; this asks the
+				// matcher's own question of each, so a rule that passed one and fails the
+				// other is skipped alone, never its whole group (issue 26).
+				err = e.compiles(&r, next)
+			}
+			if err != nil {
 				set.skip(r, err)
 				if e.firstWarning("bad", r) {
 					e.log.Warn("stream rule skipped: bad rule in store", "rule", r.Name, "id", r.ID, "err", err)

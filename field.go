@@ -36,12 +36,11 @@ func FieldValues(input, field string) []string {
 	return a.values(strings.Split(field, "."))
 }
 
-// callArgs is one tool call's arguments, decoded as JSON at most once however many field
+// callArgs is one tool call's arguments, checked as JSON at most once however many field
 // rules judge them.
 type callArgs struct {
 	text    string
-	root    any
-	decoded bool
+	checked bool
 	ok      bool
 	// shellRead are the values shell rules have read in this call (shell.go): read once
 	// however many shell rules judge them.
@@ -50,62 +49,16 @@ type callArgs struct {
 
 // values returns the values path names in the arguments (see FieldValues).
 func (a *callArgs) values(path []string) []string {
-	if !a.decoded {
-		a.root, a.ok = decodeJSONValue(a.text)
-		a.decoded = true
+	if !a.checked {
+		a.ok = json.Valid([]byte(a.text))
+		a.checked = true
 	}
 	if !a.ok {
 		return nil
 	}
 	var out []string
-	walkField(a.root, path, &out)
+	walkRaw(a.text, path, &out)
 	return out
-}
-
-func walkField(v any, path []string, out *[]string) {
-	if len(*out) >= MaxFieldValues {
-		return
-	}
-	switch x := v.(type) {
-	case []any:
-		// An array fans out at any depth, the last segment included: "tags" over
-		// {"tags": ["a", "b"]} yields "a" and "b".
-		for _, e := range x {
-			walkField(e, path, out)
-		}
-		return
-	case string:
-		if len(path) == 0 {
-			*out = append(*out, x)
-			return
-		}
-		if inner, ok := decodeJSONValue(x); ok {
-			if _, isString := inner.(string); !isString { // "\"x\"" would loop forever
-				walkField(inner, path, out)
-			}
-		}
-		return
-	}
-	if len(path) == 0 {
-		if v == nil {
-			*out = append(*out, "null")
-			return
-		}
-		b, err := json.Marshal(v)
-		if err == nil {
-			*out = append(*out, string(b))
-		}
-		return
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return
-	}
-	child, ok := obj[path[0]]
-	if !ok {
-		return
-	}
-	walkField(child, path[1:], out)
 }
 
 // decodeJSON decodes one JSON value, numbers kept as written (json.Number).

@@ -1,6 +1,8 @@
 package streamrules
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -179,6 +181,32 @@ func (m *matcher) samePatterns(patterns []string) bool {
 	return true
 }
 
+// compiles returns the error of the first pattern of r that its group's matcher (or its
+// field matcher) would not compile, as a *ValidationError naming the field; nil when all
+// compile. The patterns are the ones compileGroup registers (rulePatterns), looked up
+// through the reload's cache, so the matcher meets them analysed.
+func (e *Engine) compiles(r *Rule, next analysisCache) error {
+	for _, n := range rulePatterns(r) {
+		if _, err := e.analyses.analysis(next, "condition", n.pattern); err != nil {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				return &ValidationError{Field: n.field, Reason: fmt.Sprintf("%s does not compile: %s", n.pattern, ve.Reason), err: ve.err}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// neverMatches is the analysis of a pattern no text matches.
+var neverMatches = sync.OnceValue(func() *multimatch.Analysis {
+	a, err := multimatch.Analyze(`[^\x00-\x{10FFFF}]`)
+	if err != nil {
+		panic(err)
+	}
+	return a
+})
+
 // newTextMatcherOn is newTextMatcher on the base of prev, the same group's matcher in the
 // set in force (nil: none). The conditions were validated already, so an error means a
 // bug: it is logged, and the rules of this set then never match rather than stop a tour.
@@ -198,8 +226,11 @@ func (e *Engine) newTextMatcherOn(patterns []string, next analysisCache, prev te
 		}
 		a, err := e.analyses.analysis(next, "condition", p)
 		if err != nil {
-			e.log.Error("stream rules: conditions did not compile; these rules are off", "err", err)
-			return buildMatcher(nil)
+			// Unreachable: compile skipped every rule whose patterns do not compile
+			// (Engine.compiles). Should it happen, this pattern alone never matches; the
+			// group's other patterns keep theirs.
+			e.log.Error("stream rules: a pattern did not compile; it never matches", "pattern", p, "err", err)
+			a = neverMatches()
 		}
 		as[i] = a
 	}

@@ -186,9 +186,9 @@ func (p *Predicate) validate(path string, depth int, nodes *int, check func(fiel
 	case p.NotContainsRegex != "":
 		return regex(p.NotContainsRegex)
 	case p.StartsWithRegex != "":
-		return regex(p.StartsWithRegex)
+		return anchoredRegex(at, p.StartsWithRegex, anchorStart, check)
 	case p.EndsWithRegex != "":
-		return regex(p.EndsWithRegex)
+		return anchoredRegex(at, p.EndsWithRegex, anchorEnd, check)
 	case p.MaxWords != nil:
 		return count(*p.MaxWords)
 	case p.MinWords != nil:
@@ -203,6 +203,27 @@ func (p *Predicate) validate(path string, depth int, nodes *int, check func(fiel
 		return kids(p.AnyOf)
 	}
 	return p.Not.validate(at, depth+1, nodes, check)
+}
+
+// anchorStart and anchorEnd are the forms the engine compiles a starts_with_regex and an
+// ends_with_regex to (compilePredicate), and the forms validation checks: the anchor can
+// change what the cut form keeps (`\B\D{3,6}` runs as `\B\D{3}`, anchored at the end as
+// `\B\D{3,6}\z`), so a regex that passes as written may fail anchored.
+func anchorStart(re string) string { return `\A(?:` + re + `)` }
+func anchorEnd(re string) string   { return `(?:` + re + `)\z` }
+
+// anchoredRegex checks a starts/ends regex as written (its syntax, named as written) and
+// as the engine compiles it (anchor): the errors name field.
+func anchoredRegex(field, re string, anchor func(string) string, check func(field, pattern string) error) error {
+	if err := checkPattern(field, re, check); err != nil {
+		return err
+	}
+	err := checkPattern(field, anchor(re), check)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return &ValidationError{Field: field, Reason: fmt.Sprintf("as the engine runs it, %s: %s", anchor(re), ve.Reason), err: ve.err}
+	}
+	return err
 }
 
 // checkPattern runs the plain condition's check (length and cost bound, RE2 syntax) on a
@@ -277,9 +298,9 @@ func compilePredicate(p *Predicate, ps *patterns) predNode {
 	case p.NotContainsRegex != "":
 		return predNode{op: opNoMatch, pat: ps.add(p.NotContainsRegex)}
 	case p.StartsWithRegex != "":
-		return predNode{op: opMatch, pat: ps.add(`\A(?:` + p.StartsWithRegex + `)`)}
+		return predNode{op: opMatch, pat: ps.add(anchorStart(p.StartsWithRegex))}
 	case p.EndsWithRegex != "":
-		return predNode{op: opMatch, pat: ps.add(`(?:` + p.EndsWithRegex + `)\z`)}
+		return predNode{op: opMatch, pat: ps.add(anchorEnd(p.EndsWithRegex))}
 	case p.MaxWords != nil:
 		return predNode{op: opMaxWords, n: *p.MaxWords}
 	case p.MinWords != nil:

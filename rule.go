@@ -223,12 +223,14 @@ func (r *Rule) Normalize() {
 // (BuiltinEnvironments plus the host's); nil means BuiltinEnvironments.
 // The error is a *ValidationError naming the first bad field.
 func Validate(r *Rule, known []string) error {
-	return validate(r, known, checkRegex)
+	c := analysisCache{} // each regex analysed once, for its check and the rule's cost
+	return validate(r, known, c.check(c), c.cost(c))
 }
 
-// validate is Validate with the check of each regular expression given: the engine
-// passes one that reuses the analysis it keeps per pattern (see analysisCache).
-func validate(r *Rule, known []string, checkRegex func(field, pattern string) error) error {
+// validate is Validate with the check of each regular expression, and its cost per
+// byte, given: the engine passes ones that reuse the analysis it keeps per pattern (see
+// analysisCache).
+func validate(r *Rule, known []string, checkRegex func(field, pattern string) error, cost func(pattern string, refined bool) float64) error {
 	if known == nil {
 		known = BuiltinEnvironments
 	}
@@ -263,6 +265,9 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 		return err
 	}
 	if err := validateTree(r, checkRegex); err != nil {
+		return err
+	}
+	if err := checkRuleCost(r, cost); err != nil {
 		return err
 	}
 	if r.Negate && r.Condition == "" && r.Predicate == nil {

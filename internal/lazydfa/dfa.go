@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -77,7 +78,12 @@ type DFA struct {
 	prefix   string       // one pattern: every match starts with this literal
 	class    [utf8.RuneSelf]uint8
 	nclass   int
-	max      int // states kept before the cache is dropped
+	// Non-ASCII runes are classed too (see classifyOther): bounds are the starts of the
+	// intervals in which every rune instruction matches alike, reps the representative
+	// rune of each interval's class. A state's non-ASCII transitions are kept by
+	// representative, so a text of many distinct runes (Chinese) finds them known.
+	bounds, reps []rune
+	max          int // states kept before the cache is dropped
 
 	cache atomic.Pointer[cache]
 	held  *atomic.Int64 // bytes this DFA's states hold (shared with its cleanup)
@@ -223,6 +229,7 @@ func New(progs ...*syntax.Prog) *DFA {
 		d.prefix, _ = progs[0].Prefix()
 	}
 	d.classify()
+	d.classifyOther()
 	d.held = new(atomic.Int64)
 	runtime.AddCleanup(d, func(held *atomic.Int64) { memHeld.Add(-held.Load()) }, d.held)
 	d.seen = make([]uint32, len(d.prog.Inst))
@@ -265,6 +272,84 @@ func (d *DFA) classify() {
 		d.class[b] = id
 	}
 	d.nclass = len(ids)
+}
+
+// classifyOther splits the non-ASCII runes into intervals on whose runes every rune
+// instruction answers alike, and gives each interval the representative of its class
+// (the first rune of the first interval with the same answers). Every non-ASCII rune
+// is of one kind (syntax.IsWordChar is ASCII), so a rune and its representative step
+// every state alike.
+func (d *DFA) classifyOther() {
+	points := []rune{utf8.RuneSelf}
+	add := func(lo, hi rune) { // [lo, hi]
+		if hi >= utf8.RuneSelf {
+			points = append(points, max(lo, utf8.RuneSelf), hi+1)
+		}
+	}
+	var runeInsts []*syntax.Inst
+	for i := range d.prog.Inst {
+		in := &d.prog.Inst[i]
+		switch in.Op {
+		case syntax.InstRune1:
+			add(in.Rune[0], in.Rune[0])
+		case syntax.InstRune:
+			if len(in.Rune) == 1 {
+				r0 := in.Rune[0]
+				add(r0, r0)
+				if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+					for f := unicode.SimpleFold(r0); f != r0; f = unicode.SimpleFold(f) {
+						add(f, f)
+					}
+				}
+			} else {
+				for k := 0; k+1 < len(in.Rune); k += 2 {
+					add(in.Rune[k], in.Rune[k+1])
+				}
+			}
+		default:
+			continue
+		}
+		runeInsts = append(runeInsts, in)
+	}
+	slices.Sort(points)
+	points = slices.Compact(points)
+	if points[len(points)-1] > unicode.MaxRune {
+		points = points[:len(points)-1]
+	}
+	d.bounds, d.reps = points, slices.Clone(points)
+	if len(points)*len(runeInsts) > maxClassWork {
+		return // each interval its own class: still far fewer than the runes
+	}
+	first := map[string]rune{}
+	sig := make([]byte, (len(runeInsts)+7)/8)
+	for i, p := range points {
+		clear(sig)
+		for k, in := range runeInsts {
+			if matchRune(in, p) {
+				sig[k/8] |= 1 << (k % 8)
+			}
+		}
+		if r, ok := first[string(sig)]; ok {
+			d.reps[i] = r
+		} else {
+			first[string(sig)] = p
+		}
+	}
+}
+
+// maxClassWork bounds the instruction tests classifyOther makes to merge intervals.
+const maxClassWork = 1 << 20
+
+// rep returns the representative of the non-ASCII rune r (see classifyOther).
+func (d *DFA) rep(r rune) rune {
+	i, found := slices.BinarySearch(d.bounds, r)
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return r
+	}
+	return d.reps[i]
 }
 
 func matchRune(in *syntax.Inst, r rune) bool {
@@ -429,6 +514,9 @@ func (d *DFA) index(c *cache, st *state) {
 // built true, when the memory limit leaves no room for the state: the caller gives up
 // as if over budget.
 func (d *DFA) transition(st *state, r rune) (nx *state, built bool) {
+	if r >= utf8.RuneSelf {
+		r = d.rep(r)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if r < utf8.RuneSelf {
@@ -666,6 +754,7 @@ func (d *DFA) run(st *state, text string, built *int, limit int) (*state, int, s
 		} else {
 			r, size := utf8.DecodeRuneInString(text[i:])
 			i += size
+			r = d.rep(r)
 			if nx = st.onRune(r); nx == nil {
 				var made bool
 				if nx, made = d.transition(st, r); made {
@@ -953,4 +1042,61 @@ func (d *DFA) MatchesEvery(prefix string, tail []rune, limit int) bool {
 		}
 	}
 	return true
+}
+
+// Explore builds the whole DFA, breadth first from the start, on one character of each
+// class (ASCII classes and non-ASCII ones, see classifyOther), and stops past limit
+// states. It returns how many states it found and whether that is all of them
+// (complete); when complete, widest is the most rune instructions one state holds: the
+// most threads regexp keeps alive on any text. A DFA of n states never builds more than
+// n, so a run gives up only when n is past its budget (64 states and more; see budget).
+// Call it on a DFA of its own (the states it builds stay in the cache).
+func (d *DFA) Explore(limit int) (states, widest int, complete bool) {
+	limit = min(limit, d.max-1)
+	var chars []rune
+	seenClass := make([]bool, d.nclass)
+	for b := range rune(utf8.RuneSelf) {
+		if c := d.class[b]; !seenClass[c] {
+			seenClass[c] = true
+			chars = append(chars, b)
+		}
+	}
+	reps := slices.Clone(d.reps)
+	slices.Sort(reps)
+	chars = append(chars, slices.Compact(reps)...)
+	start := d.cache.Load().start
+	seen := map[*state]bool{start: true}
+	queue := []*state{start}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		widest = max(widest, d.runeInsts(st))
+		for _, r := range chars {
+			nx, _ := d.transition(st, r)
+			if nx == nil || nx.cache != start.cache {
+				return len(seen), widest, false // the memory limit, or a reset
+			}
+			if !seen[nx] {
+				if len(seen) >= limit {
+					return len(seen), widest, false
+				}
+				seen[nx] = true
+				queue = append(queue, nx)
+			}
+		}
+	}
+	return len(seen), widest, true
+}
+
+// runeInsts counts the rune instructions st's closure reaches: the threads regexp would
+// step on the next character.
+func (d *DFA) runeInsts(st *state) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
+		d.closure(st, k)
+		n = max(n, len(d.runes))
+	}
+	return n
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/regexgen"
 )
@@ -511,28 +512,78 @@ func heldBy(dfas []*DFA) int64 {
 	return n
 }
 
-// TestManyDistinctRunesGiveUp: a text of more distinct non-ASCII runes than a state
-// caches (Chinese) makes steps that are never cached; they count against the budget, so
-// the DFA gives up and leaves the text to regexp instead of stepping under its lock at
-// every rune, slower than regexp.
+// TestManyDistinctRunesGiveUp: non-ASCII runes that every instruction treats alike are one
+// class, so a text of many distinct Chinese runes finds its steps cached and is decided
+// (issue 26: it made every DFA give up and handed the text to regexp). A pattern that
+// tells more runes apart than a state caches (maxOther) still gives up on them: those
+// steps are never cached, and count against the budget.
 func TestManyDistinctRunesGiveUp(t *testing.T) {
-	d := mustDFA(t, `\p{Han}{3}x`)
 	r := rand.New(rand.NewPCG(13, 14))
 	var b strings.Builder
 	for b.Len() < 60000 {
 		b.WriteRune(rune(0x4e00 + r.IntN(20000)))
 	}
 	text := b.String()
-	for range 3 { // warm: every state has cached what it may
-		d.Match(text)
+	re := regexp.MustCompile(`\p{Han}{3}x`)
+	if m, ok := mustDFA(t, `\p{Han}{3}x`).Match(text); !ok || m != re.MatchString(text) {
+		t.Fatalf("Match = %v, %v; want %v, decided", m, ok, re.MatchString(text))
 	}
-	if m, ok := d.Match(text); ok {
+	var alt []string
+	for k := range 2 * maxOther {
+		alt = append(alt, string(rune(0x4e00+k))+"x")
+	}
+	d := mustDFA(t, "(?:"+strings.Join(alt, "|")+")")
+	var many strings.Builder
+	for many.Len() < 60000 {
+		many.WriteRune(rune(0x4e00 + r.IntN(2*maxOther)))
+	}
+	for range 3 { // warm: every state has cached what it may
+		d.Match(many.String())
+	}
+	if m, ok := d.Match(many.String()); ok {
 		t.Fatalf("Match = %v, ok: want it to give up", m)
 	}
-	// A few distinct runes are cached and decided (by a DFA whose lists the text above
-	// has not filled).
+	// A few distinct runes are cached and decided.
 	short := strings.Repeat("中文字", 2000) + "x"
 	if m, ok := mustDFA(t, `\p{Han}{3}x`).Match(short); !ok || !m {
 		t.Fatalf("Match(short) = %v, %v; want a match, decided", m, ok)
+	}
+}
+
+// TestRuneClassesAgreeWithRegexp: stepping a non-ASCII rune by its class's representative
+// gives regexp's verdicts, on patterns that tell runes apart by ranges, single runes and
+// case folding, and texts of runes on and around their edges.
+func TestRuneClassesAgreeWithRegexp(t *testing.T) {
+	patterns := []string{`(?i)ſ+k`, `[é-ü]{2}x`, `[^é]{3}\d`, `(?i)straße`, `\p{Greek}+\P{Greek}`, `[\x{10000}-\x{10FFFF}]{2}`, `K|k|\x{212A}`, `[αβγ]+[^αβγ]`}
+	edges := []rune{'é', 'ê', 'è', 'ü', 'ý', 'ſ', 's', 'S', 'k', 'K', 0x212A, 'ß', 'ẞ', 'α', 'β', 'γ', 'δ', 'Ω', 'x', '1', 0x10000, 0xFFFF, 0x10FFFF, utf8.RuneError, '中'}
+	r := rand.New(rand.NewPCG(26, 26))
+	for _, p := range patterns {
+		re := regexp.MustCompile(p)
+		d := mustDFA(t, p)
+		for range 300 {
+			var b strings.Builder
+			for n := r.IntN(8); n >= 0; n-- {
+				b.WriteRune(edges[r.IntN(len(edges))])
+			}
+			text := b.String()
+			if m, ok := d.Match(text); ok && m != re.MatchString(text) {
+				t.Fatalf("%q on %q: %v, regexp %v", p, text, m, !m)
+			}
+		}
+	}
+}
+
+// TestExplore: the whole DFA of a small pattern is found, with the widest state regexp
+// would step (a text of e's keeps e and every \w of `e\w{5}\d` alive); an exponential one
+// stops at the limit.
+func TestExplore(t *testing.T) {
+	if n, widest, complete := mustDFA(t, `abc`).Explore(100); !complete || n > 16 || widest != 2 { // states by the kind of the character before, too
+		t.Errorf("abc: %d states, widest %d, complete %v", n, widest, complete)
+	}
+	if n, widest, complete := mustDFA(t, `e\w{5}\d`).Explore(1000); !complete || widest != 7 {
+		t.Errorf(`e\w{5}\d: %d states, widest %d, complete %v; want widest 7`, n, widest, complete)
+	}
+	if n, _, complete := mustDFA(t, `a[ab]{14}c`).Explore(256); complete || n != 256 {
+		t.Errorf("a[ab]{14}c: %d states, complete %v; want it cut at 256", n, complete)
 	}
 }

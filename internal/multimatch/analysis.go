@@ -53,6 +53,7 @@ type Analysis struct {
 	prefix          bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
 	insts           int  // instructions of the compiled program of run
 	live            int  // threads the program keeps alive on ordinary text (see liveThreads)
+	restart         int  // threads woken behind a frequent narrow character (see restartThreads)
 	wide            int  // wide instructions (see WideInsts)
 	rarePrefix      bool // every match starts with a rare literal (see RarePrefix)
 }
@@ -158,6 +159,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	prog := &pb.prog
 	a.insts = len(prog.Inst)
 	a.live = pb.liveThreads()
+	a.restart = pb.restartThreads()
 	a.wide = wideInsts(prog)
 	p, _ := prog.Prefix()
 	releaseProg(pb)
@@ -655,6 +657,101 @@ func (b *progBuf) liveThreads() int {
 	return count
 }
 
+// restartThreads counts the threads liveThreads misses: a narrow instruction reachable
+// from the start through wide ones (the `e` of `\w*e\w{20}\d`, run as `e\w{20}\d`) gets a
+// thread at every occurrence of its character, and when the instructions behind it read
+// that character too, a text dense in it (`eeae…`) keeps a thread on each of them. It
+// returns the most such instructions one character keeps alive, over the characters of
+// the narrow instructions the start reaches.
+func (b *progBuf) restartThreads() int {
+	prog := &b.prog
+	entries := b.wideWalk([]uint32{uint32(prog.Start)}, nil)
+	best := 0
+	for _, pc := range entries {
+		in := &prog.Inst[pc]
+		for _, c := range repChars {
+			if !in.MatchRune(c) {
+				continue
+			}
+			best = max(best, b.chainOn(in.Out, c))
+		}
+	}
+	return best
+}
+
+// repChars are the characters restartThreads tries: ASCII and two others.
+var repChars = func() []rune {
+	var rs []rune
+	for c := rune(0); c < 0x80; c++ {
+		rs = append(rs, c)
+	}
+	return append(rs, 0xe9, 0x4e2d)
+}()
+
+// chainOn counts the rune instructions reachable from pc through instructions that
+// match c (and empty ones): the threads a run of c's keeps alive behind one start.
+func (b *progBuf) chainOn(pc uint32, c rune) int {
+	prog := &b.prog
+	seen := make([]bool, len(prog.Inst))
+	n := 0
+	stack := []uint32{pc}
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Out, in.Arg)
+		case syntax.InstCapture, syntax.InstNop, syntax.InstEmptyWidth:
+			stack = append(stack, in.Out)
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if in.MatchRune(c) {
+				n++
+				stack = append(stack, in.Out)
+			}
+		}
+	}
+	return n
+}
+
+// wideWalk follows the program from starts through empty and wide instructions; it
+// calls each (when not nil) with every rune instruction met, and returns the narrow ones.
+func (b *progBuf) wideWalk(starts []uint32, each func(pc uint32)) []uint32 {
+	prog := &b.prog
+	seen := make([]bool, len(prog.Inst))
+	var narrow []uint32
+	stack := slices.Clone(starts)
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Out, in.Arg)
+		case syntax.InstCapture, syntax.InstNop, syntax.InstEmptyWidth:
+			stack = append(stack, in.Out)
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if each != nil {
+				each(pc)
+			}
+			if wide(in) {
+				stack = append(stack, in.Out)
+			} else {
+				narrow = append(narrow, pc)
+			}
+		}
+	}
+	return narrow
+}
+
 // wideInsts counts the program's wide rune instructions (see wide): the instructions
 // that keep a thread alive on ordinary text.
 func wideInsts(prog *syntax.Prog) int {
@@ -708,4 +805,45 @@ func LargestRepeat(pattern string) (string, int) {
 func (a *Analysis) String() string {
 	return fmt.Sprintf("%q: run %q, groups %d, anchor %d lits [-%d,+%d], direct %v, insts %d, live %d",
 		a.pattern, a.runText, len(a.groups), len(a.anchor), a.before, a.after, a.direct, a.insts, a.live)
+}
+
+// WorstCase bounds what the pattern's form that runs can cost on any text, adversarial
+// ones included. It builds the whole DFA of that form (a DFA of its own, dropped after)
+// up to limit states (none when limit is 0: the estimate alone). complete says it has them all: then states is their number, and
+// threads the most rune instructions one state holds, which is the most threads regexp
+// keeps alive on any text. Otherwise threads is an estimate: the live threads of
+// ordinary text (LiveThreads) plus those a frequent narrow character wakes at each of
+// its occurrences (restartThreads).
+func (a *Analysis) WorstCase(limit int) (states, threads int, complete bool) {
+	if limit <= 0 {
+		return 0, a.live + a.restart, false
+	}
+	d, err := lazydfa.Compile(a.runText)
+	if err == nil {
+		states, threads, complete = d.Explore(limit)
+		if complete {
+			return states, threads, true
+		}
+	}
+	return states, a.live + a.restart, false
+}
+
+// runeInsts counts the rune instructions of pattern's program.
+func runeInsts(pattern string) int {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, in := range prog.Inst {
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			n++
+		}
+	}
+	return n
 }
