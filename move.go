@@ -379,7 +379,12 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.eng.storeTimeout)
 	defer cancel()
 	start := time.Now()
-	err := m.eng.store.SaveMove(saveCtx, rec)
+	var err error
+	if q, ok := m.eng.store.(MoveQueuer); ok && !m.eng.readYourWrites {
+		err = q.QueueMove(rec) // group commit: End does not wait for its write (store.go)
+	} else {
+		err = m.eng.store.SaveMove(saveCtx, rec)
+	}
 	if m.eng.hooks.onSave != nil {
 		m.eng.hooks.onSave(time.Since(start), err)
 	}

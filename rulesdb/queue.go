@@ -53,7 +53,7 @@ type writeQueue struct {
 	late       bool
 	wake       chan struct{} // capacity 1: the flusher has work
 
-	dropped, rejected, failures, written atomic.Int64
+	dropped, rejected, failures, written, batches atomic.Int64
 	// inflight counts write attempts still running, including those their caller stopped
 	// waiting for (see pendingMove.running): Close keeps the idempotency rows while one
 	// may still commit.
@@ -273,49 +273,89 @@ func (s *Store) nextLocked() *pendingMove {
 	return nil
 }
 
-// drain writes queued records, oldest first, until none is left (true) or a write fails
-// for a reason a retry may cure (false). Each write waits at most timeout, and ends with
-// parent.
+// drain writes queued records in batches (batch.go), oldest first, until none is left
+// (true) or a write fails for a reason a retry may cure (false). Each write waits at most
+// timeout, and ends with parent.
 func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 	for {
 		s.qmu.Lock()
-		p := s.nextLocked()
+		batch := s.nextBatchLocked()
 		s.qmu.Unlock()
-		if p == nil {
+		if len(batch) == 0 {
 			return true
 		}
 		ctx, cancel := context.WithTimeout(parent, timeout)
-		err := s.attempt(ctx, p)
+		err := s.attemptBatch(ctx, batch)
 		cancel()
-
-		s.qmu.Lock()
-		p.chat.busy = false
-		switch {
-		case err == nil:
-			s.removeLocked(p)
-			s.appliedLocked(p)
-			close(p.done)
-			if s.wq.down && s.wq.fifo.Len() == 0 {
-				s.wq.down = false
-				s.log.Info("stream rules: write queue drained; the database answers again",
-					"db", s.target.about, "written", s.wq.written.Load(), "dropped", s.wq.dropped.Load())
+		if err != nil && !retryable(err) && len(batch) > 1 {
+			// Refused for good: write the records one by one, so only the bad one goes.
+			ok := true
+			for i, p := range batch {
+				if !ok {
+					s.qmu.Lock()
+					for _, q := range batch[i:] {
+						q.chat.busy = false
+					}
+					s.qmu.Unlock()
+					break
+				}
+				ctx, cancel := context.WithTimeout(parent, timeout)
+				err := s.attempt(ctx, p)
+				cancel()
+				ok = s.settleAttempt(p, err)
 			}
-		case !retryable(err):
-			s.removeLocked(p)
-			s.wq.rejected.Add(1)
-			p.err = err
-			close(p.done)
-			s.log.Error("stream rules: move record refused by the database; not retried",
-				"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
-		default:
-			s.wq.failures.Add(1)
-			s.wq.down = true
-			s.qmu.Unlock()
-			s.dropIdle(err)
-			return false
+			if !ok {
+				return false
+			}
+			continue
 		}
-		s.qmu.Unlock()
+		for _, p := range batch {
+			if !s.settleAttempt(p, err) {
+				// the rest of the batch failed the same way: unmark them
+				s.qmu.Lock()
+				for _, q := range batch {
+					q.chat.busy = false
+				}
+				s.qmu.Unlock()
+				return false
+			}
+		}
 	}
+}
+
+// settleAttempt ends p's write attempt with its error: written, refused (not retried) or
+// failed (kept; false).
+func (s *Store) settleAttempt(p *pendingMove, err error) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	p.chat.busy = false
+	switch {
+	case err == nil:
+		s.removeLocked(p)
+		s.appliedLocked(p)
+		close(p.done)
+		if s.wq.down && s.wq.fifo.Len() == 0 {
+			s.wq.down = false
+			s.log.Info("stream rules: write queue drained; the database answers again",
+				"db", s.target.about, "written", s.wq.written.Load(), "dropped", s.wq.dropped.Load())
+		}
+	case !retryable(err):
+		s.removeLocked(p)
+		s.wq.rejected.Add(1)
+		p.err = err
+		close(p.done)
+		s.log.Error("stream rules: move record refused by the database; not retried",
+			"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
+	default:
+		s.wq.failures.Add(1)
+		s.wq.down = true
+		s.settleLocked(p.chat)
+		s.qmu.Unlock()
+		s.dropIdle(err)
+		s.qmu.Lock()
+		return false
+	}
+	return true
 }
 
 // flush is the queue's goroutine: it drains on every kick, and after a failure retries
@@ -333,6 +373,7 @@ func (s *Store) flush() {
 		case <-s.done:
 			return
 		case <-wake:
+			s.linger()
 		case <-timer.C:
 		}
 		if s.drain(s.life, s.writeTimeout) {
@@ -342,6 +383,22 @@ func (s *Store) flush() {
 		attempt++
 		wake = nil
 		timer.Reset(backoff(attempt))
+	}
+}
+
+// linger waits BatchDelay for more records to join the batch, unless a batch is full.
+func (s *Store) linger() {
+	s.qmu.Lock()
+	full := s.wq.fifo.Len() >= s.batchSize
+	s.qmu.Unlock()
+	if full || s.batchDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(s.batchDelay)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
 	}
 }
 

@@ -72,6 +72,12 @@ type Config struct {
 	// FlushTimeout bounds how long Close tries to write the records still queued; what is
 	// left is logged and lost. Default 0 means 10s.
 	FlushTimeout time.Duration `env:"STREAMRULES_FLUSH_TIMEOUT"`
+	// BatchSize caps the move records the write queue writes in one statement (group
+	// commit, batch.go): at most one per chat. Default 0 means 512.
+	BatchSize int `env:"STREAMRULES_BATCH_SIZE"`
+	// BatchDelay is how long the write queue waits for more records before it writes a
+	// batch that is not full. Default 0 means 2ms; negative: no wait.
+	BatchDelay time.Duration `env:"STREAMRULES_BATCH_DELAY"`
 
 	dialer    pq.Dialer              // tests: count the PostgreSQL wire traffic
 	pruneTick <-chan time.Time       // tests: drive the pruning; default an hourly ticker
@@ -102,6 +108,9 @@ type Store struct {
 	writer       string // this Store's id in stream_chat_writer: random, one per Open
 	writeTimeout time.Duration
 	flushTimeout time.Duration
+	batchSize    int                // group commit (batch.go)
+	batchDelay   time.Duration      // group commit: the wait for a batch to fill
+	wtrips       atomic.Int64       // statements of the write path (WriteStatements)
 	conns        *conns             // PostgreSQL: every connection, to cut them (dial.go)
 	maxIdle      int                // PostgreSQL: the pool's idle connections (see dropIdle)
 	life         context.Context    // ends when Close begins: the flusher's writes stop
@@ -170,6 +179,11 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	}
 	s.wq.chats = map[string]*chatEntry{}
 	s.wq.max = or(cfg.QueueSize, defaultQueueSize)
+	s.batchSize = or(cfg.BatchSize, defaultBatchSize)
+	s.batchDelay = cfg.BatchDelay
+	if s.batchDelay == 0 {
+		s.batchDelay = defaultBatchDelay
+	}
 	s.wq.wake = make(chan struct{}, 1)
 	s.life, s.endLife = context.WithCancel(context.Background())
 	if s.log == nil {

@@ -89,7 +89,7 @@ func benchMoves(b *testing.B, workers int) {
 	}
 	lat := make([][]time.Duration, workers)
 	var next atomic.Int64
-	trips := s.RoundTrips()
+	trips, wtrips := s.RoundTrips(), s.WriteStatements()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -139,6 +139,7 @@ func benchMoves(b *testing.B, workers int) {
 	rate := float64(moves) / elapsed.Seconds()
 	b.ReportMetric(rate, "moves/s")
 	b.ReportMetric(float64(s.RoundTrips()-trips)/float64(b.N), "statements/move")
+	b.ReportMetric(float64(s.WriteStatements()-wtrips)/float64(b.N), "write_statements/move")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99_end_µs")
 	if raw := rawInsertRate.Load(); raw > 0 {
 		b.ReportMetric(rate/float64(raw), "x_raw_insert")
