@@ -19,13 +19,16 @@ var _ streamrules.MoveQueuer = (*Store)(nil)
 
 // Group commit (issue 22). QueueMove puts a move record in the write queue (queue.go)
 // without trying the database; the flusher writes what is queued in batches: the head
-// record of up to Config.BatchSize chats, in one statement on PostgreSQL (one transaction
+// records of many chats, up to Config.BatchSize, in one statement on PostgreSQL (one transaction
 // on SQLite), after waiting Config.BatchDelay for more to come. So:
 //
-//   - order per chat: a batch takes at most one record per chat, its oldest, and a chat
-//     is busy (takes no other write) until the batch ended;
-//   - idempotent retries: each record keeps its own seq, and the per-(chat, writer) guard
-//     row of migration 0003 admits it once, exactly as for a single record;
+//   - order per chat: a batch takes a chat's oldest records, in order, up to maxPerChat,
+//     and a chat is busy (takes no other write) until the batch ended;
+//   - idempotent retries: the per-(chat, writer) guard row of migration 0003 admits a
+//     chat's records of a batch together, with the seq of the last one, if it holds less.
+//     A batch is all or nothing, and a retry tries the same group of records again
+//     (pendingMove.group), so the row holds either less than the group's first seq (not
+//     written) or its last (written): the guard admits the group exactly once;
 //   - drop-oldest when full, counted (DroppedMoves), flush at Close, and retries through
 //     an outage with backoff are the queue's, unchanged;
 //   - no hot rows: a batch touches each chat's rows once, and each (rule, outcome)
@@ -92,16 +95,36 @@ func (s *Store) WriteStatements() int64 { return s.wtrips.Load() }
 // Batches returns how many batches the flusher wrote since Open.
 func (s *Store) Batches() int64 { return s.wq.batches.Load() }
 
-// nextBatchLocked takes the oldest queued record of each chat without a write in flight,
-// oldest first, up to the batch size, and marks their chats busy.
+// maxPerChat caps the records of one chat in a batch.
+const maxPerChat = 64
+
+// nextBatchLocked takes, for each chat without a write in flight (oldest head first), the
+// chat's oldest records: the group it was tried in before, or up to maxPerChat records
+// never tried, which become a group. Up to the batch size; a chat's records are
+// consecutive and in order. It marks their chats busy.
 func (s *Store) nextBatchLocked() []*pendingMove {
 	var out []*pendingMove
 	for e := s.wq.fifo.Front(); e != nil && len(out) < s.batchSize; e = e.Next() {
 		p := e.Value.(*pendingMove)
-		if !p.chat.busy && p.chat.pending[0] == p {
-			s.markBusyLocked(p.chat)
-			out = append(out, p)
+		c := p.chat
+		if c.busy || c.pending[0] != p {
+			continue
 		}
+		s.markBusyLocked(c)
+		n := 0
+		for _, q := range c.pending {
+			if q.group != p.group || p.group == 0 && n == maxPerChat {
+				break
+			}
+			n++
+		}
+		grp := c.pending[:n]
+		if p.group == 0 {
+			for _, q := range grp {
+				q.group = grp[n-1].seq
+			}
+		}
+		out = append(out, grp...)
 	}
 	return out
 }
@@ -147,12 +170,16 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 		moves, cuts                                      []int64
 		retries, earlies                                 []bool
 	)
-	for _, p := range ps {
+	for i, p := range ps {
 		inc := int64(0)
 		if p.rec.Answered {
 			inc = 1
 		}
-		gChats, gSeqs, gIncs = append(gChats, p.rec.ChatID), append(gSeqs, p.seq), append(gIncs, inc)
+		if i > 0 && ps[i-1].chat == p.chat { // the chat's group: one guard row, last seq
+			gSeqs[len(gSeqs)-1], gIncs[len(gIncs)-1] = p.seq, gIncs[len(gIncs)-1]+inc
+		} else {
+			gChats, gSeqs, gIncs = append(gChats, p.rec.ChatID), append(gSeqs, p.seq), append(gIncs, inc)
+		}
 		for _, f := range p.rec.Firings {
 			rules, chats, modes, tools, diffs = append(rules, f.Rule), append(chats, p.rec.ChatID), append(modes, string(f.Mode)), append(tools, f.Tool), append(diffs, diffText(f.Diff))
 			moves, retries, outcomes = append(moves, f.Move), append(retries, f.Retry), append(outcomes, string(f.Outcome))
@@ -209,17 +236,31 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 	s.wtrips.Add(2) // BEGIN, COMMIT
 	return s.withTx(ctx, func(tx *sqlx.Tx) error {
 		var admitted []streamrules.Firing
-		for _, p := range ps {
+		skip := false
+		for i, p := range ps {
 			rec := p.rec
-			s.wtrips.Add(1)
-			res, err := s.exec(ctx, tx, s.q.guardMove, rec.ChatID, s.writer, p.seq, now)
-			if err != nil {
-				return err
+			if i == 0 || ps[i-1].chat != p.chat {
+				// The chat's group: one guard for all its records, with the last seq.
+				last := p.seq
+				for _, q := range ps[i:] {
+					if q.chat != p.chat {
+						break
+					}
+					last = q.seq
+				}
+				s.wtrips.Add(1)
+				res, err := s.exec(ctx, tx, s.q.guardMove, rec.ChatID, s.writer, last, now)
+				if err != nil {
+					return err
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return err
+				}
+				skip = n == 0 // written before
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				continue // written before
+			if skip {
+				continue
 			}
 			inc := int64(0)
 			if rec.Answered {

@@ -78,6 +78,13 @@ type Config struct {
 	// BatchDelay is how long the write queue waits for more records before it writes a
 	// batch that is not full. Default 0 means 2ms; negative: no wait.
 	BatchDelay time.Duration `env:"STREAMRULES_BATCH_DELAY"`
+	// ChatCacheTTL lets LoadChat answer from this process's memory for a chat it read
+	// less than this long ago (with its own moves since applied), sending no statement.
+	// Repeat limits stay exact across replicas (claims, claim.go); what a cached read can
+	// miss is other replicas' moves of the chat, so move numbers (and after:N, which counts
+	// them) may lag while another replica serves the same chat. Hosts that route a chat
+	// to one replica lose nothing. Default 0: every LoadChat reads the database.
+	ChatCacheTTL time.Duration `env:"STREAMRULES_CHAT_CACHE_TTL"`
 
 	dialer    pq.Dialer              // tests: count the PostgreSQL wire traffic
 	pruneTick <-chan time.Time       // tests: drive the pruning; default an hourly ticker
@@ -111,6 +118,7 @@ type Store struct {
 	batchSize    int                // group commit (batch.go)
 	batchDelay   time.Duration      // group commit: the wait for a batch to fill
 	wtrips       atomic.Int64       // statements of the write path (WriteStatements)
+	chatTTL      time.Duration      // Config.ChatCacheTTL
 	conns        *conns             // PostgreSQL: every connection, to cut them (dial.go)
 	maxIdle      int                // PostgreSQL: the pool's idle connections (see dropIdle)
 	life         context.Context    // ends when Close begins: the flusher's writes stop
@@ -181,6 +189,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	s.wq.max = or(cfg.QueueSize, defaultQueueSize)
 	s.batchSize = or(cfg.BatchSize, defaultBatchSize)
 	s.batchDelay = cfg.BatchDelay
+	s.chatTTL = cfg.ChatCacheTTL
 	if s.batchDelay == 0 {
 		s.batchDelay = defaultBatchDelay
 	}
