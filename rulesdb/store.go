@@ -348,6 +348,9 @@ func (s *Store) Close() error {
 			_ = s.listener.Close()
 		}
 		s.wg.Wait()
+		if s.listener != nil {
+			s.awaitListener(11 * time.Second)
+		}
 		for _, c := range s.closers {
 			c()
 		}
