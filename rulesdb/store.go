@@ -50,6 +50,12 @@ type Config struct {
 	// a missed notification (and, on SQLite, how edits by other processes arrive).
 	// Default 0 means 30s; negative disables the backstop.
 	ReloadInterval time.Duration `env:"STREAMRULES_RELOAD_INTERVAL"`
+	// ReloadMode is how changes made by other processes arrive: "notify" (default) is a
+	// LISTEN connection on PostgreSQL plus the ReloadInterval backstop; "poll" holds no
+	// connection and reads one version row every ReloadInterval (default 1s in this
+	// mode), reloading when it moved: for pgbouncer in transaction mode, where LISTEN
+	// does not survive, and for many replicas (poll.go, docs/scale.md).
+	ReloadMode string `env:"STREAMRULES_RELOAD_MODE"`
 	// MaxOpenConns caps the connection pool. Default 0 means 10 for PostgreSQL and 4 for
 	// a SQLite file (writers take turns anyway); SQLite in memory always uses 1.
 	MaxOpenConns int `env:"STREAMRULES_MAX_OPEN_CONNS"`
@@ -165,6 +171,9 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 			return nil, fmt.Errorf("rulesdb: environment name %q must match [a-z][a-z0-9_]*", name)
 		}
 	}
+	if cfg.ReloadMode != "" && cfg.ReloadMode != ReloadNotify && cfg.ReloadMode != ReloadPoll {
+		return nil, fmt.Errorf("rulesdb: ReloadMode %q: want %q or %q", cfg.ReloadMode, ReloadNotify, ReloadPoll)
+	}
 	if cfg.QueueSize < 0 || cfg.WriteTimeout < 0 || cfg.FlushTimeout < 0 {
 		return nil, fmt.Errorf("rulesdb: QueueSize, WriteTimeout and FlushTimeout must not be negative")
 	}
@@ -244,7 +253,20 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if interval == 0 {
 		interval = 30 * time.Second
 	}
-	if s.listener != nil || interval > 0 {
+	if cfg.ReloadMode == ReloadPoll {
+		if cfg.ReloadInterval == 0 {
+			interval = defaultPollInterval
+		}
+		if interval > 0 {
+			v, err := s.RulesVersion(ctx)
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			s.wg.Add(1)
+			go s.poll(interval, v)
+		}
+	} else if s.listener != nil || interval > 0 {
 		s.wg.Add(1)
 		go s.watch(interval)
 	}
@@ -291,7 +313,7 @@ func (s *Store) start(ctx context.Context, cfg *Config) (err error) {
 		}
 		s.log.Info("stream rules seeded", rep.LogAttrs()...)
 	}
-	if s.dialect == dialectPostgres {
+	if s.dialect == dialectPostgres && cfg.ReloadMode != ReloadPoll {
 		return s.listen(ctx, s.conns)
 	}
 	return nil
