@@ -32,7 +32,8 @@ var rawInsertRate atomic.Uint64 // math.Float64bits would do; inserts/s rounded 
 // fires a rule, End) over 10 chats each; the rate counts the moves in the database after
 // Close flushed (durable), over the time from the first move to the end of Close. It
 // reports statements per move (Store.RoundTrips; write_statements: those of the write
-// path) and the 99th percentile of End. The queue holds b.N records: moves come faster
+// path), the 99th percentile of End, and moves_ended/s: the rate at which the workers
+// ended moves (queued), before Close waited for the last of them to be written. The queue holds b.N records: moves come faster
 // than any model makes them, and the rate is that of moves durable, not of moves queued.
 func BenchmarkThroughput(b *testing.B) {
 	b.Run("raw_insert/64", func(b *testing.B) {
@@ -120,6 +121,7 @@ func benchMoves(b *testing.B, workers int, ttl time.Duration) {
 		})
 	}
 	wg.Wait()
+	produced := time.Since(start)
 	eng.Close()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
@@ -142,6 +144,7 @@ func benchMoves(b *testing.B, workers int, ttl time.Duration) {
 	slices.Sort(all)
 	rate := float64(moves) / elapsed.Seconds()
 	b.ReportMetric(rate, "moves/s")
+	b.ReportMetric(float64(b.N)/produced.Seconds(), "moves_ended/s")
 	b.ReportMetric(float64(s.RoundTrips()-trips)/float64(b.N), "statements/move")
 	b.ReportMetric(float64(s.WriteStatements()-wtrips)/float64(b.N), "write_statements/move")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99_end_µs")
