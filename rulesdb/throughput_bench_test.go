@@ -33,8 +33,9 @@ var rawInsertRate atomic.Uint64 // math.Float64bits would do; inserts/s rounded 
 // Close flushed (durable), over the time from the first move to the end of Close. It
 // reports statements per move (Store.RoundTrips; write_statements: those of the write
 // path), the 99th percentile of End, and moves_ended/s: the rate at which the workers
-// ended moves (queued), before Close waited for the last of them to be written. The queue holds b.N records: moves come faster
-// than any model makes them, and the rate is that of moves durable, not of moves queued.
+// ended moves (queued), before Close waited for the last of them to be written. The
+// queue holds b.N records: moves come faster than any model makes them, and the rate is
+// that of moves durable, not of moves queued.
 func BenchmarkThroughput(b *testing.B) {
 	b.Run("raw_insert/64", func(b *testing.B) {
 		dsn := pgtest.DSN(b)
