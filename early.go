@@ -361,7 +361,7 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 	}
 	var missed []*compiledRule
 	for _, r := range rules {
-		if m.armed(r) {
+		if m.armed(r) && m.claimLocked(r) { // repeat-limited: claimed first (claim.go)
 			missed = append(missed, r)
 		}
 	}

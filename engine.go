@@ -67,6 +67,12 @@ type Config struct {
 	// rulesdb, replay and the CLI import it. Without either, shell rules are skipped,
 	// named in the load summary, never matched raw.
 	ShellReader ShellReader
+	// ReadYourWrites makes End wait for its own write (within StoreTimeout) on a store
+	// that can queue moves (MoveQueuer, like rulesdb): a host that reads the database
+	// itself right after End wants it. Default false: End hands the record to the store's
+	// group commit and returns at once; the engine's own reads (LoadChat) see the record
+	// anyway, and the store writes it within milliseconds, or at Close.
+	ReadYourWrites bool
 }
 
 // defaultStoreTimeout is Config.StoreTimeout's default: long enough for a loaded database
@@ -77,28 +83,29 @@ const defaultStoreTimeout = 2 * time.Second
 // what reminders does this tool call get, and is this answer accepted.
 // One engine serves many chats at once; all per-move state travels in the context.
 type Engine struct {
-	store        Store
-	log          *slog.Logger
-	onFire       func(context.Context, Firing)
-	hooks        hooks // OnOutcome, OnCheck, OnReload, OnSave
-	shadow       bool  // Config.Shadow: every rule in shadow
-	maxRetries   int
-	earlyAll     bool          // Config.EarlyInterrupt
-	shellReader  ShellReader   // Config.ShellReader; nil: the registered one (shell.go)
-	storeTimeout time.Duration // bounds LoadChat in BeginMove and SaveMove in End
-	splice       SpliceOptions
-	budget       int      // Config.ReminderBudget: characters of rule text per tour; 0: none
-	environments []string // builtin + host, index = bit
-	rules        atomic.Pointer[ruleSet]
-	reloadMu     sync.Mutex
-	loaded       []Rule          // the rows the current set was compiled from; guarded by reloadMu
-	analyses     analysisCache   // the analyses the last reload made or validated, by text; guarded by reloadMu
-	overlaid     bool            // the last compile left a matcher with an overlay; guarded by reloadMu
-	merge        merger          // rebuilds overlaid matchers in the background (merge.go)
-	unknownEnv   sync.Map        // environment names already warned about
-	warned       map[string]bool // bad rows already logged (id, name, updated_at): once each, not every reload
-	cancelWatch  func()
-	closeOnce    sync.Once
+	store          Store
+	log            *slog.Logger
+	onFire         func(context.Context, Firing)
+	hooks          hooks // OnOutcome, OnCheck, OnReload, OnSave
+	shadow         bool  // Config.Shadow: every rule in shadow
+	maxRetries     int
+	earlyAll       bool          // Config.EarlyInterrupt
+	shellReader    ShellReader   // Config.ShellReader; nil: the registered one (shell.go)
+	storeTimeout   time.Duration // bounds LoadChat in BeginMove and SaveMove in End
+	readYourWrites bool          // End waits for its write even on a MoveQueuer
+	splice         SpliceOptions
+	budget         int      // Config.ReminderBudget: characters of rule text per tour; 0: none
+	environments   []string // builtin + host, index = bit
+	rules          atomic.Pointer[ruleSet]
+	reloadMu       sync.Mutex
+	loaded         []Rule          // the rows the current set was compiled from; guarded by reloadMu
+	analyses       analysisCache   // the analyses the last reload made or validated, by text; guarded by reloadMu
+	overlaid       bool            // the last compile left a matcher with an overlay; guarded by reloadMu
+	merge          merger          // rebuilds overlaid matchers in the background (merge.go)
+	unknownEnv     sync.Map        // environment names already warned about
+	warned         map[string]bool // bad rows already logged (id, name, updated_at): once each, not every reload
+	cancelWatch    func()
+	closeOnce      sync.Once
 }
 
 // New builds an engine on store and loads its rules. A store error on this first load is
@@ -123,8 +130,9 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		shadow: cfg.Shadow,
 		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
 
-		storeTimeout: cfg.StoreTimeout,
-		merge:        newMerger(),
+		storeTimeout:   cfg.StoreTimeout,
+		readYourWrites: cfg.ReadYourWrites,
+		merge:          newMerger(),
 	}
 	if e.storeTimeout == 0 {
 		e.storeTimeout = defaultStoreTimeout

@@ -240,7 +240,7 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 		if m.armed(r) && r.fires(t) {
 			if r.shadow {
 				shadowed = append(shadowed, r)
-			} else {
+			} else if m.claimLocked(r) { // repeat-limited: claimed first (claim.go)
 				live = append(live, r)
 			}
 		}

@@ -27,6 +27,7 @@ type Move struct {
 	nextEnv   uint64           // the environment as last set: becomes env when the next tour begins
 	lastFired map[string]int64 // from the chat state; not changed during the move
 	fired     map[string]bool  // rules fired in this move: silent until its end
+	denied    map[string]bool  // repeat-limited rules whose claim was lost or failed (claim.go)
 	retries   int              // answers discarded in this move
 	pending   []Reminder       // text rules missed after the ceiling: ride the next tool result
 	ncalls    int              // tool calls so far in this move
@@ -129,7 +130,7 @@ func (m *Move) Environments() []string {
 // armed reports whether r may fire now. Caller holds m.mu.
 func (m *Move) armed(r *compiledRule) bool {
 	return r.when&^m.env == 0 && !m.fired[r.Name] &&
-		(r.repeat.Kind == RepeatEvery || !m.stateUnknown && r.repeat.Allows(m.lastFired[r.Name], m.number))
+		(r.repeat.Kind == RepeatEvery || !m.stateUnknown && !m.denied[r.Name] && r.repeat.Allows(m.lastFired[r.Name], m.number))
 }
 
 func (m *Move) retryLeft() bool { return m.retries < m.eng.maxRetries }
@@ -183,6 +184,9 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 			if !m.armed(r) {
 				m.repeatedLocked(r) // fired earlier in this move: it was not complied with (outcome.go)
 				continue
+			}
+			if !m.claimLocked(r) {
+				continue // another move of the chat fired it (claim.go)
 			}
 			if m.fired == nil {
 				m.fired = map[string]bool{}
@@ -427,7 +431,12 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.eng.storeTimeout)
 	defer cancel()
 	start := time.Now()
-	err := m.eng.store.SaveMove(saveCtx, rec)
+	var err error
+	if q, ok := m.eng.store.(MoveQueuer); ok && !m.eng.readYourWrites {
+		err = q.QueueMove(rec) // group commit: End does not wait for its write (store.go)
+	} else {
+		err = m.eng.store.SaveMove(saveCtx, rec)
+	}
 	if m.eng.hooks.onSave != nil {
 		m.eng.hooks.onSave(time.Since(start), err)
 	}

@@ -30,6 +30,15 @@ type Store interface {
 	SaveMove(ctx context.Context, rec MoveRecord) error
 }
 
+// MoveQueuer is a store that can take a finished move without writing it first: it
+// writes it later, with the moves of other chats in one statement (group commit), in
+// order per chat, and its LoadChat answers with the records not written yet. End uses
+// QueueMove instead of SaveMove unless Config.ReadYourWrites is set. QueueMove never
+// waits on the database; an error means the record is lost (the store is closed).
+type MoveQueuer interface {
+	QueueMove(rec MoveRecord) error
+}
+
 // ChatState is what the repeat policy needs to know about a chat.
 type ChatState struct {
 	Moves     int64            // final answers so far

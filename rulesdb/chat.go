@@ -105,6 +105,7 @@ func (s *Store) writeMove(ctx context.Context, rec streamrules.MoveRecord, seq i
 		if ended != nil {
 			defer ended()
 		}
+		s.wtrips.Add(1)
 		if s.dialect == dialectPostgres {
 			return struct{}{}, s.saveMovePG(ctx, rec.ChatID, inc, now, rec.Firings, seq)
 		}
@@ -206,6 +207,7 @@ func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, no
 // not counted), deleted rules included, read from the counters (they outlive the rule and
 // the raw rows).
 func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
+	s.flushForRead(ctx) // group commit: what End queued is counted (batch.go)
 	rows, err := s.query(ctx, s.db, s.q.countFirings)
 	if err != nil {
 		return nil, fmt.Errorf("rulesdb: count firings: %w", err)
@@ -231,6 +233,7 @@ func (s *Store) CountFirings(ctx context.Context) (map[string]int64, error) {
 // Firings returns the stat rows of a chat (every chat for ""), oldest first: for tests
 // and for the host's own reports.
 func (s *Store) Firings(ctx context.Context, chatID string) ([]streamrules.Firing, error) {
+	s.flushForRead(ctx) // group commit: what End queued is counted (batch.go)
 	q := `SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read FROM stream_rule_stat`
 	var args []any
 	if chatID != "" {

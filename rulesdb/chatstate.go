@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"maps"
+	"time"
 
 	"github.com/streamrules/streamrules"
 )
@@ -20,6 +21,7 @@ type chatEntry struct {
 	pending []*pendingMove        // written after base, in order
 	busy    bool                  // a write of this chat is in flight: its next one waits
 	elem    *list.Element         // in lru, when pending is empty and !busy
+	readAt  time.Time             // when base was read (Config.ChatCacheTTL)
 }
 
 // LoadChat implements streamrules.Store in one query, plus the records of the chat this
@@ -28,7 +30,7 @@ type chatEntry struct {
 // engine fails closed. It returns when ctx is done.
 func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
 	s.qmu.Lock()
-	if c := s.wq.chats[chatID]; s.wq.down && c != nil && c.known {
+	if c := s.wq.chats[chatID]; c != nil && c.known && (s.wq.down || s.chatTTL > 0 && time.Since(c.readAt) < s.chatTTL) {
 		st := c.stateLocked()
 		s.qmu.Unlock()
 		return st, nil
@@ -54,6 +56,7 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 	// that record from view: keep what this process knows then.
 	if !c.known || seq >= c.baseSeq {
 		c.base, c.baseSeq, c.known = st, seq, true
+		c.readAt = time.Now()
 	}
 	return c.stateLocked(), nil
 }

@@ -249,7 +249,13 @@ func TestRoundTrips(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := seeded(t, dsn)
-		eng := newEngine(t, s, nil)
+		// Issue 22: End queues by default (group commit, 0 statements); ReadYourWrites
+		// measures the write of one move alone.
+		eng, err := streamrules.New(ctx, s, &streamrules.Config{Logger: quietLogger(), ReadYourWrites: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(eng.Close)
 
 		before := s.RoundTrips()
 		mctx, move := eng.BeginMove(ctx, "chat-rt", streamrules.EnvTelegram, streamrules.EnvClientOps)
@@ -264,8 +270,17 @@ func TestRoundTrips(t *testing.T) {
 			move.CheckAnswer(mctx, "ok 👍\n↩ #1")
 		}
 		move.CheckAnswer(mctx, "no tail") // fires
-		if got := s.RoundTrips() - before; got != 0 {
-			t.Errorf("tool calls and answers: %d round trips, want 0", got)
+		// Issue 22: a rule with a repeat limit claims its firing (one statement, once per
+		// move); nothing else sends any.
+		got := s.RoundTrips() - before
+		claims := int64(0)
+		for _, f := range move.Firings() {
+			if ruleNamed(t, s, f.Rule).Repeat != "" {
+				claims++
+			}
+		}
+		if got != claims {
+			t.Errorf("tool calls and answers: %d round trips, want %d (the claims)", got, claims)
 		}
 		before = s.RoundTrips()
 		if err := move.End(mctx, nil); err != nil {
@@ -298,8 +313,13 @@ func TestWireRoundTrips(t *testing.T) {
 	cfg := &rulesdb.Config{Logger: quietLogger(), ReloadInterval: -1, MaxOpenConns: 1}
 	rulesdb.SetDialer(cfg, d)
 	s := open(t, dsn, cfg)
-	eng := newEngine(t, s, nil)
 	ctx := context.Background()
+	// Issue 22: ReadYourWrites, so End writes its own move (the default queues it).
+	eng, err := streamrules.New(ctx, s, &streamrules.Config{Logger: quietLogger(), ReadYourWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
 	_, warm := eng.BeginMove(ctx, "warm") // the pooled connection is open from here on
 	_ = warm
 

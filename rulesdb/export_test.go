@@ -69,3 +69,17 @@ func LastSeq(s *Store) int64 {
 
 // SetSeedHook makes Seed call fn inside its transaction, once it has read the seed state.
 func SetSeedHook(s *Store, fn func()) { s.seedHook = fn }
+
+// SetTrace has s call fn with every statement it sends, before it sends it. Set it before
+// the store is used concurrently.
+func SetTrace(s *Store, fn func(query string, args []any)) { s.trace = fn }
+
+// HotStatements is the registry of the statements a move sends (issue 22, docs/scale.md),
+// by name: the test checks each against what the store really sends.
+func HotStatements(s *Store) map[string]string {
+	return map[string]string{
+		"loadChat": s.q.loadChat, "saveMovePG": s.q.saveMovePG, "saveBatchPG": saveBatchPG,
+		"claimOnce": s.db.Rebind(claimOnce), "claimAfter": s.db.Rebind(claimAfter), "rulesVersion": versionQuery,
+		"allRules": s.q.allRules, // a reload: reference data only
+	}
+}

@@ -123,3 +123,24 @@ func (s *Store) watch(interval time.Duration) {
 		s.notify()
 	}
 }
+
+// awaitListener waits, at most max, for the listener's goroutine to end after its Close:
+// pq closes the notification channel then. A listener sleeping between reconnects (the
+// database was down) ends when the sleep does, up to the 10 s reconnect ceiling; Close
+// waits for it, so that it leaves nothing running (issue 22: moves that no longer wait
+// for their writes let a test, or a host, close sooner after an outage).
+func (s *Store) awaitListener(max time.Duration) {
+	t := time.NewTimer(max)
+	defer t.Stop()
+	notes := s.listener.NotificationChannel()
+	for {
+		select {
+		case _, ok := <-notes:
+			if !ok {
+				return
+			}
+		case <-t.C:
+			return
+		}
+	}
+}

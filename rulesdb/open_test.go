@@ -3,6 +3,7 @@ package rulesdb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,9 +138,10 @@ func TestMigrationsOnce(t *testing.T) {
 			if len(versions) != len(entries) {
 				t.Fatalf("migration rows %v, want one per file (%d)", versions, len(entries))
 			}
+			// One row per file, by the file's number (numbers may leave gaps: issue 22).
 			for i, v := range versions {
-				if v != i+1 {
-					t.Fatalf("migration rows %v, want 1..%d", versions, len(entries))
+				if want := fmt.Sprintf("%04d_", v); !strings.HasPrefix(entries[i].Name(), want) {
+					t.Fatalf("migration rows %v, want the files' numbers (%s is file %d)", versions, entries[i].Name(), i)
 				}
 			}
 			for _, table := range []string{"stream_rules", "stream_rule_stat", "stream_chat", "stream_chat_rule", "stream_rule_seed", "stream_seed_state"} {

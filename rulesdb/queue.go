@@ -53,7 +53,7 @@ type writeQueue struct {
 	late       bool
 	wake       chan struct{} // capacity 1: the flusher has work
 
-	dropped, rejected, failures, written atomic.Int64
+	dropped, rejected, failures, written, batches atomic.Int64
 	// inflight counts write attempts still running, including those their caller stopped
 	// waiting for (see pendingMove.running): Close keeps the idempotency rows while one
 	// may still commit.
@@ -71,6 +71,10 @@ type pendingMove struct {
 	// stopped waiting for (see bounded): such an attempt may still commit, so the record
 	// must not be dropped meanwhile and counted as lost.
 	running atomic.Int32
+	// group is the seq of the last record of the group this record was first tried in
+	// (0: never tried). A retry tries the same group again, so that the chat's guard row
+	// holds either less than the group's first seq or its last (batch.go).
+	group int64
 }
 
 // attempt writes p once, within ctx.
@@ -172,6 +176,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	default:
 		s.wq.failures.Add(1)
 		defer s.dropIdle(err) // after qmu is released: closing connections writes to them
+		p.group = p.seq       // tried alone: retried alone
 		s.pushLocked(p, true)
 		wasDown := s.wq.down
 		s.wq.down = true
@@ -218,8 +223,8 @@ func (s *Store) dropOldestLocked() {
 	q := &s.wq
 	for e := q.fifo.Front(); e != nil; e = e.Next() {
 		p := e.Value.(*pendingMove)
-		if p.chat.busy && p.chat.pending[0] == p || p.running.Load() > 0 {
-			continue // being written now
+		if p.chat.busy && (p.chat.pending[0] == p || p.group != 0 && p.group == p.chat.pending[0].group) || p.running.Load() > 0 {
+			continue // being written now (alone, or in its group of a batch)
 		}
 		s.removeLocked(p)
 		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
@@ -260,62 +265,86 @@ func (s *Store) kick() {
 	}
 }
 
-// nextLocked returns the oldest queued record whose chat has no write in flight, and
-// marks the chat busy; nil when there is none.
-func (s *Store) nextLocked() *pendingMove {
-	for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
-		p := e.Value.(*pendingMove)
-		if !p.chat.busy && p.chat.pending[0] == p {
-			s.markBusyLocked(p.chat)
-			return p
-		}
-	}
-	return nil
-}
-
-// drain writes queued records, oldest first, until none is left (true) or a write fails
-// for a reason a retry may cure (false). Each write waits at most timeout, and ends with
-// parent.
+// drain writes queued records in batches (batch.go), oldest first, until none is left
+// (true) or a write fails for a reason a retry may cure (false). Each write waits at most
+// timeout, and ends with parent.
 func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 	for {
 		s.qmu.Lock()
-		p := s.nextLocked()
+		batch := s.nextBatchLocked()
 		s.qmu.Unlock()
-		if p == nil {
+		if len(batch) == 0 {
 			return true
 		}
 		ctx, cancel := context.WithTimeout(parent, timeout)
-		err := s.attempt(ctx, p)
+		err := s.attemptBatch(ctx, batch)
 		cancel()
-
-		s.qmu.Lock()
-		p.chat.busy = false
-		switch {
-		case err == nil:
-			s.removeLocked(p)
-			s.appliedLocked(p)
-			close(p.done)
-			if s.wq.down && s.wq.fifo.Len() == 0 {
-				s.wq.down = false
-				s.log.Info("stream rules: write queue drained; the database answers again",
-					"db", s.target.about, "written", s.wq.written.Load(), "dropped", s.wq.dropped.Load())
+		ok := true
+		if err != nil && !retryable(err) && len(batch) > 1 {
+			// Refused for good: write the records one by one, so only the bad one goes.
+			// Their chats stay busy until all are settled: none is dropped meanwhile.
+			for _, p := range batch {
+				ctx, cancel := context.WithTimeout(parent, timeout)
+				err := s.attempt(ctx, p)
+				cancel()
+				s.qmu.Lock()
+				ok = s.settleOneLocked(p, err)
+				s.qmu.Unlock()
+				if !ok {
+					s.dropIdle(err)
+					break
+				}
 			}
-		case !retryable(err):
-			s.removeLocked(p)
-			s.wq.rejected.Add(1)
-			p.err = err
-			close(p.done)
-			s.log.Error("stream rules: move record refused by the database; not retried",
-				"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
-		default:
-			s.wq.failures.Add(1)
-			s.wq.down = true
+		} else {
+			s.qmu.Lock()
+			for _, p := range batch {
+				if ok = s.settleOneLocked(p, err); !ok {
+					break // the rest of the batch failed the same way: kept
+				}
+			}
 			s.qmu.Unlock()
-			s.dropIdle(err)
-			return false
+			if !ok {
+				s.dropIdle(err)
+			}
+		}
+		s.qmu.Lock()
+		for _, p := range batch {
+			p.chat.busy = false
+			s.settleLocked(p.chat)
+		}
+		if ok && s.wq.down && s.wq.fifo.Len() == 0 {
+			s.wq.down = false
+			s.log.Info("stream rules: write queue drained; the database answers again",
+				"db", s.target.about, "written", s.wq.written.Load(), "dropped", s.wq.dropped.Load())
 		}
 		s.qmu.Unlock()
+		if !ok {
+			return false
+		}
 	}
+}
+
+// settleOneLocked ends p's write attempt with its error: written, refused (not retried)
+// or failed (kept; false). The caller clears its chat's busy mark.
+func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
+	switch {
+	case err == nil:
+		s.removeLocked(p)
+		s.appliedLocked(p)
+		close(p.done)
+	case !retryable(err):
+		s.removeLocked(p)
+		s.wq.rejected.Add(1)
+		p.err = err
+		close(p.done)
+		s.log.Error("stream rules: move record refused by the database; not retried",
+			"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
+	default:
+		s.wq.failures.Add(1)
+		s.wq.down = true
+		return false
+	}
+	return true
 }
 
 // flush is the queue's goroutine: it drains on every kick, and after a failure retries
@@ -333,6 +362,7 @@ func (s *Store) flush() {
 		case <-s.done:
 			return
 		case <-wake:
+			s.linger()
 		case <-timer.C:
 		}
 		if s.drain(s.life, s.writeTimeout) {
@@ -342,6 +372,22 @@ func (s *Store) flush() {
 		attempt++
 		wake = nil
 		timer.Reset(backoff(attempt))
+	}
+}
+
+// linger waits BatchDelay for more records to join the batch, unless a batch is full.
+func (s *Store) linger() {
+	s.qmu.Lock()
+	full := s.wq.fifo.Len() >= s.batchSize
+	s.qmu.Unlock()
+	if full || s.batchDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(s.batchDelay)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
 	}
 }
 

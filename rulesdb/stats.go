@@ -22,6 +22,7 @@ var _ streamrules.StatsCounter = (*Store)(nil)
 // rules included, with its firings by outcome ("" for rows written before outcomes
 // existed) and the time of its latest firing. One query over the counters.
 func (s *Store) RuleCounters(ctx context.Context) (map[string]streamrules.RuleCounter, error) {
+	s.flushForRead(ctx) // group commit: what End queued is counted (batch.go)
 	rows, err := s.query(ctx, s.db, s.q.ruleCounters)
 	if err != nil {
 		return nil, fmt.Errorf("rulesdb: rule counters: %w", err)

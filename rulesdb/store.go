@@ -53,6 +53,12 @@ type Config struct {
 	// a missed notification (and, on SQLite, how edits by other processes arrive).
 	// Default 0 means 30s; negative disables the backstop.
 	ReloadInterval time.Duration `env:"STREAMRULES_RELOAD_INTERVAL"`
+	// ReloadMode is how changes made by other processes arrive: "notify" (default) is a
+	// LISTEN connection on PostgreSQL plus the ReloadInterval backstop; "poll" holds no
+	// connection and reads one version row every ReloadInterval (default 1s in this
+	// mode), reloading when it moved: for pgbouncer in transaction mode, where LISTEN
+	// does not survive, and for many replicas (poll.go, docs/scale.md).
+	ReloadMode string `env:"STREAMRULES_RELOAD_MODE"`
 	// MaxOpenConns caps the connection pool. Default 0 means 10 for PostgreSQL and 4 for
 	// a SQLite file (writers take turns anyway); SQLite in memory always uses 1.
 	MaxOpenConns int `env:"STREAMRULES_MAX_OPEN_CONNS"`
@@ -75,6 +81,19 @@ type Config struct {
 	// FlushTimeout bounds how long Close tries to write the records still queued; what is
 	// left is logged and lost. Default 0 means 10s.
 	FlushTimeout time.Duration `env:"STREAMRULES_FLUSH_TIMEOUT"`
+	// BatchSize caps the move records the write queue writes in one statement (group
+	// commit, batch.go): at most one per chat. Default 0 means 512.
+	BatchSize int `env:"STREAMRULES_BATCH_SIZE"`
+	// BatchDelay is how long the write queue waits for more records before it writes a
+	// batch that is not full. Default 0 means 2ms; negative: no wait.
+	BatchDelay time.Duration `env:"STREAMRULES_BATCH_DELAY"`
+	// ChatCacheTTL lets LoadChat answer from this process's memory for a chat it read
+	// less than this long ago (with its own moves since applied), sending no statement.
+	// Repeat limits stay exact across replicas (claims, claim.go); what a cached read can
+	// miss is other replicas' moves of the chat, so move numbers (and after:N, which counts
+	// them) may lag while another replica serves the same chat. Hosts that route a chat
+	// to one replica lose nothing. Default 0: every LoadChat reads the database.
+	ChatCacheTTL time.Duration `env:"STREAMRULES_CHAT_CACHE_TTL"`
 
 	dialer    pq.Dialer              // tests: count the PostgreSQL wire traffic
 	pruneTick <-chan time.Time       // tests: drive the pruning; default an hourly ticker
@@ -105,12 +124,17 @@ type Store struct {
 	writer       string // this Store's id in stream_chat_writer: random, one per Open
 	writeTimeout time.Duration
 	flushTimeout time.Duration
+	batchSize    int                // group commit (batch.go)
+	batchDelay   time.Duration      // group commit: the wait for a batch to fill
+	wtrips       atomic.Int64       // statements of the write path (WriteStatements)
+	chatTTL      time.Duration      // Config.ChatCacheTTL
 	conns        *conns             // PostgreSQL: every connection, to cut them (dial.go)
 	maxIdle      int                // PostgreSQL: the pool's idle connections (see dropIdle)
 	life         context.Context    // ends when Close begins: the flusher's writes stop
 	endLife      context.CancelFunc // ends life
 
-	seedHook func() // tests: called inside Seed's transaction once the seed state is read
+	seedHook func()                         // tests: called inside Seed's transaction once the seed state is read
+	trace    func(query string, args []any) // tests: every statement sent (scale_test.go)
 
 	subMu   sync.Mutex
 	subs    map[int]func()
@@ -151,6 +175,9 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 			return nil, fmt.Errorf("rulesdb: environment name %q must match [a-z][a-z0-9_]*", name)
 		}
 	}
+	if cfg.ReloadMode != "" && cfg.ReloadMode != ReloadNotify && cfg.ReloadMode != ReloadPoll {
+		return nil, fmt.Errorf("rulesdb: ReloadMode %q: want %q or %q", cfg.ReloadMode, ReloadNotify, ReloadPoll)
+	}
 	if cfg.QueueSize < 0 || cfg.WriteTimeout < 0 || cfg.FlushTimeout < 0 {
 		return nil, fmt.Errorf("rulesdb: QueueSize, WriteTimeout and FlushTimeout must not be negative")
 	}
@@ -173,6 +200,12 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	}
 	s.wq.chats = map[string]*chatEntry{}
 	s.wq.max = or(cfg.QueueSize, defaultQueueSize)
+	s.batchSize = or(cfg.BatchSize, defaultBatchSize)
+	s.batchDelay = cfg.BatchDelay
+	s.chatTTL = cfg.ChatCacheTTL
+	if s.batchDelay == 0 {
+		s.batchDelay = defaultBatchDelay
+	}
 	s.wq.wake = make(chan struct{}, 1)
 	s.life, s.endLife = context.WithCancel(context.Background())
 	if s.log == nil {
@@ -224,7 +257,20 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if interval == 0 {
 		interval = 30 * time.Second
 	}
-	if s.listener != nil || interval > 0 {
+	if cfg.ReloadMode == ReloadPoll {
+		if cfg.ReloadInterval == 0 {
+			interval = defaultPollInterval
+		}
+		if interval > 0 {
+			v, err := s.RulesVersion(ctx)
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			s.wg.Add(1)
+			go s.poll(interval, v)
+		}
+	} else if s.listener != nil || interval > 0 {
 		s.wg.Add(1)
 		go s.watch(interval)
 	}
@@ -271,7 +317,7 @@ func (s *Store) start(ctx context.Context, cfg *Config) (err error) {
 		}
 		s.log.Info("stream rules seeded", rep.LogAttrs()...)
 	}
-	if s.dialect == dialectPostgres {
+	if s.dialect == dialectPostgres && cfg.ReloadMode != ReloadPoll {
 		return s.listen(ctx, s.conns)
 	}
 	return nil
@@ -328,6 +374,9 @@ func (s *Store) Close() error {
 			_ = s.listener.Close()
 		}
 		s.wg.Wait()
+		if s.listener != nil {
+			s.awaitListener(11 * time.Second)
+		}
 		for _, c := range s.closers {
 			c()
 		}
@@ -385,21 +434,33 @@ type runner interface {
 }
 
 func (s *Store) exec(ctx context.Context, r runner, query string, args ...any) (sql.Result, error) {
+	if s.trace != nil {
+		s.trace(query, args)
+	}
 	s.trips.Add(1)
 	return r.ExecContext(ctx, query, args...)
 }
 
 func (s *Store) get(ctx context.Context, r runner, dest any, query string, args ...any) error {
+	if s.trace != nil {
+		s.trace(query, args)
+	}
 	s.trips.Add(1)
 	return sqlx.GetContext(ctx, r, dest, query, args...)
 }
 
 func (s *Store) sel(ctx context.Context, r runner, dest any, query string, args ...any) error {
+	if s.trace != nil {
+		s.trace(query, args)
+	}
 	s.trips.Add(1)
 	return sqlx.SelectContext(ctx, r, dest, query, args...)
 }
 
 func (s *Store) query(ctx context.Context, r runner, query string, args ...any) (*sqlx.Rows, error) {
+	if s.trace != nil {
+		s.trace(query, args)
+	}
 	s.trips.Add(1)
 	return r.QueryxContext(ctx, query, args...)
 }
