@@ -247,7 +247,7 @@ func (m *Move) newScanner(release bool) *Scanner {
 	if release && !m.anyGateArmedLocked() {
 		// An armed gate can discard the whole response, its text with it, for a call it
 		// declares at the very end: no prefix of the text is final until then.
-		s.rel = newReleaser(live, m.vars)
+		s.rel = newReleaser(live, m.vars, &m.facts)
 	} else if s.stopped {
 		return nil
 	}

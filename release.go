@@ -52,6 +52,12 @@ func (l *lazyRelease) get(r *compiledRule) *releasePlan {
 type releasePlan struct {
 	fires relNode // when the rule fires: applies_when, then the condition (negate applied)
 	atoms []*relAtom
+	// The parts of fires, for a rule with context atoms (ctx not empty): fires is folded on
+	// each tour's facts (foldContext).
+	when   *relNode
+	cond   relNode
+	negate bool
+	ctx    []predNode
 	tail  *tailPlan // a negate rule that must hold at the end, with an append fix
 	repl  *replPlan // a positive rule repaired by a replace fix over its own condition
 }
@@ -81,6 +87,8 @@ const (
 	relAny
 	relOpen // decided only by the whole answer (ends_with, word and char counts)
 	relTrue
+	relFalse
+	relCtx // a context atom (release_context.go): open until folded on a move's facts
 )
 
 type relNode struct {
@@ -104,6 +112,8 @@ func (n *relNode) eval(st []tri) tri {
 		return st[n.atom]
 	case relTrue:
 		return triTrue
+	case relFalse:
+		return triFalse
 	case relNot:
 		switch n.kids[0].eval(st) {
 		case triTrue:
@@ -166,6 +176,9 @@ func planRelease(r *Rule) *releasePlan {
 			return n
 		case q.Not != nil:
 			return relNode{op: relNot, kids: []relNode{tree(q.Not)}}
+		case q.isContext():
+			p.ctx = append(p.ctx, compileContext(q))
+			return relNode{op: relCtx, atom: len(p.ctx) - 1}
 		}
 		return relNode{op: relOpen}
 	}
@@ -178,12 +191,15 @@ func planRelease(r *Rule) *releasePlan {
 	default:
 		cond = atom(r.Condition)
 	}
+	p.cond, p.negate = cond, r.Negate
 	if r.Negate {
 		cond = relNode{op: relNot, kids: []relNode{cond}}
 	}
 	p.fires = cond
 	if r.AppliesWhen != nil {
-		p.fires = relNode{op: relAll, kids: []relNode{tree(r.AppliesWhen), cond}}
+		w := tree(r.AppliesWhen)
+		p.when = &w
+		p.fires = relNode{op: relAll, kids: []relNode{w, cond}}
 	}
 	if r.Field == "" && r.Predicate == nil && r.AppliesWhen == nil && r.Fix != nil {
 		switch {
@@ -240,7 +256,7 @@ func (t *tailPlan) cures(add string) bool {
 // releaser follows one tour's answer for its release point. Not safe for concurrent use.
 type releaser struct {
 	watched []*compiledRule
-	plans   []*releasePlan
+	fires   []relNode // each watched rule's fires tree, its context folded (release_context.go)
 	// in and out: the atoms of the watched rules on the answer as streamed (in) and on the
 	// final text's certain prefix (out), flattened: rule k's atoms start at base[k].
 	base    []int
@@ -310,13 +326,17 @@ func (s *relStream) feed(text []byte) {
 }
 
 // newReleaser returns the releaser of the armed rules (not in shadow), vars the move's
-// variables. Caller holds the move's lock.
-func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
+// variables and facts its context. Caller holds the move's lock.
+func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *releaser {
 	x := &releaser{blank: true}
 	var tailRule, replRule *compiledRule
 	var atoms []*lazydfa.DFA
 	for _, r := range armed {
 		p := r.release.get(r)
+		fires := p.foldContext(facts)
+		if fires.op == relFalse {
+			continue // its context says it cannot fire in this tour
+		}
 		switch {
 		case p.tail != nil && tailRule == nil:
 			if add, missing := expand(r.Fix.AppendIfMissing, vars, nil); missing == "" && p.tail.cures(add) {
@@ -328,7 +348,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
 			continue
 		}
 		x.watched = append(x.watched, r)
-		x.plans = append(x.plans, p)
+		x.fires = append(x.fires, fires)
 		x.base = append(x.base, len(atoms))
 		for _, a := range p.atoms {
 			atoms = append(atoms, a.get())
@@ -347,7 +367,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
 		if !ok {
 			p := tailRule.release.get(tailRule)
 			x.watched = append(x.watched, tailRule)
-			x.plans = append(x.plans, p)
+			x.fires = append(x.fires, p.fires)
 			x.base = append(x.base, len(atoms))
 			for _, a := range p.atoms {
 				atoms = append(atoms, a.get())
@@ -393,8 +413,8 @@ func (x *releaser) advance(text []byte) []byte {
 			x.out.feed(certain)
 		}
 		x.open = false
-		for k, p := range x.plans {
-			if p.fires.eval(x.in.st[x.base[k]:]) != triFalse || !x.twin && p.fires.eval(x.out.st[x.base[k]:]) != triFalse {
+		for k := range x.fires {
+			if f := &x.fires[k]; f.eval(x.in.st[x.base[k]:]) != triFalse || !x.twin && f.eval(x.out.st[x.base[k]:]) != triFalse {
 				x.open = true
 				break
 			}

@@ -50,7 +50,9 @@ func relPattern(r *rand.Rand, depth int) string {
 
 func relPredicate(r *rand.Rand, depth int) streamrules.Predicate {
 	if depth > 1 || r.IntN(2) == 0 {
-		switch r.IntN(6) {
+		switch r.IntN(9) {
+		case 6:
+			return relContext(r)
 		case 0:
 			return streamrules.NotContains(relPattern(r, 1))
 		case 1:
@@ -70,6 +72,43 @@ func relPredicate(r *rand.Rand, depth int) streamrules.Predicate {
 		return streamrules.AnyOf(kids...)
 	}
 	return streamrules.Not(kids[0])
+}
+
+// relTools are the tools of the random tool records and context atoms.
+var relTools = []string{"generate_speech", "write_file", "run_tests"}
+
+// relContext returns a random context atom (its value is constant during one answer, so
+// the release folds it: release_context.go).
+func relContext(r *rand.Rand) streamrules.Predicate {
+	tool := relTools[r.IntN(len(relTools))]
+	switch r.IntN(6) {
+	case 0:
+		return streamrules.InputContains("[ab]")
+	case 1:
+		return streamrules.InputNotContains("a")
+	case 2:
+		return streamrules.ToolCalled(tool)
+	case 3:
+		return streamrules.ToolFailed(tool)
+	case 4:
+		return streamrules.EditedUncheckedBy([]string{"write_file"}, []string{"run_tests"})
+	}
+	return streamrules.ToolSucceeded(tool)
+}
+
+// relFacts gives the move random context: an input or none, and a few tool calls.
+func relFacts(ctx context.Context, r *rand.Rand, move *streamrules.Move) {
+	if r.IntN(3) > 0 {
+		move.SetInput([]string{"", "a", "b", "xyz"}[r.IntN(4)])
+	}
+	for n := r.IntN(4); n > 0; n-- {
+		tool := relTools[r.IntN(len(relTools))]
+		if r.IntN(3) == 0 {
+			move.ToolError(tool)
+		} else {
+			move.ToolReminders(ctx, tool, "{}")
+		}
+	}
 }
 
 func relRule(r *rand.Rand, i int) streamrules.Rule {
@@ -111,7 +150,7 @@ func relRule(r *rand.Rand, i int) streamrules.Rule {
 
 var relPieces = []string{
 	"![a](b)", "![x](![y](z))", "!![a]([b](c))", "![", "](", "↩ #42", "↩ #", "👍", " ", "\n", "ab", "a b",
-	"!", "(", ")", "[", "]", "1", "#", "word ", "🙂",
+	"!", "(", ")", "[", "]", "1", "#", "word ", "🙂", "done ", "Audio saved: a.ogg", "xaudio saved:",
 }
 
 func relAnswer(r *rand.Rand) string {
@@ -144,6 +183,7 @@ func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer st
 	if setVar {
 		move.SetVar("message_id", "42")
 	}
+	relFacts(ctx, r, move)
 	if !move.TextArmed() {
 		return ""
 	}
