@@ -58,8 +58,8 @@ type releasePlan struct {
 	cond   relNode
 	negate bool
 	ctx    []predNode
-	tail  *tailPlan // a negate rule that must hold at the end, with an append fix
-	repl  *replPlan // a positive rule repaired by a replace fix over its own condition
+	tail   *tailPlan // a negate rule that must hold at the end, with an append fix
+	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
 }
 
 // relAtom is one regex of a rule, run as a DFA over a stream.
@@ -264,7 +264,7 @@ type releaser struct {
 	twin    bool // out is in (no fix the release follows: the final text is the answer)
 	tail    *tailPlan
 	add     string
-	repl    *replState
+	repl    []*replState // the replace repairs, in rule-name order
 	fed     int    // bytes of the answer read
 	final   []byte // the certain prefix of the final text (aliases the answer or repl.out)
 	open    bool   // some watched rule may still fire: nothing is released
@@ -329,8 +329,17 @@ func (s *relStream) feed(text []byte) {
 // variables and facts its context. Caller holds the move's lock.
 func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *releaser {
 	x := &releaser{blank: true}
-	var tailRule, replRule *compiledRule
+	var tailRule *compiledRule
+	var replRules []*compiledRule
 	var atoms []*lazydfa.DFA
+	watch := func(r *compiledRule, fires relNode) {
+		x.watched = append(x.watched, r)
+		x.fires = append(x.fires, fires)
+		x.base = append(x.base, len(atoms))
+		for _, a := range r.release.get(r).atoms {
+			atoms = append(atoms, a.get())
+		}
+	}
 	for _, r := range armed {
 		p := r.release.get(r)
 		fires := p.foldContext(facts)
@@ -343,39 +352,34 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 				tailRule, x.tail, x.add = r, p.tail, add
 				continue
 			}
-		case p.repl != nil && replRule == nil:
-			replRule, x.repl = r, &replState{p: p.repl, ufrom: -1, ls: -1}
+		case p.repl != nil && replsApart(x.repl, p.repl):
+			// Repairs chain in rule-name order (armed is in that order), each over the one
+			// before: it is proven that no rewrite creates or destroys a match of another.
+			replRules = append(replRules, r)
+			x.repl = append(x.repl, &replState{p: p.repl, ufrom: -1, ls: -1})
 			continue
 		}
-		x.watched = append(x.watched, r)
-		x.fires = append(x.fires, fires)
-		x.base = append(x.base, len(atoms))
-		for _, a := range p.atoms {
-			atoms = append(atoms, a.get())
-		}
+		watch(r, fires)
 	}
-	if x.tail != nil && x.repl != nil {
-		// Both repair: the image fix runs first (rule-name order), then the tail is
-		// appended. The appended tail must not complete an image, and an image repaired
-		// must not eat the tail the answer brought. Otherwise the tail rule is watched.
-		ok := replRule.Name < tailRule.Name && !meet(x.repl.p.last, x.tail.last)
-		for _, r := range x.add {
-			for _, in := range x.repl.p.last {
-				ok = ok && !instHits(in, r)
+	if x.tail != nil && len(x.repl) > 0 {
+		// Both repair: the replace fixes run first (rule-name order), then the tail is
+		// appended. The appended tail must not complete a match, and a match repaired must
+		// not eat the tail the answer brought. Otherwise the tail rule is watched.
+		ok := true
+		for i, st := range x.repl {
+			ok = ok && replRules[i].Name < tailRule.Name && !meet(st.p.last, x.tail.last)
+			for _, r := range x.add {
+				for _, in := range st.p.last {
+					ok = ok && !instHits(in, r)
+				}
 			}
 		}
 		if !ok {
-			p := tailRule.release.get(tailRule)
-			x.watched = append(x.watched, tailRule)
-			x.fires = append(x.fires, p.fires)
-			x.base = append(x.base, len(atoms))
-			for _, a := range p.atoms {
-				atoms = append(atoms, a.get())
-			}
+			watch(tailRule, tailRule.release.get(tailRule).fires)
 			x.tail = nil
 		}
 	}
-	x.twin = x.tail == nil && x.repl == nil
+	x.twin = x.tail == nil && len(x.repl) == 0
 	x.in.init(atoms)
 	if !x.twin {
 		x.out.init(append([]*lazydfa.DFA(nil), atoms...))
@@ -392,9 +396,11 @@ func (x *releaser) advance(text []byte) []byte {
 	}
 	x.fed = len(text)
 	certain := text
-	if x.repl != nil {
-		x.repl.feed(text)
-		certain = x.repl.out[:x.repl.r]
+	if len(x.repl) > 0 {
+		for _, st := range x.repl {
+			st.feed(certain) // each repair reads what is final of the one before
+			certain = st.out[:st.r]
+		}
 	} else {
 		certain = text[:len(text)-cutRune(text)]
 	}

@@ -21,6 +21,8 @@ type replPlan struct {
 	dfa          *lazydfa.DFA // \A(?:pattern): is a start still live?
 	un           *lazydfa.DFA // the pattern unanchored: is any start live? (the fast path)
 	last         []*syntax.Inst
+	all          []*syntax.Inst // every rune instruction (replsApart)
+	grp          int            // the fewest runes the kept group consumes
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -54,10 +56,10 @@ func nfFix(f *ReplaceRegex) *replPlan {
 		return nil
 	}
 	name := ref[1] + ref[2]
-	others, found := 0, false
+	others, found, grp := 0, false, 0
 	for _, s := range tree.Sub {
 		if s.Op == syntax.OpCapture && !found && (s.Name == name || name == strconv.Itoa(s.Cap)) {
-			found = true
+			found, grp = true, minLen(s)
 			continue
 		}
 		others += minLen(s)
@@ -77,7 +79,23 @@ func nfFix(f *ReplaceRegex) *replPlan {
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog)}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), grp: grp}
+}
+
+// replsApart reports whether the repair p can run after those of chain (each after the
+// one before) with each rule's repair still what the final check makes of it: no rewrite
+// may create or destroy a match of another pattern. It is proven when the patterns share
+// no rune (a match of one never holds a rune of another's match, and a rewrite keeps only
+// runes of its own match) and every kept group consumes a rune (so a rewrite never joins
+// the text on its two sides, which could make a match of another). Otherwise false: the
+// rule is watched.
+func replsApart(chain []*replState, p *replPlan) bool {
+	for _, st := range chain {
+		if meet(st.p.all, p.all) || st.p.grp == 0 || p.grp == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 var groupRefRE = regexp.MustCompile(`^\$(?:([0-9]+)|\{([A-Za-z_][A-Za-z0-9_]*)\})$`)
