@@ -265,10 +265,10 @@ type releaser struct {
 	tail    *tailPlan
 	add     string
 	repl    []*replState // the replace repairs, in rule-name order
-	fed     int    // bytes of the answer read
-	final   []byte // the certain prefix of the final text (aliases the answer or repl.out)
-	open    bool   // some watched rule may still fire: nothing is released
-	blank   bool   // final has said nothing yet
+	fed     int          // bytes of the answer read
+	final   []byte       // the certain prefix of the final text (aliases the answer or repl.out)
+	open    bool         // some watched rule may still fire: nothing is released
+	blank   bool         // final has said nothing yet
 }
 
 // ReleaseBatchBytes is how many bytes the release lets arrive before it reads them: the
