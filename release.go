@@ -60,6 +60,7 @@ type releasePlan struct {
 	ctx    []predNode
 	tail   *tailPlan // a negate rule that must hold at the end, with an append fix
 	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
+	lit    *litPlan  // a rule repaired by a plain-text replace fix (release_lit.go)
 }
 
 // relAtom is one regex of a rule, run as a DFA over a stream.
@@ -209,6 +210,9 @@ func planRelease(r *Rule) *releasePlan {
 			p.repl = planRepl(r)
 		}
 	}
+	if r.Fix != nil && r.Fix.ReplaceRegex != nil && p.repl == nil {
+		p.lit = planLit(r)
+	}
 	return p
 }
 
@@ -357,6 +361,10 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 			// before: it is proven that no rewrite creates or destroys a match of another.
 			replRules = append(replRules, r)
 			x.repl = append(x.repl, &replState{p: p.repl, ufrom: -1, ls: -1})
+			continue
+		case p.lit != nil && p.lit.armedOn(fires, p) && replsApart(x.repl, p.lit.repl):
+			replRules = append(replRules, r)
+			x.repl = append(x.repl, &replState{p: p.lit.repl, ufrom: -1, ls: -1})
 			continue
 		}
 		watch(r, fires)

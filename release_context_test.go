@@ -101,3 +101,35 @@ func TestReleaseVerifyBeforeDone(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseClaimStreams: in a tour without the Telegram rules, a live
+// unbacked_tool_claim streams through its repair: the text before the claim goes at
+// once, the claim's line is held until it ends and then goes repaired, and every byte
+// let go is the final text's.
+func TestReleaseClaimStreams(t *testing.T) {
+	eng := seededEngine(t)
+	ctx, move := eng.BeginMove(context.Background(), "c")
+	s := move.HeldScanner()
+	head := "Working on it, here is what happened so far.\n"
+	answer := head + "Audio saved: /tmp/a.ogg and more\nThat is all for now, thanks a lot!"
+	var got []byte
+	var atHead, atLine string
+	for i := 1; i <= len(answer); i++ {
+		got = s.Release([]byte(answer[:i]))
+		if i == len(head)+20 {
+			atHead = string(got)
+		}
+		if i == strings.Index(answer, "That")+20 {
+			atLine = string(got)
+		}
+	}
+	v := move.CheckAnswer(ctx, answer)
+	want := head + "I could not make the audio: the speech tool did not run.\nThat is all for now, thanks a lot!"
+	if v.Fixed != want || v.Discard {
+		t.Fatalf("verdict %+v", v)
+	}
+	if atHead != strings.TrimSuffix(head, "\n") && atHead != head || !strings.HasPrefix(want, atLine) ||
+		!strings.Contains(atLine, "speech tool did not run.") || !strings.HasPrefix(want, string(got)) {
+		t.Errorf("released %q while the claim streamed, %q after its line, %q in all", atHead, atLine, got)
+	}
+}

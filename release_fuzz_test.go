@@ -140,6 +140,20 @@ func relRule(r *rand.Rand, i int) streamrules.Rule {
 			Pattern: strings.Replace(rule.Condition, "(?:"+inner+")", "("+inner+")", 1), With: "$1"}}
 	case 3:
 		rule.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: relPattern(r, 1), With: "x"}}
+	case 4:
+		// The claim's shape: a literal, maybe led by \b, maybe run on by a class, replaced
+		// by a plain text; the rule fires on the literal, maybe gated by context.
+		lit := []string{"a b", "(?i)ab", "!a", "#1", "b)"}[r.IntN(5)]
+		if r.IntN(2) == 0 {
+			lit = `\b` + lit
+		}
+		cond := streamrules.Contains(lit)
+		if r.IntN(2) == 0 {
+			cond = streamrules.AllOf(cond, streamrules.Not(relContext(r)))
+		}
+		rule.Condition, rule.Predicate, rule.AppliesWhen, rule.Negate = "", &cond, nil, false
+		rule.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{
+			Pattern: lit + []string{"", `[^\n]*`, `[^\n↩]*`, `[a ]*`}[r.IntN(4)], With: []string{"x", "no.", "b", "a b!"}[r.IntN(4)]}}
 	}
 	if r.IntN(8) == 0 {
 		rule.Shadow = true
@@ -177,9 +191,12 @@ func seedRules(t testing.TB) []streamrules.Rule {
 
 // checkRelease streams answer in random chunks through a held scanner of a fresh move
 // and judges it whole; it reports what went wrong, or "".
-func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer string, setVar bool) string {
+func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer string, setVar bool, env ...string) string {
 	ctx := context.Background()
-	_, move := eng.BeginMove(ctx, "c", "telegram")
+	if env == nil {
+		env = []string{"telegram"}
+	}
+	_, move := eng.BeginMove(ctx, "c", env...)
 	if setVar {
 		move.SetVar("message_id", "42")
 	}
@@ -260,7 +277,11 @@ func runReleaseCase(t testing.TB, seed uint64) {
 	defer eng.Close()
 	for range 20 {
 		answer := relAnswer(r)
-		if msg := checkRelease(t, eng, r, answer, r.IntN(4) > 0); msg != "" {
+		env := []string{"telegram"}
+		if r.IntN(4) == 0 {
+			env = []string{"picture"} // a tour without the Telegram rules: the claim streams alone
+		}
+		if msg := checkRelease(t, eng, r, answer, r.IntN(4) > 0, env...); msg != "" {
 			var desc []string
 			for _, rule := range rules {
 				desc = append(desc, fmt.Sprintf("%s neg=%v cond=%q pred=%v applies=%v fix=%+v", rule.Name, rule.Negate, rule.Condition, rule.Predicate, rule.AppliesWhen, rule.Fix))

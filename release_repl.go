@@ -23,6 +23,7 @@ type replPlan struct {
 	last         []*syntax.Inst
 	all          []*syntax.Inst // every rune instruction (replsApart)
 	grp          int            // the fewest runes the kept group consumes
+	wb           bool           // a claim-shaped pattern led by \b (release_lit.go): see valid
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -338,7 +339,7 @@ func (x *replState) feed(text []byte) {
 func (x *replState) earliest(from, to int) (int, bool) {
 	end := to - cutRune(x.out[:to])
 	for s := from; s < end; s++ {
-		if !utf8.RuneStart(x.out[s]) {
+		if !x.valid(s) {
 			continue
 		}
 		var matched, ok bool
@@ -369,7 +370,7 @@ func (x *replState) earliest(from, to int) (int, bool) {
 // viable returns the first start in out[from:e] that is a live start of out[:e], or e.
 func (x *replState) viable(from, e int) int {
 	for a := from; a < e; a++ {
-		if !utf8.RuneStart(x.out[a]) {
+		if !x.valid(a) {
 			continue
 		}
 		c := x.p.dfa.Start()
@@ -407,8 +408,32 @@ func (x *replState) rewrite(at int, re *regexp.Regexp) bool {
 	return true
 }
 
+// valid reports whether a match may start at out[s]: a rune starts there and, for a
+// pattern led by \b (whose literal starts with a word rune), the rune before is no word
+// rune. The anchored DFA and regexp read a start as the start of the text, so this is
+// the \b they cannot see.
+func (x *replState) valid(s int) bool {
+	return utf8.RuneStart(x.out[s]) && !(x.p.wb && s > 0 && asciiWord[x.out[s-1]])
+}
+
+var asciiWord = func() (t [256]bool) {
+	for b := range 128 {
+		t[b] = syntax.IsWordChar(rune(b))
+	}
+	return t
+}()
+
 // flush rewrites what is left at the end of the answer, leftmost match first.
 func (x *replState) flush() {
+	if x.p.wb {
+		for s := x.r; s < len(x.out); s++ {
+			if x.valid(s) && x.p.anchored.Match(x.out[s:]) {
+				x.rewrite(s, x.p.anchored)
+				s = x.r - 1
+			}
+		}
+		return
+	}
 	for x.rewrite(x.r, x.p.re) {
 	}
 }
