@@ -33,7 +33,13 @@ import (
 //     is one of its groups (the image rule): the answer streams through the repair. The
 //     text before the earliest live start of the pattern is final; a match is replaced
 //     once no continuation can change it; what the replacement could join with the text
-//     before it is held too (see replState).
+//     before it is held too (see replState). A rule whose plain-text replace fix has the
+//     claim's shape streams the same way (release_lit.go).
+//   - Several replace rules chain in rule-name order, each over what the one before left,
+//     when no rewrite can make or break another's match (replsApart); the tail goes last.
+//   - Context atoms are constants of the tour: each rule's tree is folded on the move's
+//     facts when the releaser is made (release_context.go). A rule folded to false is not
+//     followed at all.
 //
 // Every other armed rule is watched. Shadowed rules are never armed for speech.
 
