@@ -73,6 +73,9 @@ func planLit(r *Rule) *litPlan {
 	}
 	eq := func(a, b rune) bool { return a == b || fold && foldsTo(a, b) }
 	l := []rune(f.With)
+	if len(l) == 0 {
+		return nil // a deletion joins the text on its two sides, which may make a match
+	}
 	// K nowhere in L, nor straddling L's start or end.
 	for i := -len(k) + 1; i < len(l); i++ {
 		ok := false // K placed at L's offset i differs from L somewhere they overlap
@@ -88,8 +91,13 @@ func planLit(r *Rule) *litPlan {
 	}
 	if wb {
 		word := func(r rune) bool { return r < 128 && syntax.IsWordChar(r) }
-		if !word(k[0]) || fold && !word(unicode.SimpleFold(k[0])) {
-			return nil // a valid start is then one after a non-word rune (replState.valid)
+		for r := k[0]; ; {
+			if !word(r) {
+				return nil // a valid start is then one after a non-word rune (replState.valid)
+			}
+			if r = unicode.SimpleFold(r); r == k[0] || !fold {
+				break
+			}
 		}
 		switch {
 		case class != nil:
@@ -101,7 +109,7 @@ func planLit(r *Rule) *litPlan {
 					break
 				}
 			}
-		case len(l) == 0 || word(l[len(l)-1]) != word(k[len(k)-1]):
+		case word(l[len(l)-1]) != word(k[len(k)-1]) || fold && !foldsAlike(k[len(k)-1], word):
 			return nil
 		}
 	}
@@ -123,6 +131,16 @@ func planLit(r *Rule) *litPlan {
 			last: lastInsts(prog), all: runeInsts(prog), wb: wb},
 		cond: simplified(cond),
 	}
+}
+
+// foldsAlike reports whether every case of r is alike for pred.
+func foldsAlike(r rune, pred func(rune) bool) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if pred(f) != pred(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // foldsTo reports whether a and b are the same rune up to case.
