@@ -55,3 +55,55 @@ func TestReleaseTwoRepairs(t *testing.T) {
 		eng.Close()
 	}
 }
+
+// TestReleaseClaimShapes: random claim-shaped repairs (a literal, maybe case-folded, maybe
+// led by \b, maybe run on by a class, replaced by a plain text), one or two to a tour,
+// against the final check on random answers; and some must stream.
+func TestReleaseClaimShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	lits := []string{"ab", "a b", "b:", "k:", "ba"}
+	classes := []string{"", `[^\n]*`, `[a-z ]*`, `[^\n.]*`}
+	withs := []string{"x", "no.", "Q", "b a", "zz", "a"}
+	pieces := []string{"ab", "AB", "a b", "K:", "\u212a:", "b:", " ", "\n", "x", "za", ".", "ba", "Ba", "k"}
+	streamed := 0
+	for range 150 {
+		var rules []streamrules.Rule
+		for i := r.IntN(2); i >= 0; i-- {
+			lit := lits[r.IntN(len(lits))]
+			if r.IntN(2) == 0 {
+				lit = "(?i)" + lit
+			}
+			if r.IntN(2) == 0 {
+				lit = `\b` + lit
+			}
+			rules = append(rules, streamrules.Rule{Name: "c" + string(rune('a'+i)), Scope: "text", Text: "no", Condition: lit,
+				Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: lit + classes[r.IntN(len(classes))], With: withs[r.IntN(len(withs))]}}})
+		}
+		store, err := streamrules.NewMemoryStore(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 40 {
+			var b strings.Builder
+			for n := 1 + r.IntN(12); n > 0; n-- {
+				b.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			if msg := checkRelease(t, eng, r, b.String(), false, "picture"); msg != "" {
+				t.Fatalf("rules %+v %+v, answer %q: %s", rules[0].Fix.ReplaceRegex, rules[len(rules)-1].Fix.ReplaceRegex, b.String(), msg)
+			}
+			_, move := eng.BeginMove(context.Background(), "c", "picture")
+			if released(move.HeldScanner(), b.String()+"\n"+strings.Repeat("x ", 12)) != "" {
+				streamed++
+			}
+		}
+		eng.Close()
+	}
+	if streamed == 0 {
+		t.Error("no claim-shaped repair streamed")
+	}
+	t.Logf("%d of %d answers streamed", streamed, 150*40)
+}
