@@ -128,7 +128,7 @@ func planLit(r *Rule) *litPlan {
 	cond := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: tree.Sub[:len(tree.Sub)-len(subs)+1]}
 	return &litPlan{
 		repl: &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog),
-			last: lastInsts(prog), all: runeInsts(prog), wb: wb},
+			last: lastInsts(prog), all: runeInsts(prog), wb: wb, lit: l, grp: len(l)},
 		cond: simplified(cond),
 	}
 }

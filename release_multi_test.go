@@ -107,3 +107,37 @@ func TestReleaseClaimShapes(t *testing.T) {
 	}
 	t.Logf("%d of %d answers streamed", streamed, 150*40)
 }
+
+// TestReleaseRepairsThatMeet: two repairs whose patterns share no rune still cannot
+// chain when one reads \b (the other's rewrite changes the rune before a match: <9cd
+// becomes <cd, a claim) or puts a replacement the other reads (cd becomes <1>, an
+// image): each pair here discards an answer, so nothing may be released before it.
+func TestReleaseRepairsThatMeet(t *testing.T) {
+	fix := func(name, cond, pattern, with string) streamrules.Rule {
+		return streamrules.Rule{Name: name, Scope: "text", Text: "no", Condition: cond,
+			Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: pattern, With: with}}}
+	}
+	for _, tt := range []struct {
+		rules  []streamrules.Rule
+		answer string
+	}{
+		{[]streamrules.Rule{fix("a", `(?:[<>]+)9`, `([<>]+)9`, "$1"), fix("b", `\bcd`, `\bcd`, "x")}, "<9cd"},
+		{[]streamrules.Rule{fix("a", `<(?:[0-9]+)>`, `<([0-9]+)>`, "$1"), fix("b", `cd`, `cd`, "<1>")}, "cd"},
+	} {
+		store, err := streamrules.NewMemoryStore(tt.rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, move := eng.BeginMove(context.Background(), "c")
+		head := strings.Repeat("Nothing here to repair, and a lot of it. ", 3)
+		got := released(move.HeldScanner(), head+tt.answer)
+		if v := move.CheckAnswer(ctx, head+tt.answer); !v.Discard || got != "" {
+			t.Errorf("%q: released %q, verdict %+v; want a discard and nothing released", tt.answer, got, v)
+		}
+		eng.Close()
+	}
+}

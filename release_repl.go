@@ -24,6 +24,7 @@ type replPlan struct {
 	all          []*syntax.Inst // every rune instruction (replsApart)
 	grp          int            // the fewest runes the kept group consumes
 	wb           bool           // a claim-shaped pattern led by \b (release_lit.go): see valid
+	lit          []rune         // a claim-shaped fix's plain replacement (release_lit.go)
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -87,12 +88,25 @@ func nfFix(f *ReplaceRegex) *replPlan {
 // one before) with each rule's repair still what the final check makes of it: no rewrite
 // may create or destroy a match of another pattern. It is proven when the patterns share
 // no rune (a match of one never holds a rune of another's match, and a rewrite keeps only
-// runes of its own match) and every kept group consumes a rune (so a rewrite never joins
-// the text on its two sides, which could make a match of another). Otherwise false: the
-// rule is watched.
+// runes of its own match, or puts a plain replacement none of whose runes another
+// pattern reads), every kept group or replacement has a rune (so a rewrite never joins
+// the text on its two sides, which could make a match of another), and no pattern reads
+// \b (a rewrite changes the rune before what follows it). Otherwise false: the rule is
+// watched.
 func replsApart(chain []*replState, p *replPlan) bool {
+	reads := func(q *replPlan, rs []rune) bool {
+		for _, r := range rs {
+			for _, in := range q.all {
+				if instHits(in, r) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for _, st := range chain {
-		if meet(st.p.all, p.all) || st.p.grp == 0 || p.grp == 0 {
+		q := st.p
+		if meet(q.all, p.all) || q.grp == 0 || p.grp == 0 || q.wb || p.wb || reads(q, p.lit) || reads(p, q.lit) {
 			return false
 		}
 	}
