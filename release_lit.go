@@ -44,10 +44,11 @@ func planLit(r *Rule) *litPlan {
 		return nil
 	}
 	tree = tree.Simplify()
-	if tree.Op != syntax.OpConcat {
-		return nil
+	parts := []*syntax.Regexp{tree} // the pattern as a concatenation: [\b] K [C*]
+	if tree.Op == syntax.OpConcat {
+		parts = tree.Sub
 	}
-	subs := tree.Sub
+	subs := parts
 	wb := len(subs) > 0 && subs[0].Op == syntax.OpWordBoundary
 	if wb {
 		subs = subs[1:]
@@ -125,7 +126,7 @@ func planLit(r *Rule) *litPlan {
 	if err != nil {
 		return nil
 	}
-	cond := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: tree.Sub[:len(tree.Sub)-len(subs)+1]}
+	cond := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: parts[:len(parts)-len(subs)+1]}
 	return &litPlan{
 		repl: &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog),
 			last: lastInsts(prog), all: runeInsts(prog), wb: wb, lit: l, grp: len(l)},

@@ -12,6 +12,7 @@ func TestPlanLit(t *testing.T) {
 		{`(?i)\baudio saved:[^\n]*`, "I could not make the audio: the speech tool did not run.", true},
 		{`(?i)\baudio saved:[^\n↩]*`, "I could not make the audio.", true},
 		{`\bab`, "xy", true},
+		{`cd`, "<1>", true}, // one literal, no concatenation
 		{`ab[a-z ]*`, "no.", true},
 		{`\bab`, "xab", false},         // K in L
 		{`ab`, "b", false},             // "a" before L makes K
