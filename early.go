@@ -205,7 +205,9 @@ func (m *Move) EarlyScanner() *Scanner { return m.newScanner(false) }
 
 // HeldScanner is EarlyScanner that also follows the answer's release point (see
 // Scanner.Release and release.go): use it where held speech may be let go as it becomes
-// final. It returns nil when the move has ended.
+// final. It returns nil when the move has ended. The move's input and tool record are
+// read here, once (the rules' context atoms are constants of the tour): set the input
+// before the tour's model call, as the middleware does.
 func (m *Move) HeldScanner() *Scanner { return m.newScanner(true) }
 
 func (m *Move) newScanner(release bool) *Scanner {
@@ -247,7 +249,7 @@ func (m *Move) newScanner(release bool) *Scanner {
 	if release && !m.anyGateArmedLocked() {
 		// An armed gate can discard the whole response, its text with it, for a call it
 		// declares at the very end: no prefix of the text is final until then.
-		s.rel = newReleaser(live, m.vars)
+		s.rel = newReleaser(live, m.vars, &m.facts)
 	} else if s.stopped {
 		return nil
 	}

@@ -21,6 +21,7 @@ type earlyTrees struct {
 
 // initTrees sets up the early trees among live, the armed rules not in shadow. A rule
 // with a fix is left to the end: the fix repairs it there, which is cheaper than any cut.
+// So is one whose context atoms say it cannot fire in this tour. Caller holds s.m.mu.
 func (s *Scanner) initTrees(live []*compiledRule) {
 	var t earlyTrees
 	var atoms []*lazydfa.DFA
@@ -30,6 +31,9 @@ func (s *Scanner) initTrees(live []*compiledRule) {
 			continue
 		}
 		p := r.release.get(r)
+		if len(p.ctx) > 0 && p.foldContext(&s.m.facts).op == relFalse {
+			continue // its context says it cannot fire in this tour (release_context.go)
+		}
 		t.rules = append(t.rules, r)
 		t.plans = append(t.plans, p)
 		t.base = append(t.base, len(atoms))

@@ -12,7 +12,9 @@ import (
 // A Telegram reply streams through the seeded rules: the text before the image goes at
 // once, nothing while the image is incomplete, then the image as its plain link; trailing
 // space waits (the tail's fix would trim it), and the tail the fix appends comes at the
-// end with the rest. (Release reads the new bytes once 16 have come.)
+// end with the rest. (Release reads the new bytes once 16 have come.) The move made its
+// speech before the answer, so unbacked_tool_claim cannot fire in this tour and is not
+// followed; with the claim unbacked, no prefix of a Telegram reply would be final.
 func ExampleScanner_Release() {
 	set, err := seeds.Default()
 	if err != nil {
@@ -34,6 +36,7 @@ func ExampleScanner_Release() {
 	defer eng.Close()
 	ctx, move := eng.BeginMove(context.Background(), "chat-42", streamrules.EnvTelegram)
 	move.SetVar("message_id", "4711")
+	move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
 	s := move.HeldScanner()
 	var text []byte
 	sent := 0

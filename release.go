@@ -33,7 +33,13 @@ import (
 //     is one of its groups (the image rule): the answer streams through the repair. The
 //     text before the earliest live start of the pattern is final; a match is replaced
 //     once no continuation can change it; what the replacement could join with the text
-//     before it is held too (see replState).
+//     before it is held too (see replState). A rule whose plain-text replace fix has the
+//     claim's shape streams the same way (release_lit.go).
+//   - Several replace rules chain in rule-name order, each over what the one before left,
+//     when no rewrite can make or break another's match (replsApart); the tail goes last.
+//   - Context atoms are constants of the tour: each rule's tree is folded on the move's
+//     facts when the releaser is made (release_context.go). A rule folded to false is not
+//     followed at all.
 //
 // Every other armed rule is watched. Shadowed rules are never armed for speech.
 
@@ -52,8 +58,15 @@ func (l *lazyRelease) get(r *compiledRule) *releasePlan {
 type releasePlan struct {
 	fires relNode // when the rule fires: applies_when, then the condition (negate applied)
 	atoms []*relAtom
-	tail  *tailPlan // a negate rule that must hold at the end, with an append fix
-	repl  *replPlan // a positive rule repaired by a replace fix over its own condition
+	// The parts of fires, for a rule with context atoms (ctx not empty): fires is folded on
+	// each tour's facts (foldContext).
+	when   *relNode
+	cond   relNode
+	negate bool
+	ctx    []predNode
+	tail   *tailPlan // a negate rule that must hold at the end, with an append fix
+	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
+	lit    *litPlan  // a rule repaired by a plain-text replace fix (release_lit.go)
 }
 
 // relAtom is one regex of a rule, run as a DFA over a stream.
@@ -81,6 +94,8 @@ const (
 	relAny
 	relOpen // decided only by the whole answer (ends_with, word and char counts)
 	relTrue
+	relFalse
+	relCtx // a context atom (release_context.go): open until folded on a move's facts
 )
 
 type relNode struct {
@@ -104,6 +119,8 @@ func (n *relNode) eval(st []tri) tri {
 		return st[n.atom]
 	case relTrue:
 		return triTrue
+	case relFalse:
+		return triFalse
 	case relNot:
 		switch n.kids[0].eval(st) {
 		case triTrue:
@@ -166,6 +183,9 @@ func planRelease(r *Rule) *releasePlan {
 			return n
 		case q.Not != nil:
 			return relNode{op: relNot, kids: []relNode{tree(q.Not)}}
+		case q.isContext():
+			p.ctx = append(p.ctx, compileContext(q))
+			return relNode{op: relCtx, atom: len(p.ctx) - 1}
 		}
 		return relNode{op: relOpen}
 	}
@@ -178,12 +198,15 @@ func planRelease(r *Rule) *releasePlan {
 	default:
 		cond = atom(r.Condition)
 	}
+	p.cond, p.negate = cond, r.Negate
 	if r.Negate {
 		cond = relNode{op: relNot, kids: []relNode{cond}}
 	}
 	p.fires = cond
 	if r.AppliesWhen != nil {
-		p.fires = relNode{op: relAll, kids: []relNode{tree(r.AppliesWhen), cond}}
+		w := tree(r.AppliesWhen)
+		p.when = &w
+		p.fires = relNode{op: relAll, kids: []relNode{w, cond}}
 	}
 	if r.Field == "" && r.Predicate == nil && r.AppliesWhen == nil && r.Fix != nil {
 		switch {
@@ -192,6 +215,9 @@ func planRelease(r *Rule) *releasePlan {
 		case !r.Negate && r.Fix.ReplaceRegex != nil:
 			p.repl = planRepl(r)
 		}
+	}
+	if r.Fix != nil && r.Fix.ReplaceRegex != nil && p.repl == nil {
+		p.lit = planLit(r)
 	}
 	return p
 }
@@ -240,7 +266,7 @@ func (t *tailPlan) cures(add string) bool {
 // releaser follows one tour's answer for its release point. Not safe for concurrent use.
 type releaser struct {
 	watched []*compiledRule
-	plans   []*releasePlan
+	fires   []relNode // each watched rule's fires tree, its context folded (release_context.go)
 	// in and out: the atoms of the watched rules on the answer as streamed (in) and on the
 	// final text's certain prefix (out), flattened: rule k's atoms start at base[k].
 	base    []int
@@ -248,11 +274,11 @@ type releaser struct {
 	twin    bool // out is in (no fix the release follows: the final text is the answer)
 	tail    *tailPlan
 	add     string
-	repl    *replState
-	fed     int    // bytes of the answer read
-	final   []byte // the certain prefix of the final text (aliases the answer or repl.out)
-	open    bool   // some watched rule may still fire: nothing is released
-	blank   bool   // final has said nothing yet
+	repl    []*replState // the replace repairs, in rule-name order
+	fed     int          // bytes of the answer read
+	final   []byte       // the certain prefix of the final text (aliases the answer or repl.out)
+	open    bool         // some watched rule may still fire: nothing is released
+	blank   bool         // final has said nothing yet
 }
 
 // ReleaseBatchBytes is how many bytes the release lets arrive before it reads them: the
@@ -310,52 +336,64 @@ func (s *relStream) feed(text []byte) {
 }
 
 // newReleaser returns the releaser of the armed rules (not in shadow), vars the move's
-// variables. Caller holds the move's lock.
-func newReleaser(armed []*compiledRule, vars map[string]string) *releaser {
+// variables and facts its context. Caller holds the move's lock.
+func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *releaser {
 	x := &releaser{blank: true}
-	var tailRule, replRule *compiledRule
+	var tailRule *compiledRule
+	var replRules []*compiledRule
 	var atoms []*lazydfa.DFA
+	watch := func(r *compiledRule, fires relNode) {
+		x.watched = append(x.watched, r)
+		x.fires = append(x.fires, fires)
+		x.base = append(x.base, len(atoms))
+		for _, a := range r.release.get(r).atoms {
+			atoms = append(atoms, a.get())
+		}
+	}
 	for _, r := range armed {
 		p := r.release.get(r)
+		fires := p.foldContext(facts)
+		if fires.op == relFalse {
+			continue // its context says it cannot fire in this tour
+		}
 		switch {
 		case p.tail != nil && tailRule == nil:
 			if add, missing := expand(r.Fix.AppendIfMissing, vars, nil); missing == "" && p.tail.cures(add) {
 				tailRule, x.tail, x.add = r, p.tail, add
 				continue
 			}
-		case p.repl != nil && replRule == nil:
-			replRule, x.repl = r, &replState{p: p.repl, ufrom: -1, ls: -1}
+		case p.repl != nil && replsApart(x.repl, p.repl):
+			// Repairs chain in rule-name order (armed is in that order), each over the one
+			// before: it is proven that no rewrite creates or destroys a match of another.
+			replRules = append(replRules, r)
+			x.repl = append(x.repl, &replState{p: p.repl, ufrom: -1, ls: -1})
+			continue
+		case p.lit != nil && p.lit.armedOn(fires, p) && replsApart(x.repl, p.lit.repl):
+			replRules = append(replRules, r)
+			x.repl = append(x.repl, &replState{p: p.lit.repl, ufrom: -1, ls: -1})
 			continue
 		}
-		x.watched = append(x.watched, r)
-		x.plans = append(x.plans, p)
-		x.base = append(x.base, len(atoms))
-		for _, a := range p.atoms {
-			atoms = append(atoms, a.get())
-		}
+		watch(r, fires)
 	}
-	if x.tail != nil && x.repl != nil {
-		// Both repair: the image fix runs first (rule-name order), then the tail is
-		// appended. The appended tail must not complete an image, and an image repaired
-		// must not eat the tail the answer brought. Otherwise the tail rule is watched.
-		ok := replRule.Name < tailRule.Name && !meet(x.repl.p.last, x.tail.last)
-		for _, r := range x.add {
-			for _, in := range x.repl.p.last {
-				ok = ok && !instHits(in, r)
+	if x.tail != nil && len(x.repl) > 0 {
+		// Both repair: the replace fixes run first (rule-name order), then the tail is
+		// appended. The appended tail must not complete a match, and a match repaired must
+		// not eat the tail the answer brought. Otherwise the tail rule is watched.
+		ok := true
+		for i, st := range x.repl {
+			ok = ok && replRules[i].Name < tailRule.Name && !meet(st.p.last, x.tail.last)
+			for _, r := range x.add {
+				for _, in := range st.p.last {
+					ok = ok && !instHits(in, r)
+				}
 			}
 		}
 		if !ok {
-			p := tailRule.release.get(tailRule)
-			x.watched = append(x.watched, tailRule)
-			x.plans = append(x.plans, p)
-			x.base = append(x.base, len(atoms))
-			for _, a := range p.atoms {
-				atoms = append(atoms, a.get())
-			}
+			watch(tailRule, tailRule.release.get(tailRule).fires)
 			x.tail = nil
 		}
 	}
-	x.twin = x.tail == nil && x.repl == nil
+	x.twin = x.tail == nil && len(x.repl) == 0
 	x.in.init(atoms)
 	if !x.twin {
 		x.out.init(append([]*lazydfa.DFA(nil), atoms...))
@@ -372,9 +410,11 @@ func (x *releaser) advance(text []byte) []byte {
 	}
 	x.fed = len(text)
 	certain := text
-	if x.repl != nil {
-		x.repl.feed(text)
-		certain = x.repl.out[:x.repl.r]
+	if len(x.repl) > 0 {
+		for _, st := range x.repl {
+			st.feed(certain) // each repair reads what is final of the one before
+			certain = st.out[:st.r]
+		}
 	} else {
 		certain = text[:len(text)-cutRune(text)]
 	}
@@ -393,8 +433,8 @@ func (x *releaser) advance(text []byte) []byte {
 			x.out.feed(certain)
 		}
 		x.open = false
-		for k, p := range x.plans {
-			if p.fires.eval(x.in.st[x.base[k]:]) != triFalse || !x.twin && p.fires.eval(x.out.st[x.base[k]:]) != triFalse {
+		for k := range x.fires {
+			if f := &x.fires[k]; f.eval(x.in.st[x.base[k]:]) != triFalse || !x.twin && f.eval(x.out.st[x.base[k]:]) != triFalse {
 				x.open = true
 				break
 			}

@@ -50,7 +50,9 @@ func relPattern(r *rand.Rand, depth int) string {
 
 func relPredicate(r *rand.Rand, depth int) streamrules.Predicate {
 	if depth > 1 || r.IntN(2) == 0 {
-		switch r.IntN(6) {
+		switch r.IntN(9) {
+		case 6:
+			return relContext(r)
 		case 0:
 			return streamrules.NotContains(relPattern(r, 1))
 		case 1:
@@ -70,6 +72,43 @@ func relPredicate(r *rand.Rand, depth int) streamrules.Predicate {
 		return streamrules.AnyOf(kids...)
 	}
 	return streamrules.Not(kids[0])
+}
+
+// relTools are the tools of the random tool records and context atoms.
+var relTools = []string{"generate_speech", "write_file", "run_tests"}
+
+// relContext returns a random context atom (its value is constant during one answer, so
+// the release folds it: release_context.go).
+func relContext(r *rand.Rand) streamrules.Predicate {
+	tool := relTools[r.IntN(len(relTools))]
+	switch r.IntN(6) {
+	case 0:
+		return streamrules.InputContains("[ab]")
+	case 1:
+		return streamrules.InputNotContains("a")
+	case 2:
+		return streamrules.ToolCalled(tool)
+	case 3:
+		return streamrules.ToolFailed(tool)
+	case 4:
+		return streamrules.EditedUncheckedBy([]string{"write_file"}, []string{"run_tests"})
+	}
+	return streamrules.ToolSucceeded(tool)
+}
+
+// relFacts gives the move random context: an input or none, and a few tool calls.
+func relFacts(ctx context.Context, r *rand.Rand, move *streamrules.Move) {
+	if r.IntN(3) > 0 {
+		move.SetInput([]string{"", "a", "b", "xyz"}[r.IntN(4)])
+	}
+	for n := r.IntN(4); n > 0; n-- {
+		tool := relTools[r.IntN(len(relTools))]
+		if r.IntN(3) == 0 {
+			move.ToolError(tool)
+		} else {
+			move.ToolReminders(ctx, tool, "{}")
+		}
+	}
 }
 
 func relRule(r *rand.Rand, i int) streamrules.Rule {
@@ -101,6 +140,20 @@ func relRule(r *rand.Rand, i int) streamrules.Rule {
 			Pattern: strings.Replace(rule.Condition, "(?:"+inner+")", "("+inner+")", 1), With: "$1"}}
 	case 3:
 		rule.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: relPattern(r, 1), With: "x"}}
+	case 4:
+		// The claim's shape: a literal, maybe led by \b, maybe run on by a class, replaced
+		// by a plain text; the rule fires on the literal, maybe gated by context.
+		lit := []string{"a b", "(?i)ab", "!a", "#1", "b)"}[r.IntN(5)]
+		if r.IntN(2) == 0 {
+			lit = `\b` + lit
+		}
+		cond := streamrules.Contains(lit)
+		if r.IntN(2) == 0 {
+			cond = streamrules.AllOf(cond, streamrules.Not(relContext(r)))
+		}
+		rule.Condition, rule.Predicate, rule.AppliesWhen, rule.Negate = "", &cond, nil, false
+		rule.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{
+			Pattern: lit + []string{"", `[^\n]*`, `[^\n↩]*`, `[a ]*`}[r.IntN(4)], With: []string{"x", "no.", "b", "a b!"}[r.IntN(4)]}}
 	}
 	if r.IntN(8) == 0 {
 		rule.Shadow = true
@@ -111,7 +164,7 @@ func relRule(r *rand.Rand, i int) streamrules.Rule {
 
 var relPieces = []string{
 	"![a](b)", "![x](![y](z))", "!![a]([b](c))", "![", "](", "↩ #42", "↩ #", "👍", " ", "\n", "ab", "a b",
-	"!", "(", ")", "[", "]", "1", "#", "word ", "🙂",
+	"!", "(", ")", "[", "]", "1", "#", "word ", "🙂", "done ", "Audio saved: a.ogg", "xaudio saved:",
 }
 
 func relAnswer(r *rand.Rand) string {
@@ -138,12 +191,16 @@ func seedRules(t testing.TB) []streamrules.Rule {
 
 // checkRelease streams answer in random chunks through a held scanner of a fresh move
 // and judges it whole; it reports what went wrong, or "".
-func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer string, setVar bool) string {
+func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer string, setVar bool, env ...string) string {
 	ctx := context.Background()
-	_, move := eng.BeginMove(ctx, "c", "telegram")
+	if env == nil {
+		env = []string{"telegram"}
+	}
+	_, move := eng.BeginMove(ctx, "c", env...)
 	if setVar {
 		move.SetVar("message_id", "42")
 	}
+	relFacts(ctx, r, move)
 	if !move.TextArmed() {
 		return ""
 	}
@@ -220,7 +277,11 @@ func runReleaseCase(t testing.TB, seed uint64) {
 	defer eng.Close()
 	for range 20 {
 		answer := relAnswer(r)
-		if msg := checkRelease(t, eng, r, answer, r.IntN(4) > 0); msg != "" {
+		env := []string{"telegram"}
+		if r.IntN(4) == 0 {
+			env = []string{"picture"} // a tour without the Telegram rules: the claim streams alone
+		}
+		if msg := checkRelease(t, eng, r, answer, r.IntN(4) > 0, env...); msg != "" {
 			var desc []string
 			for _, rule := range rules {
 				desc = append(desc, fmt.Sprintf("%s neg=%v cond=%q pred=%v applies=%v fix=%+v", rule.Name, rule.Negate, rule.Condition, rule.Predicate, rule.AppliesWhen, rule.Fix))

@@ -21,6 +21,10 @@ type replPlan struct {
 	dfa          *lazydfa.DFA // \A(?:pattern): is a start still live?
 	un           *lazydfa.DFA // the pattern unanchored: is any start live? (the fast path)
 	last         []*syntax.Inst
+	all          []*syntax.Inst // every rune instruction (replsApart)
+	grp          int            // the fewest runes the kept group consumes
+	wb           bool           // a claim-shaped pattern led by \b (release_lit.go): see valid
+	lit          []rune         // a claim-shaped fix's plain replacement (release_lit.go)
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -54,10 +58,10 @@ func nfFix(f *ReplaceRegex) *replPlan {
 		return nil
 	}
 	name := ref[1] + ref[2]
-	others, found := 0, false
+	others, found, grp := 0, false, 0
 	for _, s := range tree.Sub {
 		if s.Op == syntax.OpCapture && !found && (s.Name == name || name == strconv.Itoa(s.Cap)) {
-			found = true
+			found, grp = true, minLen(s)
 			continue
 		}
 		others += minLen(s)
@@ -77,7 +81,36 @@ func nfFix(f *ReplaceRegex) *replPlan {
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog)}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), grp: grp}
+}
+
+// replsApart reports whether the repair p can run after those of chain (each after the
+// one before) with each rule's repair still what the final check makes of it: no rewrite
+// may create or destroy a match of another pattern. It is proven when the patterns share
+// no rune (a match of one never holds a rune of another's match, and a rewrite keeps only
+// runes of its own match, or puts a plain replacement none of whose runes another
+// pattern reads), every kept group or replacement has a rune (so a rewrite never joins
+// the text on its two sides, which could make a match of another), and no pattern reads
+// \b (a rewrite changes the rune before what follows it). Otherwise false: the rule is
+// watched.
+func replsApart(chain []*replState, p *replPlan) bool {
+	reads := func(q *replPlan, rs []rune) bool {
+		for _, r := range rs {
+			for _, in := range q.all {
+				if instHits(in, r) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, st := range chain {
+		q := st.p
+		if meet(q.all, p.all) || q.grp == 0 || p.grp == 0 || q.wb || p.wb || reads(q, p.lit) || reads(p, q.lit) {
+			return false
+		}
+	}
+	return true
 }
 
 var groupRefRE = regexp.MustCompile(`^\$(?:([0-9]+)|\{([A-Za-z_][A-Za-z0-9_]*)\})$`)
@@ -320,7 +353,7 @@ func (x *replState) feed(text []byte) {
 func (x *replState) earliest(from, to int) (int, bool) {
 	end := to - cutRune(x.out[:to])
 	for s := from; s < end; s++ {
-		if !utf8.RuneStart(x.out[s]) {
+		if !x.valid(s) {
 			continue
 		}
 		var matched, ok bool
@@ -351,7 +384,7 @@ func (x *replState) earliest(from, to int) (int, bool) {
 // viable returns the first start in out[from:e] that is a live start of out[:e], or e.
 func (x *replState) viable(from, e int) int {
 	for a := from; a < e; a++ {
-		if !utf8.RuneStart(x.out[a]) {
+		if !x.valid(a) {
 			continue
 		}
 		c := x.p.dfa.Start()
@@ -389,8 +422,32 @@ func (x *replState) rewrite(at int, re *regexp.Regexp) bool {
 	return true
 }
 
+// valid reports whether a match may start at out[s]: a rune starts there and, for a
+// pattern led by \b (whose literal starts with a word rune), the rune before is no word
+// rune. The anchored DFA and regexp read a start as the start of the text, so this is
+// the \b they cannot see.
+func (x *replState) valid(s int) bool {
+	return utf8.RuneStart(x.out[s]) && !(x.p.wb && s > 0 && asciiWord[x.out[s-1]])
+}
+
+var asciiWord = func() (t [256]bool) {
+	for b := range 128 {
+		t[b] = syntax.IsWordChar(rune(b))
+	}
+	return t
+}()
+
 // flush rewrites what is left at the end of the answer, leftmost match first.
 func (x *replState) flush() {
+	if x.p.wb {
+		for s := x.r; s < len(x.out); s++ {
+			if x.valid(s) && x.p.anchored.Match(x.out[s:]) {
+				x.rewrite(s, x.p.anchored)
+				s = x.r - 1
+			}
+		}
+		return
+	}
 	for x.rewrite(x.r, x.p.re) {
 	}
 }

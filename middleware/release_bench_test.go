@@ -44,12 +44,15 @@ func (c *firstChunkClock) GenerateContent(ctx context.Context, ms []llms.Message
 
 // BenchmarkFirstVisible: time from the provider's first chunk to the client's first
 // chunk, for the compliant 2 KB Telegram reply of TestReleaseCompliantStreams streamed by
-// LangChainGo's openai client from a local server at 1 ms a chunk (8 bytes), the six
-// seeded rules loaded, in one run: "unarmed" (a tour where no text rule is armed: chunks
-// pass through), "armed" (a Telegram chat, no picture: the image, tail and bare-emoji
-// rules armed, speech released as it becomes final), "held" (a Telegram chat with a
-// picture: look_before_refusing, a discard rule with an unbounded unanchored condition,
-// holds the whole tour, as every armed tour did before the release).
+// LangChainGo's openai client from a local server at 1 ms a chunk (8 bytes), the nine
+// seeded rules loaded, in one run: "plain" (no environment, the move made its speech:
+// the two context rules are folded away and nothing can fire, so speech goes as it
+// comes), "plain-claim" (no environment, no speech made: unbacked_tool_claim is live and
+// its repair streams), "armed" (a Telegram chat, no picture, speech made: the image,
+// tail and bare-emoji rules armed, speech released as it becomes final), "armed-claim"
+// (the same with the claim live: no prefix is final, the tour is held whole), "held" (a
+// Telegram chat with a picture: look_before_refusing, a discard rule with an unbounded
+// unanchored condition, holds the whole tour, as every armed tour did before the release).
 //
 //	go test ./middleware -run '^$' -bench FirstVisible -benchtime 5x
 func BenchmarkFirstVisible(b *testing.B) {
@@ -74,10 +77,13 @@ func BenchmarkFirstVisible(b *testing.B) {
 	defer eng.Close()
 	guard := middleware.New(eng, nil)
 	text := compliant2K()
+	tg, pic := streamrules.EnvTelegram, streamrules.EnvPicture
 	for _, mode := range []struct {
-		name string
-		env  []string
-	}{{"unarmed", nil}, {"armed", []string{streamrules.EnvTelegram}}, {"held", []string{streamrules.EnvTelegram, streamrules.EnvPicture}}} {
+		name   string
+		env    []string
+		speech bool
+	}{{"plain", nil, true}, {"plain-claim", nil, false}, {"armed", []string{tg}, true}, {"armed-claim", []string{tg}, false},
+		{"held", []string{tg, pic}, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			srv := openaitest.NewFunc(b, func(openaitest.Request) scripted.Reply {
 				return scripted.Reply{Text: text, Chunk: 8, Pace: time.Millisecond}
@@ -88,6 +94,9 @@ func BenchmarkFirstVisible(b *testing.B) {
 				llm := guard.Model(clock)
 				ctx, move := eng.BeginMove(context.Background(), "tg", mode.env...)
 				move.SetVar("message_id", "4711")
+				if mode.speech {
+					move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
+				}
 				var seen time.Time
 				stream := llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 					if seen.IsZero() && len(chunk) > 0 {

@@ -58,7 +58,16 @@ type clientChunk struct {
 // streamSeeded plays one move of a Telegram chat with no picture, the six seeded rules
 // armed and message_id 4711 set, through a tool-calling agent over llm (wrapped in a
 // chunk counter), and returns the output and the client's chunks.
+//
+// The move has made its speech (a generate_speech call succeeded before the answer), so
+// unbacked_tool_claim cannot fire in the tour and its context folds it away: with the
+// claim unbacked no prefix of a Telegram reply is final (see streamSeededUnbacked).
 func streamSeeded(t *testing.T, llm llms.Model, cfg *streamrules.Config) (string, []clientChunk, *rig) {
+	t.Helper()
+	return streamSeededWith(t, llm, cfg, true)
+}
+
+func streamSeededWith(t *testing.T, llm llms.Model, cfg *streamrules.Config, speechMade bool) (string, []clientChunk, *rig) {
 	t.Helper()
 	set, err := seeds.Default()
 	if err != nil {
@@ -74,6 +83,9 @@ func streamSeeded(t *testing.T, llm llms.Model, cfg *streamrules.Config) (string
 	exec, _ := r.executor(kindFunctions, counter)
 	ctx, move := r.eng.BeginMove(context.Background(), "tg-1", streamrules.EnvTelegram)
 	move.SetVar("message_id", "4711")
+	if speechMade {
+		move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
+	}
 	var mu sync.Mutex
 	var got []clientChunk
 	stream := chains.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
@@ -149,6 +161,23 @@ func TestReleaseCompliantStreams(t *testing.T) {
 				t.Errorf("speech info %+v", infos)
 			}
 		})
+	}
+}
+
+// TestReleaseHeldWhileClaimUnbacked: in a tour where no generate_speech call succeeded,
+// unbacked_tool_claim is live, and no prefix of a Telegram reply is final: whatever came
+// first, "aud![x](io) saved: y" may follow (the image's repair makes the claim, which
+// discards the answer), and so may "audio saved: y ↩ #4711" (the claim's repair eats the
+// tail, which discards it). The compliant reply reaches the client whole, at the end.
+func TestReleaseHeldWhileClaimUnbacked(t *testing.T) {
+	t.Parallel()
+	text := compliant2K()
+	out, got, _ := streamSeededWith(t, scripted.New(scripted.Reply{Text: text, Chunk: 8}), nil, false)
+	if out != text || joined(got) != text {
+		t.Fatalf("output %q\nclient %q", out, joined(got))
+	}
+	if n := len(scripted.SplitChunks(text, 8)); got[0].at < n {
+		t.Errorf("client's first chunk at provider chunk %d of %d: released while the claim could still be made", got[0].at, n)
 	}
 }
 
@@ -240,6 +269,7 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 		exec, _ := r.executor(kindFunctions, counter, &echoTool{name: "shell"})
 		ctx, move := r.eng.BeginMove(context.Background(), "tg", env...)
 		move.SetVar("message_id", "4711")
+		move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`) // the claim is backed (see streamSeeded)
 		var mu sync.Mutex
 		var b strings.Builder
 		first := -1
@@ -258,7 +288,7 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 		}
 		return b.String(), first
 	}
-	passed, _ := collect()                          // no Telegram: nothing armed, pass-through
+	passed, _ := collect()                          // no Telegram: no text rule can fire, pass-through
 	held, first := collect(streamrules.EnvTelegram) // the Telegram rules armed
 	if held != passed {
 		t.Errorf("client got\n%q\npass-through gives\n%q", held, passed)

@@ -1,0 +1,135 @@
+package streamrules_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/streamrules/streamrules"
+)
+
+// seededEngine is an engine over the nine seeds.
+func seededEngine(t *testing.T) *streamrules.Engine {
+	t.Helper()
+	store, err := streamrules.NewMemoryStore(seedRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
+// released streams answer through a held scanner in 8-byte chunks and returns what was
+// let go before the end.
+func released(s *streamrules.Scanner, answer string) string {
+	var got []byte
+	for i := 8; ; i += 8 {
+		got = s.Release([]byte(answer[:min(i, len(answer))]))
+		if i >= len(answer) {
+			return string(got)
+		}
+	}
+}
+
+// TestReleaseHeldWhileClaimUnbacked: in a Telegram tour where no generate_speech call
+// succeeded, unbacked_tool_claim is live and no prefix of an answer is final: each of
+// these continuations of any text discards the answer (the image's repair makes the
+// claim; the claim's repair eats the tail). So the release holds, and once the move has
+// made its speech, the context folds the rule away and the same answer streams.
+func TestReleaseHeldWhileClaimUnbacked(t *testing.T) {
+	eng := seededEngine(t)
+	ctx := context.Background()
+	head := strings.Repeat("The weather is mild today. ", 4) + "\n"
+	for _, tail := range []string{"aud![x](io) saved: y\n\n↩ #4711", "audio saved: y ↩ #4711"} {
+		_, move := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+		move.SetVar("message_id", "4711")
+		if v := move.CheckAnswer(ctx, head+tail); !v.Discard {
+			t.Fatalf("%q: %+v, want a discard (the proof that nothing may be released)", tail, v)
+		}
+	}
+	answer := head + "That is all.\n\n↩ #4711"
+	for _, made := range []bool{false, true} {
+		_, move := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+		move.SetVar("message_id", "4711")
+		if made {
+			move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
+		}
+		got := released(move.HeldScanner(), answer)
+		switch {
+		case !made && got != "":
+			t.Errorf("claim unbacked: released %q", got)
+		case made && len(got) < len(head)-1:
+			t.Errorf("claim backed: released only %q", got)
+		}
+	}
+}
+
+// TestReleaseVerifyBeforeDone: verify_before_done streams when its context says it
+// cannot fire (no edit unchecked) and holds when it can (a positive rule over the whole
+// answer), as the final check then judges; a failed test run checks nothing.
+func TestReleaseVerifyBeforeDone(t *testing.T) {
+	eng := seededEngine(t)
+	answer := strings.Repeat("I looked at the code and changed it. ", 4) + "All finished."
+	for _, tt := range []struct {
+		tools []string // ! marks a failed call
+		held  bool
+	}{
+		{nil, false},
+		{[]string{"write_file"}, true},
+		{[]string{"write_file", "run_tests"}, false},
+		{[]string{"write_file", "!run_tests"}, true},
+		{[]string{"run_tests", "write_diff"}, true},
+	} {
+		ctx, move := eng.BeginMove(context.Background(), "c")
+		move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
+		for _, tool := range tt.tools {
+			if name, failed := strings.CutPrefix(tool, "!"); failed {
+				move.ToolError(name)
+			} else {
+				move.ToolReminders(ctx, tool, "{}")
+			}
+		}
+		got := released(move.HeldScanner(), answer)
+		v := move.CheckAnswer(ctx, answer)
+		if tt.held != (got == "") || tt.held != v.Discard {
+			t.Errorf("tools %v: released %q, verdict %+v; want held=%v", tt.tools, got, v, tt.held)
+		}
+	}
+}
+
+// TestReleaseClaimStreams: in a tour without the Telegram rules, a live
+// unbacked_tool_claim streams through its repair: the text before the claim goes at
+// once, the claim's line is held until it ends and then goes repaired, and every byte
+// let go is the final text's.
+func TestReleaseClaimStreams(t *testing.T) {
+	eng := seededEngine(t)
+	ctx, move := eng.BeginMove(context.Background(), "c")
+	s := move.HeldScanner()
+	head := "Working on it, here is what happened so far.\n"
+	answer := head + "Audio saved: /tmp/a.ogg and more\nThat is all for now, thanks a lot!"
+	var got []byte
+	var atHead, atLine string
+	for i := 1; i <= len(answer); i++ {
+		got = s.Release([]byte(answer[:i]))
+		if i == len(head)+20 {
+			atHead = string(got)
+		}
+		if i == strings.Index(answer, "That")+20 {
+			atLine = string(got)
+		}
+	}
+	v := move.CheckAnswer(ctx, answer)
+	want := head + "I could not make the audio: the speech tool did not run.\nThat is all for now, thanks a lot!"
+	if v.Fixed != want || v.Discard {
+		t.Fatalf("verdict %+v", v)
+	}
+	if atHead != strings.TrimSuffix(head, "\n") && atHead != head || !strings.HasPrefix(want, atLine) ||
+		!strings.Contains(atLine, "speech tool did not run.") || !strings.HasPrefix(want, string(got)) {
+		t.Errorf("released %q while the claim streamed, %q after its line, %q in all", atHead, atLine, got)
+	}
+}
