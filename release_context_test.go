@@ -36,35 +36,47 @@ func released(s *streamrules.Scanner, answer string) string {
 	}
 }
 
-// TestReleaseHeldWhileClaimUnbacked: in a Telegram tour where no generate_speech call
-// succeeded, unbacked_tool_claim is live and no prefix of an answer is final: each of
-// these continuations of any text discards the answer (the image's repair makes the
-// claim; the claim's repair eats the tail). So the release holds, and once the move has
-// made its speech, the context folds the rule away and the same answer streams.
+// TestReleaseHeldWhileClaimUnbacked: in a Telegram tour where the user asked for audio
+// and no generate_speech call succeeded, unbacked_tool_claim is live and no prefix of an
+// answer is final: "aud![x](io) saved: y" may follow any text (the image's repair makes
+// the claim, which discards the answer). So the release holds. Once the move has made its
+// speech, or when the user asked for no audio at all, the context folds the rule away and
+// the same answer streams. The claim's repair keeps a tail on its line, so that one is
+// repaired, not discarded.
 func TestReleaseHeldWhileClaimUnbacked(t *testing.T) {
 	eng := seededEngine(t)
 	ctx := context.Background()
+	const voice = "Send the team a voice message, please."
 	head := strings.Repeat("The weather is mild today. ", 4) + "\n"
-	for _, tail := range []string{"aud![x](io) saved: y\n\n↩ #4711", "audio saved: y ↩ #4711"} {
+	begin := func(input string) *streamrules.Move {
 		_, move := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
 		move.SetVar("message_id", "4711")
-		if v := move.CheckAnswer(ctx, head+tail); !v.Discard {
-			t.Fatalf("%q: %+v, want a discard (the proof that nothing may be released)", tail, v)
-		}
+		move.SetInput(input)
+		return move
+	}
+	if v := begin(voice).CheckAnswer(ctx, head+"aud![x](io) saved: y\n\n↩ #4711"); !v.Discard {
+		t.Fatalf("%+v, want a discard (the proof that nothing may be released)", v)
+	}
+	if v := begin(voice).CheckAnswer(ctx, head+"audio saved: y ↩ #4711"); v.Discard ||
+		v.Fixed != head+"I could not make the audio: the speech tool did not run.↩ #4711" {
+		t.Fatalf("%+v, want the claim repaired and the tail kept", v)
 	}
 	answer := head + "That is all.\n\n↩ #4711"
-	for _, made := range []bool{false, true} {
-		_, move := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
-		move.SetVar("message_id", "4711")
-		if made {
+	for _, tt := range []struct {
+		input string
+		made  bool
+		held  bool
+	}{{voice, false, true}, {voice, true, false}, {"How is the weather?", false, false}} {
+		move := begin(tt.input)
+		if tt.made {
 			move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
 		}
 		got := released(move.HeldScanner(), answer)
 		switch {
-		case !made && got != "":
-			t.Errorf("claim unbacked: released %q", got)
-		case made && len(got) < len(head)-1:
-			t.Errorf("claim backed: released only %q", got)
+		case tt.held && got != "":
+			t.Errorf("%q, speech made %v: released %q", tt.input, tt.made, got)
+		case !tt.held && len(got) < len(head)-1:
+			t.Errorf("%q, speech made %v: released only %q", tt.input, tt.made, got)
 		}
 	}
 }
@@ -109,6 +121,7 @@ func TestReleaseVerifyBeforeDone(t *testing.T) {
 func TestReleaseClaimStreams(t *testing.T) {
 	eng := seededEngine(t)
 	ctx, move := eng.BeginMove(context.Background(), "c")
+	move.SetInput("Read this out as audio, please.")
 	s := move.HeldScanner()
 	head := "Working on it, here is what happened so far.\n"
 	answer := head + "Audio saved: /tmp/a.ogg and more\nThat is all for now, thanks a lot!"

@@ -59,15 +59,15 @@ type clientChunk struct {
 // armed and message_id 4711 set, through a tool-calling agent over llm (wrapped in a
 // chunk counter), and returns the output and the client's chunks.
 //
-// The move has made its speech (a generate_speech call succeeded before the answer), so
-// unbacked_tool_claim cannot fire in the tour and its context folds it away: with the
-// claim unbacked no prefix of a Telegram reply is final (see streamSeededUnbacked).
+// The user says "hi": no audio was asked for, so unbacked_tool_claim does not apply and
+// its context folds it away. Where it applies and is unbacked, no prefix of a Telegram
+// reply is final (TestReleaseHeldWhileClaimUnbacked).
 func streamSeeded(t *testing.T, llm llms.Model, cfg *streamrules.Config) (string, []clientChunk, *rig) {
 	t.Helper()
-	return streamSeededWith(t, llm, cfg, true)
+	return streamSeededWith(t, llm, cfg, "hi", false)
 }
 
-func streamSeededWith(t *testing.T, llm llms.Model, cfg *streamrules.Config, speechMade bool) (string, []clientChunk, *rig) {
+func streamSeededWith(t *testing.T, llm llms.Model, cfg *streamrules.Config, input string, speechMade bool) (string, []clientChunk, *rig) {
 	t.Helper()
 	set, err := seeds.Default()
 	if err != nil {
@@ -94,7 +94,7 @@ func streamSeededWith(t *testing.T, llm llms.Model, cfg *streamrules.Config, spe
 		mu.Unlock()
 		return nil
 	})
-	out, err := chains.Call(ctx, exec, map[string]any{"input": "hi"}, stream)
+	out, err := chains.Call(ctx, exec, map[string]any{"input": input}, stream)
 	if err = move.End(ctx, err); err != nil {
 		t.Fatal(err)
 	}
@@ -164,15 +164,15 @@ func TestReleaseCompliantStreams(t *testing.T) {
 	}
 }
 
-// TestReleaseHeldWhileClaimUnbacked: in a tour where no generate_speech call succeeded,
-// unbacked_tool_claim is live, and no prefix of a Telegram reply is final: whatever came
-// first, "aud![x](io) saved: y" may follow (the image's repair makes the claim, which
-// discards the answer), and so may "audio saved: y ↩ #4711" (the claim's repair eats the
-// tail, which discards it). The compliant reply reaches the client whole, at the end.
+// TestReleaseHeldWhileClaimUnbacked: in a tour where the user asked for audio and no
+// generate_speech call succeeded, unbacked_tool_claim is live, and no prefix of a
+// Telegram reply is final: whatever came first, "aud![x](io) saved: y" may follow (the
+// image's repair makes the claim, which discards the answer). The compliant reply
+// reaches the client whole, at the end.
 func TestReleaseHeldWhileClaimUnbacked(t *testing.T) {
 	t.Parallel()
 	text := compliant2K()
-	out, got, _ := streamSeededWith(t, scripted.New(scripted.Reply{Text: text, Chunk: 8}), nil, false)
+	out, got, _ := streamSeededWith(t, scripted.New(scripted.Reply{Text: text, Chunk: 8}), nil, "Send the team a voice message, please.", false)
 	if out != text || joined(got) != text {
 		t.Fatalf("output %q\nclient %q", out, joined(got))
 	}
@@ -269,7 +269,7 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 		exec, _ := r.executor(kindFunctions, counter, &echoTool{name: "shell"})
 		ctx, move := r.eng.BeginMove(context.Background(), "tg", env...)
 		move.SetVar("message_id", "4711")
-		move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`) // the claim is backed (see streamSeeded)
+		move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`) // the claim is backed
 		var mu sync.Mutex
 		var b strings.Builder
 		first := -1

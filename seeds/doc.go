@@ -45,9 +45,11 @@
 //     the picture is in context and visible.
 //   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call
 //     telegram_react instead.
-//   - unbacked_tool_claim (text, since version 3): "Audio saved: …" with no successful
-//     generate_speech call in the move; its replace_regex fix turns the claim into an
-//     honest sentence, with no replay. It reads the move's tool record (tool_succeeded).
+//   - unbacked_tool_claim (text, since version 3): "Audio saved: …" when the user asked
+//     for audio (applies_when: input_contains_regex) and no generate_speech call
+//     succeeded in the move; its replace_regex fix turns the claim into an honest
+//     sentence, with no replay. It reads the move's input and tool record, so an
+//     ordinary reply folds it away and streams.
 //   - verify_before_done (text, since version 3): "done" or "finished" after a write_file
 //     or write_diff with no successful run_tests since (edited_unchecked): replayed.
 //

@@ -386,8 +386,12 @@ func TestContextSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The user asked for a voice message: unbacked_tool_claim applies only then.
 	record := func(runs ...streamrules.ToolRun) *streamrules.Facts {
-		return &streamrules.Facts{HasTools: true, Tools: runs}
+		return &streamrules.Facts{HasTools: true, Tools: runs, HasInput: true, Input: "Send them a voice message, please."}
+	}
+	chatOnly := func() *streamrules.Facts {
+		return &streamrules.Facts{HasTools: true, HasInput: true, Input: "What's the weather like?"}
 	}
 	ok := func(tool string) streamrules.ToolRun { return streamrules.ToolRun{Tool: tool, OK: true} }
 	failed := func(tool string) streamrules.ToolRun { return streamrules.ToolRun{Tool: tool} }
@@ -404,6 +408,9 @@ func TestContextSeeds(t *testing.T) {
 		{"claim after a successful call", "unbacked_tool_claim", "Audio saved: hello.mp3", record(ok("generate_speech")), streamrules.StatusPass, ""},
 		{"no claim", "unbacked_tool_claim", "Here is the weather.", record(), streamrules.StatusPass, ""},
 		{"claim without a record", "unbacked_tool_claim", "Audio saved: hello.mp3", nil, streamrules.StatusNotApplicable, ""},
+		{"claim when no audio was asked for", "unbacked_tool_claim", "Audio saved: hello.mp3", chatOnly(), streamrules.StatusNotApplicable, ""},
+		{"the claim's repair keeps the tail", "unbacked_tool_claim", "Audio saved: hello.mp3 ↩ #42", record(), streamrules.StatusViolation,
+			"I could not make the audio: the speech tool did not run.↩ #42"},
 		{"done after an unchecked edit", "verify_before_done", "Done.", record(ok("write_file")), streamrules.StatusViolation, ""},
 		{"done after a failed check", "verify_before_done", "Finished.", record(ok("write_diff"), failed("run_tests")), streamrules.StatusViolation, ""},
 		{"done after edit and check", "verify_before_done", "Done.", record(ok("write_file"), ok("run_tests")), streamrules.StatusPass, ""},
