@@ -18,7 +18,11 @@ import (
 // never run, and its result in the prompt copy is the rule's reminder block saying so.
 //
 // Unlike a text rule, a gate is never silenced by having fired: every matching call of the
-// move is stopped. Its `when` and repeat policy still decide whether it is armed.
+// move is stopped. Its `when` and repeat policy still decide whether it is armed. A gate
+// with a repeat limit (`once`, `after:N`) fires only after its claim (claim.go), as the
+// other repeat-limited rules: the first firing of the move claims it, the later ones of
+// the same move ride on that claim, and a lost or failed claim disarms the gate for the
+// move (the call runs, as in a move the repeat policy rules out).
 //
 // Outcomes: a discard is "corrected" when the replay's calls pass the rule, "missed_again"
 // when the replay, with a retry still left, declares a matching call again (and is
@@ -42,7 +46,23 @@ type DeclaredCall struct {
 // allows it. Having fired in this move does not disarm it. Caller holds m.mu.
 func (m *Move) gateArmed(r *compiledRule) bool {
 	return r.when&^m.env == 0 &&
-		(r.repeat.Kind == RepeatEvery || !m.stateUnknown && r.repeat.Allows(m.lastFired[r.Name], m.number))
+		(r.repeat.Kind == RepeatEvery || !m.stateUnknown && !m.denied[r.Name] && r.repeat.Allows(m.lastFired[r.Name], m.number))
+}
+
+// gateClaimLocked claims an armed live gate's firing in this move (claimLocked) unless
+// the move holds the claim already; true means the gate may fire. Caller holds m.mu.
+func (m *Move) gateClaimLocked(r *compiledRule) bool {
+	if r.repeat.Kind == RepeatEvery || m.gateClaims[r.Name] {
+		return true
+	}
+	if !m.claimLocked(r) {
+		return false
+	}
+	if m.gateClaims == nil {
+		m.gateClaims = map[string]bool{}
+	}
+	m.gateClaims[r.Name] = true
+	return true
 }
 
 // GateArmed reports whether a declared call could make the model wrapper discard a
@@ -146,6 +166,12 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 		m.mu.Unlock()
 		return v // after the ceiling: the tool wrapper refuses the calls
 	}
+	// Repeat-limited gates fire only if their claim holds (claim.go).
+	live = slices.DeleteFunc(live, func(h gateHit) bool { return !m.gateClaimLocked(h.rule) })
+	if len(live) == 0 {
+		m.mu.Unlock()
+		return v
+	}
 	if !v.Discard {
 		m.retries++
 		v.Discard, v.Fixed = true, "" // a discarded answer is never repaired
@@ -225,7 +251,7 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 			}
 			continue
 		}
-		if !m.gateArmed(r) {
+		if !m.gateArmed(r) || !m.gateClaimLocked(r) {
 			continue
 		}
 		out = append(out, Reminder{Rule: r.Name, Text: RefusalLead + r.Text})

@@ -39,8 +39,11 @@ type Move struct {
 	// after the ceiling: their firing's outcome is already "refused", so the refusal that
 	// follows records no second firing (gate.go).
 	claimed map[string]int
-	facts   Facts // the input and the tool record, what context atoms read (context.go)
-	spent   int   // characters of rule text laid in full this tour (delivery.go); BeginTour resets it
+	// gateClaims holds the repeat-limited gates whose claim this move won: a gate fires on
+	// every matching call of its move, and claims once (gate.go).
+	gateClaims map[string]bool
+	facts      Facts // the input and the tool record, what context atoms read (context.go)
+	spent      int   // characters of rule text laid in full this tour (delivery.go); BeginTour resets it
 }
 
 // ToolCall is one recorded tool call and the reminders its result carries in the prompt copy.

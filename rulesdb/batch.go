@@ -32,7 +32,11 @@ var _ streamrules.MoveQueuer = (*Store)(nil)
 //   - drop-oldest when full, counted (DroppedMoves), flush at Close, and retries through
 //     an outage with backoff are the queue's, unchanged;
 //   - no hot rows: a batch touches each chat's rows once, and each (rule, outcome)
-//     counter row once, with the batch's firings aggregated into one delta.
+//     counter row and (rule, delivery) delivery counter row once, with the batch's
+//     firings aggregated into one delta.
+//   - a batch writes exactly what saveMovePG/saveMoveSQLite write for its records: the
+//     stat rows with every column (delivery and manifest_read included) and every
+//     counter (TestBatchDelivery).
 //
 // A batch the database refuses for good (a constraint) is split: each record is then
 // written alone, so one bad record does not take the others with it.
@@ -169,6 +173,8 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 		rules, chats, modes, tools, ats, outcomes, diffs []string
 		moves, cuts                                      []int64
 		retries, earlies                                 []bool
+		deliveries                                       []string // migration 0008
+		reads                                            []bool
 	)
 	for i, p := range ps {
 		inc := int64(0)
@@ -185,19 +191,22 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 			moves, retries, outcomes = append(moves, f.Move), append(retries, f.Retry), append(outcomes, string(f.Outcome))
 			earlies, cuts = append(earlies, f.Early), append(cuts, int64(f.CutAtBytes))
 			ats = append(ats, f.At.Format(time.RFC3339Nano))
+			deliveries, reads = append(deliveries, string(f.Delivery)), append(reads, f.Read)
 		}
 	}
 	s.wtrips.Add(1)
 	_, err := s.exec(ctx, s.db, saveBatchPG, pq.StringArray(gChats), pq.Int64Array(gSeqs), pq.Int64Array(gIncs), now, s.writer,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
 		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes), pq.StringArray(diffs),
-		pq.BoolArray(earlies), pq.Int64Array(cuts))
+		pq.BoolArray(earlies), pq.Int64Array(cuts), pq.StringArray(deliveries), pq.BoolArray(reads))
 	return err
 }
 
 // saveBatchPG's statement. Firings carry the chat_id they belong to ($8), which the chat
 // of their record is (stampMove); only those of admitted chats are kept (f). The counters
-// get one delta per (rule, outcome) for the whole batch.
+// get one delta per (rule, outcome) for the whole batch, and the delivery counters
+// (migration 0008) one per (rule, delivery), counting what saveMovePG's "delivered" does
+// (deliveriesOf: live firings with a delivery).
 const saveBatchPG = `WITH guard AS (
 	INSERT INTO stream_chat_writer (chat_id, writer, seq, updated_at)
 	SELECT g.chat_id, $5, g.seq, $4 FROM unnest($1::text[], $2::bigint[]) AS g(chat_id, seq) ORDER BY g.chat_id
@@ -210,27 +219,36 @@ const saveBatchPG = `WITH guard AS (
 	WHERE g.chat_id IN (SELECT chat_id FROM guard) ORDER BY g.chat_id
 	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
 ), f AS (
-	SELECT * FROM unnest($6::text[], $8::text[], $7::bigint[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::text[], $14::text[], $15::boolean[], $16::bigint[])
-		AS f(rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes)
+	SELECT * FROM unnest($6::text[], $8::text[], $7::bigint[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::text[], $14::text[], $15::boolean[], $16::bigint[],
+		$17::text[], $18::boolean[])
+		AS f(rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
 	WHERE f.chat_id IN (SELECT chat_id FROM guard)
 ), fired AS (
 	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
 	SELECT chat_id, rule, MAX(move) FROM f GROUP BY chat_id, rule ORDER BY chat_id, rule
 	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
 ), stat AS (
-	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes)
-	SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes FROM f
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
+	SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read FROM f
 ), counted AS (
 	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
 	SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM f GROUP BY rule, outcome ORDER BY rule, outcome
 	ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + EXCLUDED.fired,
 		last_fired_at = GREATEST(stream_rule_counter.last_fired_at, EXCLUDED.last_fired_at)
+), delivered AS (
+	INSERT INTO stream_rule_delivery_counter (rule, delivery, fired, manifest_read)
+	SELECT rule, delivery, COUNT(*), COUNT(*) FILTER (WHERE manifest_read) FROM f
+	WHERE delivery <> '' AND outcome <> 'shadow'
+	GROUP BY rule, delivery ORDER BY rule, delivery
+	ON CONFLICT (rule, delivery) DO UPDATE SET fired = stream_rule_delivery_counter.fired + EXCLUDED.fired,
+		manifest_read = stream_rule_delivery_counter.manifest_read + EXCLUDED.manifest_read
 )
 SELECT 1`
 
 // saveBatchSQLite writes a batch in one transaction: each record's guard, chat counter,
 // last-fired and stat rows as saveMoveSQLite does, then one counter delta per (rule,
-// outcome) for the records the guards admitted.
+// outcome), and one delivery counter delta per (rule, delivery), for the records the
+// guards admitted.
 func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 	now := s.now()
 	s.wtrips.Add(2) // BEGIN, COMMIT
@@ -299,8 +317,9 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-				args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes)
+				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+				args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes,
+					string(f.Delivery), f.Read)
 			}
 			s.wtrips.Add(1)
 			if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
@@ -313,8 +332,17 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 		}
 		query, args := s.counterUpsert(admitted)
 		s.wtrips.Add(1)
-		_, err := s.exec(ctx, tx, query, args...)
-		return err
+		if _, err := s.exec(ctx, tx, query, args...); err != nil {
+			return err
+		}
+		// Migration 0008: the delivery counters, one delta per (rule, delivery).
+		if query, args := deliveryUpsert(admitted); query != "" {
+			s.wtrips.Add(1)
+			if _, err := s.exec(ctx, tx, query, args...); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -19,9 +19,10 @@ import (
 var (
 	chatTables      = []string{"stream_chat", "stream_chat_rule", "stream_chat_writer", "stream_rule_stat"}
 	referenceTables = []string{"stream_rules", "stream_rules_version"}
-	// stream_rule_counter is keyed by rule: docs/scale.md keeps it on the coordinator
-	// (a local table), written once per batch, never per move.
-	batchOnly = []string{"stream_rule_counter"}
+	// stream_rule_counter and stream_rule_delivery_counter (migration 0008) are keyed by
+	// rule: docs/scale.md keeps them on the coordinator (local tables), written once per
+	// batch, never per move.
+	batchOnly = []string{"stream_rule_counter", "stream_rule_delivery_counter"}
 )
 
 // TestHotPathSingleChat plays moves of several chats at once, on PostgreSQL, and reads off
