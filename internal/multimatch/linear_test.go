@@ -7,22 +7,6 @@ import (
 	"testing"
 )
 
-// wordList is the rule shape of issue 26 that the windows made quadratic: a plain
-// alternation of words between \b.
-const wordList = `(?i)\b(damn|hell|crap|bloody|bugger|bollocks|arse|wanker|tosser|git)\b`
-
-// packedWords returns about n bytes of the word list's words, each followed by pad
-// (no match: with word characters as padding no \b holds around a word).
-func packedWords(n int, pad string) string {
-	words := strings.Split(wordList[len(`(?i)\b(`):len(wordList)-len(`)\b`)], "|")
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		b.WriteString(words[i*7%len(words)])
-		b.WriteString(pad)
-	}
-	return b.String()
-}
-
 // TestVerifyReadLinear: what verification reads (Set.Read) per byte of text stays flat
 // from 64 KB to 1 MB, for patterns whose windows widen (\b, (?m)^ and $) over texts
 // that pack their literals at every spacing, runs of word characters or one long line

@@ -1,0 +1,43 @@
+package multimatch
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// wordList is the rule shape of issue 26 that the windows made quadratic: a plain
+// alternation of words between \b.
+const wordList = `(?i)\b(damn|hell|crap|bloody|bugger|bollocks|arse|wanker|tosser|git)\b`
+
+// packedWords returns about n bytes of the word list's words, each followed by pad
+// (no match: with word characters as padding no \b holds around a word).
+func packedWords(n int, pad string) string {
+	words := strings.Split(wordList[len(`(?i)\b(`):len(wordList)-len(`)\b`)], "|")
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(words[i*7%len(words)])
+		b.WriteString(pad)
+	}
+	return b.String()
+}
+
+// BenchmarkWordListPacked: the word list on packedWords with 60 word characters between
+// the words (no match), 64 KB and 1 MB: its time per byte stays flat.
+func BenchmarkWordListPacked(b *testing.B) {
+	set, err := New([]string{wordList})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{64 << 10, 1 << 20} {
+		text := packedWords(n, strings.Repeat("q", 60))
+		b.Run(fmt.Sprintf("%dKB", n>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if set.Match(text, nil) != nil {
+					b.Fatal("a match")
+				}
+			}
+		})
+	}
+}
