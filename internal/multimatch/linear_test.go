@@ -1,6 +1,7 @@
 package multimatch
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,4 +44,43 @@ func TestVerifyReadLinear(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWindowMergeVerdicts: windows widened and merged in one pass give regexp's verdict
+// on texts of many hits at random spacings, separated by word characters, spaces,
+// newlines and multi-byte runes, so that widened windows touch, overlap, merge across
+// several hits or stay apart, and a match sits in a late window.
+func TestWindowMergeVerdicts(t *testing.T) {
+	patterns := []string{
+		wordList, `\bcat\b`, `\Bcat\B`, `(?m)^cat$`, `(?m)^\s*cat`, `cat\s*$`,
+		`\bhell\w{0,3}\b`, `(?m)\bgit\b.{0,5}$`, `(?i)\b(can'?t|cannot)\b.{0,10}\bsee\b`,
+	}
+	seps := []string{"q", "qq", " ", "\n", "é", "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", "  \n ", "_", "1"}
+	words := []string{"cat", "hell", "git", "damn", "can't", "see", "concat", "cats"}
+	r := rand.New(rand.NewPCG(26, 4))
+	set, res := compile(t, patterns)
+	runs, whole := 0, 0
+	for range 3000 {
+		var b strings.Builder
+		for n := 1 + r.IntN(60); n > 0; n-- {
+			for k := r.IntN(4); k >= 0; k-- {
+				b.WriteString(seps[r.IntN(len(seps))])
+			}
+			if r.IntN(3) == 0 {
+				b.WriteString(strings.Repeat("w", r.IntN(300)))
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		text := b.String()
+		if got, want := set.Match(text, nil), naiveMatch(res, text); !slices.Equal(got, want) {
+			t.Fatalf("text %q: Match %v, regexp %v", text, got, want)
+		}
+		_, v, w := set.Explain(text)
+		runs, whole = runs+v, whole+w
+	}
+	// Most runs must be windows, or the test proves little.
+	if 2*whole > runs {
+		t.Errorf("%d of %d runs over the whole text", whole, runs)
+	}
+	t.Logf("%d of %d runs over the whole text", whole, runs)
 }
