@@ -83,8 +83,9 @@ func newRecipe(p string, r *rand.Rand) advRecipe {
 	return advRecipe{tokens: tokens, weights: w, seed: r.Uint64()}
 }
 
-// text builds about n bytes from the recipe, then breaks every match of re.
-func (rc advRecipe) text(re *regexp.Regexp, n int) string {
+// text builds about n bytes from the recipe, then breaks every match of re (see
+// breakMatches: broken says whether it broke them all within advBreakTime).
+func (rc advRecipe) text(re *regexp.Regexp, n int) (text string, broken bool) {
 	r := rand.New(rand.NewPCG(rc.seed, 26))
 	total := 0.0
 	for _, w := range rc.weights {
@@ -106,18 +107,26 @@ func (rc advRecipe) text(re *regexp.Regexp, n int) string {
 	return breakMatches(re, b.String())
 }
 
-// breakMatches replaces the last character of each match until none is left (or it
-// gives up: a pattern that matches the empty text matches every text).
-func breakMatches(re *regexp.Regexp, text string) string {
+// advBreakTime caps the time breakMatches spends on one text: each match costs a
+// search from the match before, and a slow pattern that matches often (the random
+// patterns of BenchmarkWorstRules) took minutes on 1 MB.
+const advBreakTime = 3 * time.Second
+
+// breakMatches replaces the last character of each match until none is left. It gives
+// up, broken false, after advBreakTime, or at an empty match (a pattern that matches
+// the empty text matches every text): the text then keeps its later matches, on which a
+// rule may stop early, so what it costs there is a lower bound.
+func breakMatches(re *regexp.Regexp, text string) (string, bool) {
 	buf := []byte(text)
 	from := 0
+	deadline := time.Now().Add(advBreakTime)
 	for tries := 0; tries < len(buf); tries++ {
 		loc := re.FindIndex(buf[from:])
 		if loc == nil {
-			return string(buf)
+			return string(buf), true
 		}
-		if loc[0] == loc[1] {
-			return string(buf)
+		if loc[0] == loc[1] || time.Now().After(deadline) {
+			return string(buf), false
 		}
 		start, end := from+loc[0], from+loc[1]
 		_, size := utf8.DecodeLastRune(buf[start:end])
@@ -128,24 +137,44 @@ func breakMatches(re *regexp.Regexp, text string) string {
 		}
 		from = start
 	}
-	return string(buf)
+	return string(buf), re.Find(buf[from:]) == nil
 }
 
 // searchAdversary returns, of trials random recipes, the one whose 16 KB text costs
-// run most.
+// run most, in time.
 func searchAdversary(p string, trials int, seed uint64, run func(text string)) advRecipe {
+	return searchAdversaryBy(p, trials, seed, func(text string) float64 {
+		start := time.Now()
+		run(text)
+		return float64(time.Since(start))
+	})
+}
+
+// searchAdversaryBy is searchAdversary ranking the texts by cost (work counted rather
+// than time, for a test).
+func searchAdversaryBy(p string, trials int, seed uint64, cost func(text string) float64) advRecipe {
 	re := regexp.MustCompile(p)
 	r := rand.New(rand.NewPCG(seed, 26))
 	var best advRecipe
-	var bestD time.Duration = -1
+	bestC := -1.0
 	for range trials {
 		rc := newRecipe(p, r)
-		text := rc.text(re, 16<<10)
-		start := time.Now()
-		run(text)
-		if d := time.Since(start); d > bestD {
-			best, bestD = rc, d
+		text, _ := rc.text(re, 16<<10)
+		if c := cost(text); c > bestC {
+			best, bestC = rc, c
 		}
 	}
 	return best
+}
+
+// wordListText is the text that made the word list of issue 26 quadratic: its words
+// packed between runs of word characters, so no \b holds around any and every window
+// widens over the run (internal/multimatch's TestVerifyReadLinear has the same shape).
+func wordListText(words []string, n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(words[i*7%len(words)])
+		b.WriteString("qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq")
+	}
+	return b.String()
 }

@@ -106,18 +106,23 @@ func issue26Rules() []Rule {
 		textRule("expo14", `a[ab]{14}c`),
 		tree("any_of_63_chains", &anyHeavy),
 		tree("any_of_63_words", &anyLight),
-		textRule("word_list", `(?i)\b(damn|hell|crap|bloody|bugger|bollocks|arse|wanker|tosser|git)\b`),
+		textRule("word_list", `(?i)\b(`+strings.Join(wordListWords, "|")+`)\b`),
 		with(softRule("field_trivial", "write_file", "x"), func(r *Rule) { r.Field = "a.b" }),
 	}
 }
+
+// wordListWords are the words of issue 26's word list, a rule `(?i)\b(damn|…|git)\b`
+// whose windows were quadratic on wordListText.
+var wordListWords = []string{"damn", "hell", "crap", "bloody", "bugger", "bollocks", "arse", "wanker", "tosser", "git"}
 
 // BenchmarkWorstRules proves the cost bound per rule, on texts built against each rule:
 // the worst rules known and issue 26's shapes, plus the worst of a search over 400
 // repetition-heavy patterns (ranked by their time on 16 KB of a real answer). For each
 // that validates, searchAdversary builds a text against its patterns (12 random
 // weightings of their own characters, literals and CJK, matches broken; the costliest on
-// 16 KB kept) and the rule judges 64 KB of it (bound: 10 ms) and 1 MB (bound: 100 ms),
-// beside the real 64 KB answer and 1 MB of tool arguments. A field rule judges 1 MB
+// 16 KB kept; breaking the matches of one text is capped at advBreakTime) and the rule
+// judges 64 KB of it (bound: 10 ms) and 1 MB (bound: 100 ms), beside the real 64 KB
+// answer and 1 MB of tool arguments; the word list also judges wordListText. A field rule judges 1 MB
 // arguments of the shapes that made decoding slow. Rules that do not validate are
 // logged with the reason.
 func BenchmarkWorstRules(b *testing.B) {
@@ -173,9 +178,18 @@ func BenchmarkWorstRules(b *testing.B) {
 		} else if len(pats) > 0 && pats[0] != "" {
 			rc := searchAdversary(strings.Join(pats, "|"), 12, 26, judge)
 			re := regexp.MustCompile(strings.Join(pats, "|"))
-			texts = append(texts,
-				struct{ name, text string }{"adversary64KB", rc.text(re, 64<<10)},
-				struct{ name, text string }{"adversary1MB", rc.text(re, 1<<20)})
+			for _, n := range []int{64 << 10, 1 << 20} {
+				text, broken := rc.text(re, n)
+				if !broken {
+					b.Logf("%s: the adversary's %d bytes keep matches (breaking them passed %v)", rule.Name, n, advBreakTime)
+				}
+				texts = append(texts, struct{ name, text string }{fmt.Sprintf("adversary%dKB", n>>10), text})
+			}
+		}
+		if rule.Name == "word_list" {
+			for _, n := range []int{64 << 10, 1 << 20} {
+				texts = append(texts, struct{ name, text string }{fmt.Sprintf("packed%dKB", n>>10), wordListText(wordListWords, n)})
+			}
 		}
 		for _, t := range texts {
 			b.Run(rule.Name+"/"+t.name, func(b *testing.B) {

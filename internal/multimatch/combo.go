@@ -186,6 +186,7 @@ func (s *Set) comboVerdict(i int32, text string, sc *scratch) (matched, ok bool)
 		if ran {
 			sc.runs++
 			sc.whole++
+			sc.read += len(text)
 		}
 		switch {
 		case !ok:

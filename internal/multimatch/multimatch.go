@@ -61,6 +61,7 @@ type scratch struct {
 	rd      strings.Reader
 	runs    int // verification runs in this call, a combo's pass counting one (see Explain)
 	whole   int // of which over the whole text
+	read    int // bytes the verification read (see Read)
 	combo   []comboRun
 	which   []int32 // a combo's outputs
 }
@@ -284,7 +285,7 @@ func (s *Set) match(text string, dst []int, sc *scratch) []int {
 	sc.hits = sc.hits[:0]
 	sc.spill = false
 	sc.limit = int32(len(text)/windowCost + 1)
-	sc.runs, sc.whole = 0, 0
+	sc.runs, sc.whole, sc.read = 0, 0, 0
 	if s.ac != nil {
 		s.scan(text, sc)
 		slices.Sort(sc.cands)
@@ -426,6 +427,20 @@ func (s *Set) Explain(text string) (matched []int, verified, whole int) {
 	sc := s.pool.New().(*scratch)
 	matched = s.match(text, nil, sc)
 	return matched, sc.runs, sc.whole
+}
+
+// Read matches text like Match and returns how many bytes its verification read: the
+// bytes given to each run (a run over the whole text counts all of it, a combo's pass
+// too) and those read widening windows. Unlike a time it does not depend on the
+// machine, so tests can hold it linear in the text: it stays within a few times the
+// text's length for every pattern, however the text packs its literals.
+func (s *Set) Read(text string) (matched []int, read int) {
+	if len(s.pats) == 0 {
+		return nil, 0
+	}
+	sc := s.pool.New().(*scratch)
+	matched = s.match(text, nil, sc)
+	return matched, sc.read
 }
 
 // Patterns returns the number of patterns in the set.

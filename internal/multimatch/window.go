@@ -13,7 +13,7 @@ import (
 // regexp runs over these windows only (merged where they overlap). Running a
 // regexp over text[lo:hi] instead of text differs only in the empty-width
 // assertions at lo and hi, so each window is widened until they read the
-// same there as in the whole text (see widen): to a rune boundary, past word
+// same there as in the whole text (see widenLo): to a rune boundary, past word
 // characters for \b and \B, to a line start or end for (?m)^ and (?m)$, and
 // to the text's start or end for \A and \z. A match found in the window is
 // then a match in the text, and every match lies in some window.
@@ -29,7 +29,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 	sc.runs++
 	if ids == nil || sc.spill {
 		sc.whole++
-		return a.matches(text)
+		return sc.matches(a, text)
 	}
 	hs := sc.tmp[:0]
 	for _, id := range ids {
@@ -39,7 +39,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		if sc.count[id] >= sc.limit {
 			// Too many occurrences to window around (report stopped recording them).
 			sc.whole++
-			return a.matches(text)
+			return sc.matches(a, text)
 		}
 		for h := sc.head[id]; h >= 0; h = sc.hits[h].next {
 			hs = append(hs, sc.hits[h])
@@ -50,7 +50,7 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 		// The candidate test saw the anchor's group but no occurrence was
 		// kept: cannot happen, but the whole text is always right.
 		sc.whole++
-		return a.matches(text)
+		return sc.matches(a, text)
 	}
 	n := len(text)
 	if a.hasFrom() {
@@ -73,45 +73,67 @@ func (s *Set) verify(i int32, text string, sc *scratch) bool {
 			}
 			hi = min(n, int(last)+a.after)
 		}
-		lo, hi = widen(text, lo, hi, a.ctx)
+		lo, hi = widenLo(text, lo, 0, a.ctx, sc), widenHi(text, hi, a.ctx, sc)
 		if lo == 0 && hi == n {
 			sc.whole++
 		}
-		return a.matches(text[lo:hi])
+		return sc.matches(a, text[lo:hi])
 	}
 	if len(hs)*windowCost >= n {
 		// Dense occurrences: their windows cost more than the text (before sorting them).
 		sc.whole++
-		return a.matches(text)
+		return sc.matches(a, text)
 	}
 	if len(hs) > 1 {
 		slices.SortFunc(hs, byEnd)
 	}
-	// Merge the windows; give up on windows when they cost more than the text.
+	// Widen and merge the windows in one pass, in order (byEnd: their starts come in
+	// order), reading each byte of the text at most once: widening a window's start stops
+	// at the end of the window before (which is widened already, so reaching it means the
+	// two merge), and widening an end starts past the window before. Widening windows one
+	// by one would read a long run of word characters (\b) or a long line ((?m)^) once
+	// per window inside it: quadratic. Windows give way to one run over the whole text as
+	// soon as they cost more than it.
 	cost, m := 0, 0
 	for _, h := range hs {
 		lo, hi := max(0, int(h.end)-a.before), min(n, int(h.start)+a.after)
-		if m > 0 && lo <= int(hs[m-1].end) {
-			hs[m-1].end = int32(max(int(hs[m-1].end), hi))
-			continue
+		if m > 0 {
+			prev := &hs[m-1]
+			if lo = widenLo(text, lo, int(prev.end), a.ctx, sc); lo <= int(prev.end) {
+				if hi > int(prev.end) {
+					prev.end = int32(widenHi(text, hi, a.ctx, sc))
+				}
+				continue
+			}
+			cost += int(prev.end-prev.start) + windowCost
+		} else {
+			lo = widenLo(text, lo, 0, a.ctx, sc)
 		}
-		hs[m] = hit{start: int32(lo), end: int32(hi)}
+		if cost >= n {
+			break
+		}
+		hs[m] = hit{start: int32(lo), end: int32(widenHi(text, hi, a.ctx, sc))}
 		m++
 	}
-	for _, w := range hs[:m] {
-		cost += int(w.end-w.start) + windowCost
+	if m > 0 {
+		cost += int(hs[m-1].end-hs[m-1].start) + windowCost
 	}
 	if cost >= n {
 		sc.whole++
-		return a.matches(text)
+		return sc.matches(a, text)
 	}
 	for _, w := range hs[:m] {
-		lo, hi := widen(text, int(w.start), int(w.end), a.ctx)
-		if a.matches(text[lo:hi]) {
+		if sc.matches(a, text[w.start:w.end]) {
 			return true
 		}
 	}
 	return false
+}
+
+// matches runs pattern a over text, counting what it reads.
+func (sc *scratch) matches(a *Analysis, text string) bool {
+	sc.read += len(text)
+	return a.matches(text)
 }
 
 // verifyFrom runs the anchored forms of a pattern bounded before its anchor
@@ -123,7 +145,7 @@ func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
 	if len(hs)*(a.before+windowCost) >= n {
 		// Dense occurrences: one run over the text costs less.
 		sc.whole++
-		return a.matches(text)
+		return sc.matches(a, text)
 	}
 	if len(hs) > 1 {
 		slices.SortFunc(hs, byEnd)
@@ -145,6 +167,7 @@ func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
 			from, context = lo-size, true
 		}
 		m, r := a.matchesFrom(text[from:], context, &sc.rd)
+		sc.read += r
 		if m {
 			return true
 		}
@@ -153,39 +176,49 @@ func (s *Set) verifyFrom(a *Analysis, text string, hs []hit, sc *scratch) bool {
 		// the text, one run over the whole text is cheaper than going on.
 		if read += r; read > n/4 {
 			sc.whole++
-			return a.matches(text)
+			return sc.matches(a, text)
 		}
 	}
 	return false
 }
 
-// widen moves lo left and hi right until the assertions a pattern uses read
-// the same at the window's edges as in the whole text.
-func widen(text string, lo, hi int, ctx ctxFlags) (int, int) {
-	for lo > 0 && !utf8.RuneStart(text[lo]) {
+// widenLo and widenHi move a window's lo left and its hi right until the assertions a
+// pattern uses read the same at its edges as in the whole text. widenLo stops at floor
+// (the end of the window before, or 0), which it reaches when the window merges with
+// that one. What they read is counted.
+func widenLo(text string, lo, floor int, ctx ctxFlags, sc *scratch) int {
+	from := lo
+	for lo > floor && !utf8.RuneStart(text[lo]) {
 		lo--
 	}
-	for hi < len(text) && !utf8.RuneStart(text[hi]) {
-		hi++
-	}
 	if ctx&ctxBeginText != 0 {
-		lo = 0
-	}
-	if ctx&ctxEndText != 0 {
-		hi = len(text)
+		return 0
 	}
 	if ctx&ctxWord != 0 {
-		// At a window edge \b sees no character beyond; so must the text.
-		for lo > 0 && isWordByte(text[lo-1]) {
+		for lo > floor && isWordByte(text[lo-1]) {
 			lo--
-		}
-		for hi < len(text) && isWordByte(text[hi]) {
-			hi++
 		}
 	}
 	if ctx&ctxBeginLine != 0 {
-		for lo > 0 && text[lo-1] != '\n' {
+		for lo > floor && text[lo-1] != '\n' {
 			lo--
+		}
+	}
+	sc.read += from - lo
+	return lo
+}
+
+func widenHi(text string, hi int, ctx ctxFlags, sc *scratch) int {
+	from := hi
+	for hi < len(text) && !utf8.RuneStart(text[hi]) {
+		hi++
+	}
+	if ctx&ctxEndText != 0 {
+		return len(text)
+	}
+	if ctx&ctxWord != 0 {
+		for hi < len(text) && isWordByte(text[hi]) {
+			hi++
 		}
 	}
 	if ctx&ctxEndLine != 0 {
@@ -193,7 +226,8 @@ func widen(text string, lo, hi int, ctx ctxFlags) (int, int) {
 			hi++
 		}
 	}
-	return lo, hi
+	sc.read += hi - from
+	return hi
 }
 
 func isWordByte(c byte) bool {
