@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -14,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/cputime"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/tracing"
 )
@@ -86,13 +86,13 @@ func BenchmarkMoveTraced(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		b.ResetTimer()
-		start := cpuTime()
+		start := cputime.Process()
 		for range b.N {
 			if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs"); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportCPU(b, start)
+		cputime.Report(b, start)
 	}
 	b.Run("off", func(b *testing.B) { run(b, nil) })
 	b.Run("on", func(b *testing.B) {
@@ -160,21 +160,21 @@ func BenchmarkSpansPerMove(b *testing.B) {
 	}
 	b.Run("untraced", func(b *testing.B) {
 		b.ReportAllocs()
-		start := cpuTime()
+		start := cputime.Process()
 		for range b.N {
 			move(nil)
 		}
-		reportCPU(b, start)
+		cputime.Report(b, start)
 	})
 	traced := func(proc sdktrace.SpanProcessor) func(b *testing.B) {
 		return func(b *testing.B) {
 			tr := tracing.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc)), &tracing.Options{Model: "gpt-test"})
 			b.ReportAllocs()
-			start := cpuTime()
+			start := cputime.Process()
 			for range b.N {
 				move(tr)
 			}
-			reportCPU(b, start)
+			cputime.Report(b, start)
 		}
 	}
 	b.Run("traced", traced(tracetest.NewSpanRecorder()))
@@ -183,7 +183,7 @@ func BenchmarkSpansPerMove(b *testing.B) {
 	b.Run("sdk_floor", func(b *testing.B) {
 		tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())).Tracer("floor")
 		b.ReportAllocs()
-		start := cpuTime()
+		start := cputime.Process()
 		for range b.N {
 			mctx, ms := tr.Start(ctx, "move")
 			for range 7 {
@@ -194,18 +194,11 @@ func BenchmarkSpansPerMove(b *testing.B) {
 			ms.End()
 			move(nil)
 		}
-		reportCPU(b, start)
+		cputime.Report(b, start)
 	})
 	// The same spans, ended into a processor that keeps none: the recorder's share is
 	// the heap it grows (every span of the run stays in memory).
 	b.Run("traced_not_kept", traced(dropProcessor{}))
-}
-
-// reportCPU reports the process's CPU time per op since start (GC workers included).
-func reportCPU(b *testing.B, start time.Duration) {
-	if start > 0 {
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-	}
 }
 
 // dropProcessor ends spans into nothing.
