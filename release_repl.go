@@ -69,19 +69,29 @@ func nfFix(f *ReplaceRegex) *replPlan {
 	if !found || others == 0 {
 		return nil
 	}
+	p := compileRepl(f, tree)
+	if p != nil {
+		p.grp = grp
+	}
+	return p
+}
+
+// compileRepl compiles the machines of f's plan (tree is f.Pattern parsed and simplified);
+// grp, wb and lit are the caller's to set. nil where a part does not compile.
+func compileRepl(f *ReplaceRegex, tree *syntax.Regexp) *replPlan {
 	prog, err := syntax.Compile(tree)
 	if err != nil {
 		return nil
 	}
-	anchored, err := regexp.Compile(`\A(?:` + f.Pattern + `)`)
+	anchored, err := regexp.Compile(anchorStart(f.Pattern))
 	if err != nil {
 		return nil
 	}
-	d, err := lazydfa.Compile(`\A(?:` + f.Pattern + `)`)
+	d, err := lazydfa.Compile(anchorStart(f.Pattern))
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), grp: grp}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog)}
 }
 
 // replsApart reports whether the repair p can run after those of chain (each after the
