@@ -384,7 +384,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 			ok = ok && replRules[i].Name < tailRule.Name && !meet(st.p.last, x.tail.last)
 			for _, r := range x.add {
 				for _, in := range st.p.last {
-					ok = ok && !instHits(in, r)
+					ok = ok && !lazydfa.MatchRune(in, r)
 				}
 			}
 		}

@@ -107,7 +107,7 @@ func replsApart(chain []*replState, p *replPlan) bool {
 	reads := func(q *replPlan, rs []rune) bool {
 		for _, r := range rs {
 			for _, in := range q.all {
-				if instHits(in, r) {
+				if lazydfa.MatchRune(in, r) {
 					return true
 				}
 			}
@@ -222,20 +222,6 @@ func lastInsts(prog *syntax.Prog) (out []*syntax.Inst) {
 		}
 	}
 	return out
-}
-
-func instHits(in *syntax.Inst, r rune) bool {
-	switch in.Op {
-	case syntax.InstRune:
-		return in.MatchRune(r)
-	case syntax.InstRune1:
-		return r == in.Rune[0]
-	case syntax.InstRuneAny:
-		return true
-	case syntax.InstRuneAnyNotNL:
-		return r != '\n'
-	}
-	return false
 }
 
 // instRanges returns the runes an instruction accepts as ranges; fold: it folds case (the
