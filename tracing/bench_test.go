@@ -14,47 +14,10 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/cputime"
+	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/tracing"
 )
-
-// benchModel calls the shell tool until the history holds `calls` tool results, then
-// answers, streaming its text in 16-byte pieces. It allocates little, so the move's own
-// cost shows.
-type benchModel struct {
-	calls  int
-	answer string
-}
-
-func (m *benchModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-func (m *benchModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, opt := range options {
-		opt(&o)
-	}
-	results := 0
-	for _, msg := range messages {
-		if msg.Role == llms.ChatMessageTypeTool {
-			results++
-		}
-	}
-	if results < m.calls {
-		tc := llms.ToolCall{ID: fmt.Sprintf("call_%d", results), Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: "shell", Arguments: fmt.Sprintf(`{"__arg1":"ls dir%d"}`, results)}}
-		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{tc}, FuncCall: tc.FunctionCall}}}, nil
-	}
-	if o.StreamingFunc != nil {
-		for i := 0; i < len(m.answer); i += 16 {
-			if err := o.StreamingFunc(ctx, []byte(m.answer[i:min(i+16, len(m.answer))])); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: m.answer, StopReason: "stop"}}}, nil
-}
 
 // BenchmarkMoveTraced plays one whole move (three tool calls, a streamed answer, 20 rules
 // of which one reminds) through Guard.Run and a stock executor: "off" without a tracer,
@@ -70,7 +33,7 @@ func BenchmarkMoveTraced(b *testing.B) {
 			rules = append(rules, streamrules.Rule{Name: fmt.Sprintf("text_%02d", i), Scope: "text", Condition: fmt.Sprintf(`banned_%d`, i), Text: "never"})
 		}
 	}
-	model := &benchModel{calls: 3, answer: strings.Repeat("All three listings are done. ", 20)}
+	model := &scripted.Bench{Calls: 3, Answer: strings.Repeat("All three listings are done. ", 20), Chunk: 16}
 	run := func(b *testing.B, tracer middleware.Tracer) {
 		store, err := streamrules.NewMemoryStore(rules)
 		if err != nil {
@@ -133,7 +96,7 @@ func BenchmarkSpansPerMove(b *testing.B) {
 		for i := range 4 {
 			var cs middleware.ModelSpan
 			if t != nil {
-				_, cs = t.StartModelCall(mctx, middleware.ModelCall{Model: &benchModel{}, Held: true, Streamed: true, Judged: true})
+				_, cs = t.StartModelCall(mctx, middleware.ModelCall{Model: &scripted.Bench{}, Held: true, Streamed: true, Judged: true})
 			}
 			if i == 3 {
 				m.CheckAnswer(mctx, "All done.")
