@@ -3,7 +3,6 @@ package tracing_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -35,15 +34,7 @@ func BenchmarkMoveTraced(b *testing.B) {
 	}
 	model := &scripted.Bench{Calls: 3, Answer: strings.Repeat("All three listings are done. ", 20), Chunk: 16}
 	run := func(b *testing.B, tracer middleware.Tracer) {
-		store, err := streamrules.NewMemoryStore(rules)
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer eng.Close()
+		eng := quietEngine(b, rules...) // tracing_test.go
 		g := middleware.New(eng, &middleware.Config{Tracer: tracer})
 		exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(shellTool{})))
 		ctx := context.Background()
@@ -70,18 +61,9 @@ func BenchmarkMoveTraced(b *testing.B) {
 // Tracer (a move span, four chat spans, three tool spans, one event) with the SDK and
 // an in-memory recorder. traced minus untraced is the cost of tracing per move.
 func BenchmarkSpansPerMove(b *testing.B) {
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{
-		{Name: "careful_rm", Scope: "tool:shell", Condition: `rm -rf`, Text: "Mind what you delete.", Severity: "high"},
-		{Name: "no_secret", Scope: "text", Condition: `SECRET`, Text: "Never show the secret."},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
+	eng := quietEngine(b,
+		streamrules.Rule{Name: "careful_rm", Scope: "tool:shell", Condition: `rm -rf`, Text: "Mind what you delete.", Severity: "high"},
+		streamrules.Rule{Name: "no_secret", Scope: "text", Condition: `SECRET`, Text: "Never show the secret."})
 	resp := &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "All done.", StopReason: "stop",
 		GenerationInfo: map[string]any{"PromptTokens": 120, "CompletionTokens": 9}}}}
 	inputs := []string{`{"__arg1":"ls"}`, `{"__arg1":"rm -rf /tmp/x"}`, `{"__arg1":"df"}`}
