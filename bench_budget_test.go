@@ -6,7 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/streamrules/streamrules/internal/cputime"
 )
 
 // budgetBenchRules are n rules on shell that fire on every call, 200 characters each,
@@ -45,7 +46,7 @@ func BenchmarkReminderBudget(b *testing.B) {
 			b.Cleanup(eng.Close)
 			ctx, m := eng.BeginMove(context.Background(), "bench")
 			b.ReportAllocs()
-			defer reportCPU(b, processCPU())
+			defer cputime.Report(b, cputime.Process())
 			for b.Loop() {
 				m.fired, m.firings, m.calls, m.ncalls, m.spent = nil, m.firings[:0], m.calls[:0], 0, 0
 				if r := m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`); len(r) != 10 {
@@ -86,7 +87,7 @@ func BenchmarkBudgetStep(b *testing.B) {
 			}
 			out := make([]Reminder, len(tmpl))
 			b.ReportAllocs()
-			defer reportCPU(b, processCPU())
+			defer cputime.Report(b, cputime.Process())
 			for b.Loop() {
 				copy(out, tmpl)
 				for i := range firings {
@@ -98,13 +99,5 @@ func BenchmarkBudgetStep(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// reportCPU reports the process's CPU time per iteration since start as cpu-ns/op: run
-// with -cpu 1 so the benchmark's goroutine is the only one running Go code.
-func reportCPU(b *testing.B, start time.Duration) {
-	if start > 0 && b.N > 0 {
-		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -65,11 +65,16 @@ func validateDelivery(r *Rule) error {
 	if r.Delivery != "" && r.Delivery != DeliveryFull {
 		return invalid("delivery", "%q: must be empty (full while the reminder budget lasts) or %q (always inline)", r.Delivery, DeliveryFull)
 	}
-	switch n := utf8.RuneCountInString(r.Hint); {
-	case !utf8.ValidString(r.Hint):
-		return invalid("hint", "not valid UTF-8")
-	case n > MaxHintChars:
-		return invalid("hint", "%d characters, at most %d", n, MaxHintChars)
+	return checkChars("hint", r.Hint, MaxHintChars)
+}
+
+// checkChars checks a rule's text field: valid UTF-8, at most most characters.
+func checkChars(field, s string, most int) error {
+	switch n := utf8.RuneCountInString(s); {
+	case !utf8.ValidString(s):
+		return invalid(field, "not valid UTF-8")
+	case n > most:
+		return invalid(field, "%d characters, at most %d", n, most)
 	}
 	return nil
 }

@@ -2,12 +2,10 @@ package streamrules_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/seeds"
 )
 
 // BenchmarkScanPerChunk: the scanner's own cost on a clean ~5 KB answer in 1,000 chunks,
@@ -16,25 +14,7 @@ import (
 //
 //	go test . -run '^$' -bench ScanPerChunk -count 6 -benchmem
 func BenchmarkScanPerChunk(b *testing.B) {
-	set, err := seeds.Default()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var rules []streamrules.Rule
-	for _, name := range set.Names() {
-		r, _ := set.Rule(name)
-		r.Repeat, r.Early = "", true
-		rules = append(rules, r)
-	}
-	store, err := streamrules.NewMemoryStore(rules)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
+	eng := quietEngine(b, nil, earlySeedRules(b)...) // gate_test.go, release_bench_test.go
 	clean := strings.Repeat("A plain answer, sentence after sentence, nothing amiss. ", 90)
 	chunks := make([][]byte, 0, 1000)
 	for i := 0; i < len(clean); i += 5 {

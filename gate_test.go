@@ -9,7 +9,9 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-func gateEngine(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *streamrules.Engine {
+// quietEngine is an engine on rules (cfg nil: the defaults) that logs nothing, closed
+// when the test ends.
+func quietEngine(t testing.TB, cfg *streamrules.Config, rules ...streamrules.Rule) *streamrules.Engine {
 	t.Helper()
 	store, err := streamrules.NewMemoryStore(rules)
 	if err != nil {
@@ -45,7 +47,7 @@ func outcomesOf(m *streamrules.Move) string {
 // reminds.
 func TestGateRetries(t *testing.T) {
 	t.Parallel()
-	eng := gateEngine(t, &streamrules.Config{MaxRetriesPerMove: 2}, deploy)
+	eng := quietEngine(t, &streamrules.Config{MaxRetriesPerMove: 2}, deploy)
 	ctx := context.Background()
 	prod := []streamrules.DeclaredCall{{Tool: "Deploy", Input: `{"target": "prod"}`}}
 

@@ -477,11 +477,5 @@ func validateTree(r *Rule, check func(field, pattern string) error) error {
 	if r.Severity != "" && !slices.Contains(Severities, r.Severity) {
 		return invalid("severity", "%q is not one of %s", r.Severity, strings.Join(Severities, ", "))
 	}
-	switch n := utf8.RuneCountInString(r.Explanation); {
-	case !utf8.ValidString(r.Explanation):
-		return invalid("explanation", "not valid UTF-8")
-	case n > MaxExplanationChars:
-		return invalid("explanation", "%d characters, at most %d", n, MaxExplanationChars)
-	}
-	return nil
+	return checkChars("explanation", r.Explanation, MaxExplanationChars) // delivery.go
 }

@@ -130,29 +130,26 @@ func (n *relNode) eval(st []tri) tri {
 		}
 		return triOpen
 	case relAll:
-		out := triTrue
-		for i := range n.kids {
-			switch n.kids[i].eval(st) {
-			case triFalse:
-				return triFalse
-			case triOpen:
-				out = triOpen
-			}
-		}
-		return out
+		return n.evalKids(st, triFalse, triTrue)
 	case relAny:
-		out := triFalse
-		for i := range n.kids {
-			switch n.kids[i].eval(st) {
-			case triTrue:
-				return triTrue
-			case triOpen:
-				out = triOpen
-			}
-		}
-		return out
+		return n.evalKids(st, triTrue, triFalse)
 	}
 	return triOpen
+}
+
+// evalKids is all_of (decisive triFalse, otherwise triTrue) or any_of (decisive triTrue,
+// otherwise triFalse): decisive as soon as a kid is, open where a kid is open, else otherwise.
+func (n *relNode) evalKids(st []tri, decisive, otherwise tri) tri {
+	out := otherwise
+	for i := range n.kids {
+		switch n.kids[i].eval(st) {
+		case decisive:
+			return decisive
+		case triOpen:
+			out = triOpen
+		}
+	}
+	return out
 }
 
 // planRelease makes r's release plan. r is a valid, normalised text rule.
@@ -384,7 +381,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 			ok = ok && replRules[i].Name < tailRule.Name && !meet(st.p.last, x.tail.last)
 			for _, r := range x.add {
 				for _, in := range st.p.last {
-					ok = ok && !instHits(in, r)
+					ok = ok && !lazydfa.MatchRune(in, r)
 				}
 			}
 		}

@@ -2,7 +2,6 @@ package streamrules_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -22,20 +21,7 @@ import (
 //
 //	go test . -run '^$' -bench 'ReleasePerChunk|ScanPerChunk' -count 6 -benchmem
 func BenchmarkReleasePerChunk(b *testing.B) {
-	var rules []streamrules.Rule
-	for _, r := range seedRules(b) {
-		r.Early = true
-		rules = append(rules, r)
-	}
-	store, err := streamrules.NewMemoryStore(rules)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
+	eng := quietEngine(b, nil, earlySeedRules(b)...) // gate_test.go
 	clean := strings.Repeat("A plain answer, sentence after sentence, nothing amiss. ", 90) + "\n\n↩ #4711"
 	chunks := make([][]byte, 0, 1000)
 	for i := 0; i < len(clean); i += 5 {
@@ -81,4 +67,13 @@ func BenchmarkReleasePerChunk(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(chunks)), "ns/chunk")
 		})
 	}
+}
+
+// earlySeedRules is seedRules, every rule early.
+func earlySeedRules(t testing.TB) []streamrules.Rule {
+	rules := seedRules(t)
+	for i := range rules {
+		rules[i].Early = true
+	}
+	return rules
 }

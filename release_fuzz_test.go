@@ -3,7 +3,6 @@ package streamrules_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -266,15 +265,7 @@ func runReleaseCase(t testing.TB, seed uint64) {
 		}
 		rules = append(rules, rule)
 	}
-	store, err := streamrules.NewMemoryStore(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := quietEngine(t, nil, rules...) // gate_test.go
 	for range 20 {
 		answer := relAnswer(r)
 		env := []string{"telegram"}

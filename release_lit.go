@@ -1,12 +1,9 @@
 package streamrules
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"strings"
 	"unicode"
-
-	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
 // The claim rule's shape: a replace fix whose replacement is a plain text (no group, no
@@ -114,24 +111,13 @@ func planLit(r *Rule) *litPlan {
 			return nil
 		}
 	}
-	prog, err := syntax.Compile(tree)
-	if err != nil {
+	repl := compileRepl(f, tree)
+	if repl == nil {
 		return nil
 	}
-	anchored, err := regexp.Compile(`\A(?:` + f.Pattern + `)`)
-	if err != nil {
-		return nil
-	}
-	d, err := lazydfa.Compile(`\A(?:` + f.Pattern + `)`)
-	if err != nil {
-		return nil
-	}
+	repl.wb, repl.lit, repl.grp = wb, l, len(l)
 	cond := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: parts[:len(parts)-len(subs)+1]}
-	return &litPlan{
-		repl: &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog),
-			last: lastInsts(prog), all: runeInsts(prog), wb: wb, lit: l, grp: len(l)},
-		cond: simplified(cond),
-	}
+	return &litPlan{repl: repl, cond: simplified(cond)}
 }
 
 // foldsAlike reports whether every case of r is alike for pred.

@@ -2,7 +2,6 @@ package streamrules_test
 
 import (
 	"context"
-	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -26,14 +25,7 @@ func TestReleaseTwoRepairs(t *testing.T) {
 		{rule("angle", `<([a-z]+)>`), rule("curly", `\{([0-9]+)\}`)},
 		{rule("angle", `<([a-z]+)>`), rule("curly", `\{([0-9]+)\}`), rule("square", `\[([a-z0-9<>]+)\]`)},
 	} {
-		store, err := streamrules.NewMemoryStore(set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng := quietEngine(t, nil, set...) // gate_test.go
 		r := rand.New(rand.NewPCG(1, 2))
 		early := 0
 		for range 2000 {
@@ -79,14 +71,7 @@ func TestReleaseClaimShapes(t *testing.T) {
 			rules = append(rules, streamrules.Rule{Name: "c" + string(rune('a'+i)), Scope: "text", Text: "no", Condition: lit,
 				Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: lit + classes[r.IntN(len(classes))], With: withs[r.IntN(len(withs))]}}})
 		}
-		store, err := streamrules.NewMemoryStore(rules)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng := quietEngine(t, nil, rules...) // gate_test.go
 		for range 40 {
 			var b strings.Builder
 			for n := 1 + r.IntN(12); n > 0; n-- {
@@ -124,14 +109,7 @@ func TestReleaseRepairsThatMeet(t *testing.T) {
 		{[]streamrules.Rule{fix("a", `(?:[<>]+)9`, `([<>]+)9`, "$1"), fix("b", `\bcd`, `\bcd`, "x")}, "<9cd"},
 		{[]streamrules.Rule{fix("a", `<(?:[0-9]+)>`, `<([0-9]+)>`, "$1"), fix("b", `cd`, `cd`, "<1>")}, "cd"},
 	} {
-		store, err := streamrules.NewMemoryStore(tt.rules)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng := quietEngine(t, nil, tt.rules...) // gate_test.go
 		ctx, move := eng.BeginMove(context.Background(), "c")
 		head := strings.Repeat("Nothing here to repair, and a lot of it. ", 3)
 		got := released(move.HeldScanner(), head+tt.answer)

@@ -69,19 +69,29 @@ func nfFix(f *ReplaceRegex) *replPlan {
 	if !found || others == 0 {
 		return nil
 	}
+	p := compileRepl(f, tree)
+	if p != nil {
+		p.grp = grp
+	}
+	return p
+}
+
+// compileRepl compiles the machines of f's plan (tree is f.Pattern parsed and simplified);
+// grp, wb and lit are the caller's to set. nil where a part does not compile.
+func compileRepl(f *ReplaceRegex, tree *syntax.Regexp) *replPlan {
 	prog, err := syntax.Compile(tree)
 	if err != nil {
 		return nil
 	}
-	anchored, err := regexp.Compile(`\A(?:` + f.Pattern + `)`)
+	anchored, err := regexp.Compile(anchorStart(f.Pattern))
 	if err != nil {
 		return nil
 	}
-	d, err := lazydfa.Compile(`\A(?:` + f.Pattern + `)`)
+	d, err := lazydfa.Compile(anchorStart(f.Pattern))
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), grp: grp}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog)}
 }
 
 // replsApart reports whether the repair p can run after those of chain (each after the
@@ -97,7 +107,7 @@ func replsApart(chain []*replState, p *replPlan) bool {
 	reads := func(q *replPlan, rs []rune) bool {
 		for _, r := range rs {
 			for _, in := range q.all {
-				if instHits(in, r) {
+				if lazydfa.MatchRune(in, r) {
 					return true
 				}
 			}
@@ -212,20 +222,6 @@ func lastInsts(prog *syntax.Prog) (out []*syntax.Inst) {
 		}
 	}
 	return out
-}
-
-func instHits(in *syntax.Inst, r rune) bool {
-	switch in.Op {
-	case syntax.InstRune:
-		return in.MatchRune(r)
-	case syntax.InstRune1:
-		return r == in.Rune[0]
-	case syntax.InstRuneAny:
-		return true
-	case syntax.InstRuneAnyNotNL:
-		return r != '\n'
-	}
-	return false
 }
 
 // instRanges returns the runes an instruction accepts as ranges; fold: it folds case (the

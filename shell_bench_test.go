@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/cputime"
 	_ "github.com/streamrules/streamrules/shellcmd" // the shell reader
 )
 
@@ -44,9 +45,9 @@ func BenchmarkShellRule(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, m := eng.BeginMove(context.Background(), "bench")
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			defer func() {
-				if cpu := processCPU() - cpu; cpu > 0 {
+				if cpu := cputime.Process() - cpu; cpu > 0 {
 					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op") // not inflated by a loaded machine
 				}
 			}()

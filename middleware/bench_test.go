@@ -13,47 +13,9 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
 )
-
-// benchModel is a zero-latency model that records nothing: it declares one tool call per
-// tour until the history holds `calls` tool results, then answers, streaming its text in
-// `chunk`-byte pieces.
-type benchModel struct {
-	calls  int
-	answer string
-	chunk  int
-}
-
-func (m *benchModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-func (m *benchModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, opt := range options {
-		opt(&o)
-	}
-	results := 0
-	for _, msg := range messages {
-		if msg.Role == llms.ChatMessageTypeTool {
-			results++
-		}
-	}
-	if results < m.calls {
-		tc := llms.ToolCall{ID: fmt.Sprintf("call_%d", results), Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: "shell", Arguments: fmt.Sprintf(`{"__arg1":"ls dir%d"}`, results)}}
-		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{tc}, FuncCall: tc.FunctionCall}}}, nil
-	}
-	if o.StreamingFunc != nil {
-		for i := 0; i < len(m.answer); i += m.chunk {
-			if err := o.StreamingFunc(ctx, []byte(m.answer[i:min(i+m.chunk, len(m.answer))])); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: m.answer, StopReason: "stop"}}}, nil
-}
 
 type quietTool struct{ name string }
 
@@ -99,7 +61,7 @@ func BenchmarkMove(b *testing.B) {
 			}
 		}
 	}
-	model := &benchModel{calls: 3, answer: answer, chunk: 16}
+	model := &scripted.Bench{Calls: 3, Answer: answer, Chunk: 16}
 	b.Run("bare", func(b *testing.B) {
 		a := agents.NewOpenAIFunctionsAgent(model, []tools.Tool{quietTool{"shell"}})
 		run(b, agents.NewExecutor(a), nil)
@@ -143,7 +105,7 @@ func BenchmarkMove(b *testing.B) {
 func BenchmarkStreamChunk(b *testing.B) {
 	answer := strings.Repeat("abcd", 1024)
 	const chunks = 1024
-	model := &benchModel{answer: answer, chunk: 4}
+	model := &scripted.Bench{Answer: answer, Chunk: 4}
 	store, err := streamrules.NewMemoryStore(benchRules(100))
 	if err != nil {
 		b.Fatal(err)

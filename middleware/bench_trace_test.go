@@ -8,6 +8,7 @@ import (
 	"github.com/tmc/langchaingo/agents"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkRunUntraced(b *testing.B) {
 	}
 	defer eng.Close()
 	g := middleware.New(eng, nil)
-	model := &benchModel{calls: 3, answer: strings.Repeat("All three listings are done. ", 20), chunk: 16}
+	model := &scripted.Bench{Calls: 3, Answer: strings.Repeat("All three listings are done. ", 20), Chunk: 16}
 	exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(quietTool{"shell"})))
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -131,7 +131,7 @@ func BenchmarkHeldSpeechScanning(b *testing.B) {
 	for _, mode := range []string{"held", "scanned"} {
 		b.Run(mode, func(b *testing.B) {
 			eng, guard := benchGuard(b, nil, seededTextRules(b, mode == "scanned")...)
-			llm := guard.Model(&benchModel{answer: clean, chunk: 5})
+			llm := guard.Model(&scripted.Bench{Answer: clean, Chunk: 5})
 			b.ResetTimer()
 			for b.Loop() {
 				if got := heldTour(b, eng, llm); got != clean {

@@ -2,7 +2,6 @@ package middleware_test
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
-	"github.com/streamrules/streamrules/seeds"
 )
 
 // firstChunkClock sits between the guard and the provider and notes when the
@@ -56,26 +54,7 @@ func (c *firstChunkClock) GenerateContent(ctx context.Context, ms []llms.Message
 //
 //	go test ./middleware -run '^$' -bench FirstVisible -benchtime 5x
 func BenchmarkFirstVisible(b *testing.B) {
-	set, err := seeds.Default()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var rules []streamrules.Rule
-	for _, name := range set.Names() {
-		r, _ := set.Rule(name)
-		r.Repeat = ""
-		rules = append(rules, r)
-	}
-	store, err := streamrules.NewMemoryStore(rules)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
-	guard := middleware.New(eng, nil)
+	eng, guard := benchGuard(b, nil, seededTextRules(b, false)...) // early_bench_test.go
 	text := compliant2K()
 	tg, pic := streamrules.EnvTelegram, streamrules.EnvPicture
 	for _, mode := range []struct {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/cputime"
 	"github.com/streamrules/streamrules/shellcmd"
 )
 
@@ -30,13 +31,13 @@ func BenchmarkCommands(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.script)))
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, err := shellcmd.Commands(c.script); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if cpu := processCPU() - cpu; cpu > 0 {
+			if cpu := cputime.Process() - cpu; cpu > 0 {
 				// CPU time, GC included: what a reading costs, however loaded the machine.
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(len(c.script)), "cpu-ns/byte")

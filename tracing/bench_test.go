@@ -3,10 +3,8 @@ package tracing_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -14,47 +12,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/cputime"
+	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/tracing"
 )
-
-// benchModel calls the shell tool until the history holds `calls` tool results, then
-// answers, streaming its text in 16-byte pieces. It allocates little, so the move's own
-// cost shows.
-type benchModel struct {
-	calls  int
-	answer string
-}
-
-func (m *benchModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-func (m *benchModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, opt := range options {
-		opt(&o)
-	}
-	results := 0
-	for _, msg := range messages {
-		if msg.Role == llms.ChatMessageTypeTool {
-			results++
-		}
-	}
-	if results < m.calls {
-		tc := llms.ToolCall{ID: fmt.Sprintf("call_%d", results), Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: "shell", Arguments: fmt.Sprintf(`{"__arg1":"ls dir%d"}`, results)}}
-		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{tc}, FuncCall: tc.FunctionCall}}}, nil
-	}
-	if o.StreamingFunc != nil {
-		for i := 0; i < len(m.answer); i += 16 {
-			if err := o.StreamingFunc(ctx, []byte(m.answer[i:min(i+16, len(m.answer))])); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: m.answer, StopReason: "stop"}}}, nil
-}
 
 // BenchmarkMoveTraced plays one whole move (three tool calls, a streamed answer, 20 rules
 // of which one reminds) through Guard.Run and a stock executor: "off" without a tracer,
@@ -70,29 +32,21 @@ func BenchmarkMoveTraced(b *testing.B) {
 			rules = append(rules, streamrules.Rule{Name: fmt.Sprintf("text_%02d", i), Scope: "text", Condition: fmt.Sprintf(`banned_%d`, i), Text: "never"})
 		}
 	}
-	model := &benchModel{calls: 3, answer: strings.Repeat("All three listings are done. ", 20)}
+	model := &scripted.Bench{Calls: 3, Answer: strings.Repeat("All three listings are done. ", 20), Chunk: 16}
 	run := func(b *testing.B, tracer middleware.Tracer) {
-		store, err := streamrules.NewMemoryStore(rules)
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer eng.Close()
+		eng := quietEngine(b, rules...) // tracing_test.go
 		g := middleware.New(eng, &middleware.Config{Tracer: tracer})
 		exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(shellTool{})))
 		ctx := context.Background()
 		b.ReportAllocs()
 		b.ResetTimer()
-		start := cpuTime()
+		start := cputime.Process()
 		for range b.N {
 			if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs"); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportCPU(b, start)
+		cputime.Report(b, start)
 	}
 	b.Run("off", func(b *testing.B) { run(b, nil) })
 	b.Run("on", func(b *testing.B) {
@@ -107,18 +61,9 @@ func BenchmarkMoveTraced(b *testing.B) {
 // Tracer (a move span, four chat spans, three tool spans, one event) with the SDK and
 // an in-memory recorder. traced minus untraced is the cost of tracing per move.
 func BenchmarkSpansPerMove(b *testing.B) {
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{
-		{Name: "careful_rm", Scope: "tool:shell", Condition: `rm -rf`, Text: "Mind what you delete.", Severity: "high"},
-		{Name: "no_secret", Scope: "text", Condition: `SECRET`, Text: "Never show the secret."},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
+	eng := quietEngine(b,
+		streamrules.Rule{Name: "careful_rm", Scope: "tool:shell", Condition: `rm -rf`, Text: "Mind what you delete.", Severity: "high"},
+		streamrules.Rule{Name: "no_secret", Scope: "text", Condition: `SECRET`, Text: "Never show the secret."})
 	resp := &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "All done.", StopReason: "stop",
 		GenerationInfo: map[string]any{"PromptTokens": 120, "CompletionTokens": 9}}}}
 	inputs := []string{`{"__arg1":"ls"}`, `{"__arg1":"rm -rf /tmp/x"}`, `{"__arg1":"df"}`}
@@ -133,7 +78,7 @@ func BenchmarkSpansPerMove(b *testing.B) {
 		for i := range 4 {
 			var cs middleware.ModelSpan
 			if t != nil {
-				_, cs = t.StartModelCall(mctx, middleware.ModelCall{Model: &benchModel{}, Held: true, Streamed: true, Judged: true})
+				_, cs = t.StartModelCall(mctx, middleware.ModelCall{Model: &scripted.Bench{}, Held: true, Streamed: true, Judged: true})
 			}
 			if i == 3 {
 				m.CheckAnswer(mctx, "All done.")
@@ -160,21 +105,21 @@ func BenchmarkSpansPerMove(b *testing.B) {
 	}
 	b.Run("untraced", func(b *testing.B) {
 		b.ReportAllocs()
-		start := cpuTime()
+		start := cputime.Process()
 		for range b.N {
 			move(nil)
 		}
-		reportCPU(b, start)
+		cputime.Report(b, start)
 	})
 	traced := func(proc sdktrace.SpanProcessor) func(b *testing.B) {
 		return func(b *testing.B) {
 			tr := tracing.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc)), &tracing.Options{Model: "gpt-test"})
 			b.ReportAllocs()
-			start := cpuTime()
+			start := cputime.Process()
 			for range b.N {
 				move(tr)
 			}
-			reportCPU(b, start)
+			cputime.Report(b, start)
 		}
 	}
 	b.Run("traced", traced(tracetest.NewSpanRecorder()))
@@ -183,7 +128,7 @@ func BenchmarkSpansPerMove(b *testing.B) {
 	b.Run("sdk_floor", func(b *testing.B) {
 		tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())).Tracer("floor")
 		b.ReportAllocs()
-		start := cpuTime()
+		start := cputime.Process()
 		for range b.N {
 			mctx, ms := tr.Start(ctx, "move")
 			for range 7 {
@@ -194,18 +139,11 @@ func BenchmarkSpansPerMove(b *testing.B) {
 			ms.End()
 			move(nil)
 		}
-		reportCPU(b, start)
+		cputime.Report(b, start)
 	})
 	// The same spans, ended into a processor that keeps none: the recorder's share is
 	// the heap it grows (every span of the run stays in memory).
 	b.Run("traced_not_kept", traced(dropProcessor{}))
-}
-
-// reportCPU reports the process's CPU time per op since start (GC workers included).
-func reportCPU(b *testing.B, start time.Duration) {
-	if start > 0 {
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-	}
 }
 
 // dropProcessor ends spans into nothing.

@@ -137,13 +137,12 @@ type moveSpan struct {
 func (s *moveSpan) End(move *streamrules.Move, err error) {
 	sp := s.sp
 	defer sp.End()
-	if !sp.IsRecording() {
+	if !recording(sp, err) {
 		return
 	}
 	outcome := "answered"
 	if err != nil {
 		outcome = "failed"
-		setError(sp, err)
 	}
 	firings := move.Firings()
 	attrs := make([]attribute.KeyValue, 0, 4)
@@ -242,11 +241,8 @@ type modelSpan struct {
 func (s *modelSpan) End(r middleware.ModelResult) {
 	sp := s.sp
 	defer sp.End()
-	if !sp.IsRecording() {
+	if !recording(sp, r.Err) {
 		return
-	}
-	if r.Err != nil {
-		setError(sp, r.Err)
 	}
 	// One SetAttributes: the SDK grows the span's attributes once per call. Flags go on
 	// only when true.
@@ -329,11 +325,8 @@ type toolSpan struct {
 func (s *toolSpan) End(r middleware.ToolResult) {
 	sp := s.sp
 	defer sp.End()
-	if !sp.IsRecording() {
+	if !recording(sp, r.Err) {
 		return
-	}
-	if r.Err != nil {
-		setError(sp, r.Err)
 	}
 	attrs := append(s.buf[:0], keyReminders.Int(len(r.Reminders)))
 	if r.Refused {
@@ -350,6 +343,18 @@ func (s *toolSpan) End(r middleware.ToolResult) {
 		attrs = append(attrs, keyToolResult.String(r.Output))
 	}
 	sp.SetAttributes(attrs...)
+}
+
+// recording reports whether sp records, and marks it failed with err (when not nil) if it
+// does: the start of every End, which defers sp.End() first.
+func recording(sp trace.Span, err error) bool {
+	if !sp.IsRecording() {
+		return false
+	}
+	if err != nil {
+		setError(sp, err)
+	}
+	return true
 }
 
 // setError marks the span failed: error.type is the error's Go type (context errors by

@@ -90,6 +90,21 @@ type rig struct {
 	model *scripted.Model
 }
 
+// quietEngine is an engine on rules that logs nothing, closed when the test ends.
+func quietEngine(t testing.TB, rules ...streamrules.Rule) *streamrules.Engine {
+	t.Helper()
+	store, err := streamrules.NewMemoryStore(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	return eng
+}
+
 func newRig(t testing.TB, opts *tracing.Options, rules []streamrules.Rule, model llms.Model) *rig {
 	t.Helper()
 	store, err := streamrules.NewMemoryStore(rules)
@@ -271,15 +286,7 @@ func TestFailedMove(t *testing.T) {
 // TestNoTracer: without a tracer no span is made, even under a host's span.
 func TestNoTracer(t *testing.T) {
 	t.Parallel()
-	store, err := streamrules.NewMemoryStore(fullRules())
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := quietEngine(t, fullRules()...)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	guard := middleware.New(eng, nil)

@@ -260,7 +260,7 @@ func (d *DFA) classify() {
 		clear(sig)
 		sig[0] = kindOf(rune(b))
 		for k, in := range runeInsts {
-			if matchRune(in, rune(b)) {
+			if MatchRune(in, rune(b)) {
 				sig[1+k/8] |= 1 << (k % 8)
 			}
 		}
@@ -325,7 +325,7 @@ func (d *DFA) classifyOther() {
 	for i, p := range points {
 		clear(sig)
 		for k, in := range runeInsts {
-			if matchRune(in, p) {
+			if MatchRune(in, p) {
 				sig[k/8] |= 1 << (k % 8)
 			}
 		}
@@ -352,7 +352,9 @@ func (d *DFA) rep(r rune) rune {
 	return d.reps[i]
 }
 
-func matchRune(in *syntax.Inst, r rune) bool {
+// MatchRune reports whether the rune instruction in consumes r (false for any other
+// instruction).
+func MatchRune(in *syntax.Inst, r rune) bool {
 	switch in.Op {
 	case syntax.InstRune:
 		return in.MatchRune(r)
@@ -386,7 +388,7 @@ func (d *DFA) step(st *state, r rune, rkind uint8) {
 	d.pcs = d.pcs[:0]
 	if rkind != kindEnd {
 		for _, pc := range d.runes {
-			if in := &d.prog.Inst[pc]; matchRune(in, r) {
+			if in := &d.prog.Inst[pc]; MatchRune(in, r) {
 				d.pcs = append(d.pcs, in.Out)
 			}
 		}
@@ -634,7 +636,7 @@ func (d *DFA) escape() {
 					if esc {
 						break
 					}
-					esc = matchRune(&d.prog.Inst[pc], b)
+					esc = MatchRune(&d.prog.Inst[pc], b)
 				}
 				d.esc[k][b] = esc
 			}

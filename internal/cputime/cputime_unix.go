@@ -1,15 +1,15 @@
 //go:build unix
 
-package tracing_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's user and system CPU time so far: on a loaded machine it
-// shows a benchmark's cost where wall time shows the wait for a core.
-func cpuTime() time.Duration {
+// Process is the CPU time the process has used so far, user and system; 0 where it
+// cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

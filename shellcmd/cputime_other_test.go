@@ -1,8 +1,0 @@
-//go:build !unix
-
-package shellcmd_test
-
-import "time"
-
-// processCPU is not measured here: the benchmarks report the wall clock only.
-func processCPU() time.Duration { return 0 }
