@@ -26,7 +26,7 @@ func TestGateClaimOverlappingMoves(t *testing.T) {
 	for _, retries := range []int{1, -1} {
 		t.Run(fmt.Sprintf("retries=%d", retries), func(t *testing.T) {
 			t.Parallel()
-			eng := gateEngine(t, &streamrules.Config{MaxRetriesPerMove: retries}, onceGate)
+			eng := quietEngine(t, &streamrules.Config{MaxRetriesPerMove: retries}, onceGate)
 			ctx := context.Background()
 			// gated fires the gate as the model wrapper (a discard) or the tool wrapper (a
 			// refusal) would.
