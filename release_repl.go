@@ -287,6 +287,9 @@ type replState struct {
 	out []byte
 	in  int // bytes of the answer copied into out
 	r   int
+	// alias: nothing was rewritten yet, so out is the answer itself (the caller's buffer,
+	// read only): no copy is made per batch. The first rewrite copies it.
+	alias bool
 	// The fast path: the unanchored DFA, fed out from r on. While it has no thread alive
 	// and has seen no match, no start from r on is live: r moves to the end at the cost of
 	// a DFA step a byte (and the skip to the pattern's first literal), not a run per start.
@@ -304,9 +307,13 @@ type replState struct {
 
 func (x *replState) feed(text []byte) {
 	if x.out == nil {
-		x.out = make([]byte, 0, max(2048, 2*len(text)))
+		x.alias = true
 	}
-	x.out = append(x.out, text[x.in:]...)
+	if x.alias {
+		x.out = text[:len(text):len(text)] // full: an append never writes into the caller's buffer
+	} else {
+		x.out = append(x.out, text[x.in:]...)
+	}
 	x.in = len(text)
 	if x.ufrom != x.r || x.ufed < x.r {
 		x.u, x.ufrom, x.ufed, x.uhit = x.p.un.Start(), x.r, x.r, false
@@ -417,6 +424,14 @@ func (x *replState) rewrite(at int, re *regexp.Regexp) bool {
 	}
 	x.ls = -1
 	rep := re.Expand(nil, []byte(x.p.with), x.out[at:], loc)
+	if x.alias {
+		// The first rewrite: out becomes the releaser's own copy.
+		x.alias = false
+		out := make([]byte, 0, max(2048, 2*len(x.out)))
+		out = append(append(append(out, x.out[:at+loc[0]]...), rep...), x.out[at+loc[1]:]...)
+		x.out = out
+		return true
+	}
 	tail := append([]byte(nil), x.out[at+loc[1]:]...)
 	x.out = append(append(x.out[:at+loc[0]], rep...), tail...)
 	return true
