@@ -129,7 +129,7 @@ func planLit(r *Rule) *litPlan {
 	cond := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: parts[:len(parts)-len(subs)+1]}
 	return &litPlan{
 		repl: &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog),
-			last: lastInsts(prog), all: runeInsts(prog), wb: wb, lit: l, grp: len(l)},
+			last: lastInsts(prog), all: runeInsts(prog), wb: wb, lit: l, grp: len(l), first: firstBytes(prog)},
 		cond: simplified(cond),
 	}
 }

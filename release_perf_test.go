@@ -2,6 +2,8 @@ package streamrules
 
 import (
 	"bytes"
+	"regexp"
+	"regexp/syntax"
 	"testing"
 	"unicode"
 )
@@ -30,4 +32,51 @@ func TestReleaseTrimRightSpace(t *testing.T) {
 			t.Errorf("%q: got %q, want %q", s, got, want)
 		}
 	}
+}
+
+// TestReleaseFirstBytes: every match of a pattern starts with a byte of its first-byte
+// set, on texts made of the patterns' own runes and some others.
+func TestReleaseFirstBytes(t *testing.T) {
+	pats := []string{`!\[([^\]]*)\]\(([^)\s]+)\)`, `(?i)audio saved:[^\n↩]*`, `ab|[c-e]x|é+`, `(?i)k+`, `[^a]b`, `x*y`, `\bq`}
+	texts := []string{"![a](b) !![](c) ![x](y z)", "Audio SAVED: x\n", "abcxdxexééé", "kK\u212ak", "ab bb \xffb éb", "xxy y", "q aq"}
+	for _, pat := range pats {
+		prog, err := syntax.Compile(mustParse(t, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := firstBytes(prog)
+		if set == nil {
+			continue
+		}
+		re := regexp.MustCompile(pat)
+		for _, text := range texts {
+			for s := range len(text) {
+				if loc := re.FindStringIndex(text[s:]); loc != nil && loc[0] == 0 && !set.in[text[s]] {
+					t.Errorf("%s: a match starts at %q[%d] (%q), not in the set", pat, text, s, text[s])
+				}
+				if set.none([]byte(text[s:s+1])) == set.in[text[s]] {
+					t.Errorf("%s: none disagrees with the set on %q", pat, text[s])
+				}
+			}
+		}
+	}
+	if firstBytes(mustProg(t, `\bq`)) != nil || firstBytes(mustProg(t, `a*`)) != nil || firstBytes(mustProg(t, `.x`)) != nil {
+		t.Error("an assertion, an empty match or any rune gave a set")
+	}
+}
+
+func mustParse(t *testing.T, pat string) *syntax.Regexp {
+	re, err := syntax.Parse(pat, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return re.Simplify()
+}
+
+func mustProg(t *testing.T, pat string) *syntax.Prog {
+	prog, err := syntax.Compile(mustParse(t, pat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }

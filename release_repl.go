@@ -25,6 +25,7 @@ type replPlan struct {
 	grp          int            // the fewest runes the kept group consumes
 	wb           bool           // a claim-shaped pattern led by \b (release_lit.go): see valid
 	lit          []rune         // a claim-shaped fix's plain replacement (release_lit.go)
+	first        *byteSet       // the bytes a match can start with (nil: unknown): the fast path's skip
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -81,7 +82,7 @@ func nfFix(f *ReplaceRegex) *replPlan {
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), grp: grp}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), grp: grp, first: firstBytes(prog)}
 }
 
 // replsApart reports whether the repair p can run after those of chain (each after the
@@ -317,6 +318,12 @@ func (x *replState) feed(text []byte) {
 	x.in = len(text)
 	if x.ufrom != x.r || x.ufed < x.r {
 		x.u, x.ufrom, x.ufed, x.uhit = x.p.un.Start(), x.r, x.r, false
+	}
+	if f := x.p.first; f != nil && !x.p.wb && !x.uhit && !x.u.Pending() && f.none(x.out[x.ufed:]) {
+		// No thread alive and no byte a match can start with: the cursor stays as it is
+		// (no assertion in the pattern), without a DFA call.
+		x.ufed, x.r, x.ufrom = len(x.out), len(x.out), len(x.out)
+		return
 	}
 	for q := x.out[x.ufed:]; len(q) > 0 && !x.uhit; {
 		o, rest, ok := x.p.un.Feed(&x.u, q)
