@@ -66,6 +66,7 @@ type releasePlan struct {
 	tail   *tailPlan // a negate rule that must hold at the end, with an append fix
 	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
 	lit    *litPlan  // a rule repaired by a plain-text replace fix (release_lit.go)
+	folds  foldCache // foldContext's trees by the context atoms' outcomes (release_perf.go)
 }
 
 // relAtom is one regex of a rule, run as a DFA over a stream.

@@ -21,6 +21,11 @@ func (p *releasePlan) foldContext(f *Facts) relNode {
 	if len(p.ctx) == 0 {
 		return p.fires
 	}
+	return p.folds.get(p, f) // release_perf.go: foldContextOn, made once per outcome of the atoms
+}
+
+// foldContextOn is foldContext, made anew.
+func (p *releasePlan) foldContextOn(f *Facts) relNode {
 	cv, cu := p.foldNode(&p.cond, f)
 	if p.negate {
 		cv = relNotOf(cv)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp/syntax"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -167,4 +168,48 @@ func (s *byteSet) none(p []byte) bool {
 		}
 	}
 	return true
+}
+
+// foldCache keeps a plan's folded trees by what its context atoms gave (true, false,
+// missing): the fold reads the facts only through them, so a tour whose atoms give the
+// same has the same tree (read only, shared).
+type foldCache struct {
+	mu sync.Mutex
+	m  map[uint64]relNode
+}
+
+// foldCacheMax bounds the trees a plan keeps (the outcomes seen are few: a rule reads a
+// handful of atoms).
+const foldCacheMax = 64
+
+func (c *foldCache) get(p *releasePlan, f *Facts) relNode {
+	if len(p.ctx) > 32 {
+		return p.foldContextOn(f)
+	}
+	var key uint64
+	for i := range p.ctx {
+		t := target{facts: f}
+		if p.ctx[i].evalContext(&t) {
+			key |= 1 << (2 * i)
+		}
+		if t.unknown {
+			key |= 2 << (2 * i)
+		}
+	}
+	c.mu.Lock()
+	n, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = p.foldContextOn(f)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[uint64]relNode{}
+	}
+	if len(c.m) < foldCacheMax {
+		c.m[key] = n
+	}
+	c.mu.Unlock()
+	return n
 }

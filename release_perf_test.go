@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"bytes"
+	"reflect"
 	"regexp"
 	"regexp/syntax"
 	"testing"
@@ -79,4 +80,36 @@ func mustProg(t *testing.T, pat string) *syntax.Prog {
 		t.Fatal(err)
 	}
 	return prog
+}
+
+// TestReleaseFoldCache: a plan's cached fold is the fold made anew, for facts whose
+// context atoms give every outcome (true, false, missing), in any order and again.
+func TestReleaseFoldCache(t *testing.T) {
+	r := &Rule{Name: "r", Predicate: &Predicate{AnyOf: []Predicate{
+		{AllOf: []Predicate{{InputContainsRegex: `audio`}, {Not: &Predicate{ToolSucceeded: "speak"}}, {ContainsRegex: `saved`}}},
+		{AllOf: []Predicate{{ToolCalled: "edit"}, {ContainsRegex: `done`}}},
+	}}}
+	facts := []*Facts{
+		nil,
+		{Input: "an audio, please", HasInput: true},
+		{Input: "text", HasInput: true, HasTools: true},
+		{Input: "audio", HasInput: true, HasTools: true, Tools: []ToolRun{{Tool: "speak", OK: true}}},
+		{Input: "audio", HasInput: true, HasTools: true, Tools: []ToolRun{{Tool: "speak"}, {Tool: "edit", OK: true}}},
+		{HasTools: true, Tools: []ToolRun{{Tool: "edit"}}},
+	}
+	p := planRelease(r)
+	if len(p.ctx) != 3 {
+		t.Fatalf("%d context atoms, want 3", len(p.ctx))
+	}
+	for round := range 2 {
+		for i := range facts {
+			f := facts[(i*5+round)%len(facts)]
+			if got, want := p.foldContext(f), p.foldContextOn(f); !reflect.DeepEqual(got, want) {
+				t.Errorf("facts %+v: cached %+v, made anew %+v", f, got, want)
+			}
+		}
+	}
+	if len(p.folds.m) < 4 {
+		t.Errorf("%d trees cached, want one per outcome seen (at least 4)", len(p.folds.m))
+	}
 }
