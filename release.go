@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
@@ -67,6 +66,7 @@ type releasePlan struct {
 	tail   *tailPlan // a negate rule that must hold at the end, with an append fix
 	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
 	lit    *litPlan  // a rule repaired by a plain-text replace fix (release_lit.go)
+	folds  foldCache // foldContext's trees by the context atoms' outcomes (release_perf.go)
 }
 
 // relAtom is one regex of a rule, run as a DFA over a stream.
@@ -225,6 +225,7 @@ type tailPlan struct {
 	re   *regexp.Regexp
 	dfa  *lazydfa.DFA
 	last []*syntax.Inst // the rune instructions of the condition (for the image rule's check)
+	add  *tmplSplit     // the fix's text, split at its variables (release_perf.go)
 }
 
 // planTail returns the plan of a negate rule with an append fix whose condition matches
@@ -248,7 +249,7 @@ func planTail(r *Rule) *tailPlan {
 	if err != nil {
 		return nil
 	}
-	return &tailPlan{re: regexp.MustCompile(r.Condition), dfa: lazydfa.New(prog), last: runeInsts(prog)}
+	return &tailPlan{re: regexp.MustCompile(r.Condition), dfa: lazydfa.New(prog), last: runeInsts(prog), add: splitTemplate(r.Fix.AppendIfMissing)}
 }
 
 // cures reports whether appending add always cures the rule: every text ending with add
@@ -355,7 +356,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 		}
 		switch {
 		case p.tail != nil && tailRule == nil:
-			if add, missing := expand(r.Fix.AppendIfMissing, vars, nil); missing == "" && p.tail.cures(add) {
+			if add, missing := p.tail.add.expand(vars); missing == "" && p.tail.cures(add) {
 				tailRule, x.tail, x.add = r, p.tail, add
 				continue
 			}
@@ -416,7 +417,7 @@ func (x *releaser) advance(text []byte) []byte {
 		certain = text[:len(text)-cutRune(text)]
 	}
 	if x.tail != nil {
-		certain = bytes.TrimRightFunc(certain, unicode.IsSpace)
+		certain = trimRightSpace(certain)
 	}
 	if x.blank && len(bytes.TrimSpace(certain)) == 0 {
 		x.final = certain[:0]

@@ -21,6 +21,11 @@ func (p *releasePlan) foldContext(f *Facts) relNode {
 	if len(p.ctx) == 0 {
 		return p.fires
 	}
+	return p.folds.get(p, f) // release_perf.go: foldContextOn, made once per outcome of the atoms
+}
+
+// foldContextOn is foldContext, made anew.
+func (p *releasePlan) foldContextOn(f *Facts) relNode {
 	cv, cu := p.foldNode(&p.cond, f)
 	if p.negate {
 		cv = relNotOf(cv)
@@ -47,6 +52,12 @@ func (p *releasePlan) foldNode(n *relNode, f *Facts) (v, u relNode) {
 			return v, relNode{op: relTrue}
 		}
 		return v, no
+	case relNot, relAll, relAny:
+		if !n.hasCtx() {
+			return *n, no // nothing to fold: the tree as it is, made once per plan
+		}
+	}
+	switch n.op {
 	case relNot:
 		v, u = p.foldNode(&n.kids[0], f)
 		return relNotOf(v), u
@@ -73,6 +84,19 @@ func (p *releasePlan) foldNode(n *relNode, f *Facts) (v, u relNode) {
 		return relAnyOf(vs...), relAnyOf(us...)
 	}
 	return *n, no // text atoms and what only the whole answer decides never reach context
+}
+
+// hasCtx reports whether a context atom is in n's tree.
+func (n *relNode) hasCtx() bool {
+	if n.op == relCtx {
+		return true
+	}
+	for i := range n.kids {
+		if n.kids[i].hasCtx() {
+			return true
+		}
+	}
+	return false
 }
 
 func relNotOf(n relNode) relNode {

@@ -25,6 +25,7 @@ type replPlan struct {
 	grp          int            // the fewest runes the kept group consumes
 	wb           bool           // a claim-shaped pattern led by \b (release_lit.go): see valid
 	lit          []rune         // a claim-shaped fix's plain replacement (release_lit.go)
+	first        *byteSet       // the bytes a match can start with (nil: unknown): the fast path's skip
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -91,7 +92,7 @@ func compileRepl(f *ReplaceRegex, tree *syntax.Regexp) *replPlan {
 	if err != nil {
 		return nil
 	}
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog)}
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), first: firstBytes(prog)}
 }
 
 // replsApart reports whether the repair p can run after those of chain (each after the
@@ -283,6 +284,9 @@ type replState struct {
 	out []byte
 	in  int // bytes of the answer copied into out
 	r   int
+	// alias: nothing was rewritten yet, so out is the answer itself (the caller's buffer,
+	// read only): no copy is made per batch. The first rewrite copies it.
+	alias bool
 	// The fast path: the unanchored DFA, fed out from r on. While it has no thread alive
 	// and has seen no match, no start from r on is live: r moves to the end at the cost of
 	// a DFA step a byte (and the skip to the pattern's first literal), not a run per start.
@@ -300,12 +304,22 @@ type replState struct {
 
 func (x *replState) feed(text []byte) {
 	if x.out == nil {
-		x.out = make([]byte, 0, max(2048, 2*len(text)))
+		x.alias = true
 	}
-	x.out = append(x.out, text[x.in:]...)
+	if x.alias {
+		x.out = text[:len(text):len(text)] // full: an append never writes into the caller's buffer
+	} else {
+		x.out = append(x.out, text[x.in:]...)
+	}
 	x.in = len(text)
 	if x.ufrom != x.r || x.ufed < x.r {
 		x.u, x.ufrom, x.ufed, x.uhit = x.p.un.Start(), x.r, x.r, false
+	}
+	if f := x.p.first; f != nil && !x.p.wb && !x.uhit && !x.u.Pending() && f.none(x.out[x.ufed:]) {
+		// No thread alive and no byte a match can start with: the cursor stays as it is
+		// (no assertion in the pattern), without a DFA call.
+		x.ufed, x.r, x.ufrom = len(x.out), len(x.out), len(x.out)
+		return
 	}
 	for q := x.out[x.ufed:]; len(q) > 0 && !x.uhit; {
 		o, rest, ok := x.p.un.Feed(&x.u, q)
@@ -413,6 +427,14 @@ func (x *replState) rewrite(at int, re *regexp.Regexp) bool {
 	}
 	x.ls = -1
 	rep := re.Expand(nil, []byte(x.p.with), x.out[at:], loc)
+	if x.alias {
+		// The first rewrite: out becomes the releaser's own copy.
+		x.alias = false
+		out := make([]byte, 0, max(2048, 2*len(x.out)))
+		out = append(append(append(out, x.out[:at+loc[0]]...), rep...), x.out[at+loc[1]:]...)
+		x.out = out
+		return true
+	}
 	tail := append([]byte(nil), x.out[at+loc[1]:]...)
 	x.out = append(append(x.out[:at+loc[0]], rep...), tail...)
 	return true
