@@ -19,6 +19,7 @@ func TestDeclaredCallsPerFormat(t *testing.T) {
 	t.Parallel()
 	fc := func(name, args string) *llms.FunctionCall { return &llms.FunctionCall{Name: name, Arguments: args} }
 	type call = streamrules.DeclaredCall
+	dc := func(tool, input string) call { return call{Tool: tool, Input: input} }
 	tests := []struct {
 		name string
 		f    middleware.AnswerFormat
@@ -30,19 +31,19 @@ func TestDeclaredCallsPerFormat(t *testing.T) {
 			nil,
 			{Content: "text", ToolCalls: []llms.ToolCall{{FunctionCall: fc("shell", `{"__arg1":"rm -rf /"}`)}, {ID: "no function"}}},
 			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("deploy", `{"target":"prod"}`)}}, FuncCall: fc("legacy", `{"__arg1":"x"}`)},
-		}}, []call{{"shell", "rm -rf /"}, {"deploy", `{"target":"prod"}`}, {"legacy", "x"}}},
+		}}, []call{dc("shell", "rm -rf /"), dc("deploy", `{"target":"prod"}`), dc("legacy", "x")}},
 		{"__arg1 not a string or not JSON", middleware.FormatToolCalling, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("a", `{"__arg1":5}`)}, {FunctionCall: fc("b", `__arg1 broken {`)}}},
-		}}, []call{{"a", `{"__arg1":5}`}, {"b", `__arg1 broken {`}}},
+		}}, []call{dc("a", `{"__arg1":5}`), dc("b", `__arg1 broken {`)}},
 		{"MRKL action", middleware.FormatMRKL, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{Content: "Thought: clean up\nAction:  shell \nAction Input:  rm -rf /tmp/x \nObservation:"},
-		}}, []call{{"shell", "rm -rf /tmp/x"}}},
+		}}, []call{dc("shell", "rm -rf /tmp/x")}},
 		{"MRKL final answer", middleware.FormatMRKL, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{Content: "Action: shell\nAction Input: ls\nFinal Answer: done"},
 		}}, nil},
 		{"conversational action", middleware.FormatConversational, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{Content: "Thought: Do I need to use a tool? Yes\nAction: deploy\nAction Input: prod"},
-		}}, []call{{"deploy", "prod"}}},
+		}}, []call{dc("deploy", "prod")}},
 		{"tool calls ignored in MRKL", middleware.FormatMRKL, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{Content: "thinking", ToolCalls: []llms.ToolCall{{FunctionCall: fc("shell", "ls")}}},
 		}}, nil},
