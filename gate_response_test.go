@@ -66,3 +66,22 @@ func TestGateAfterEnd(t *testing.T) {
 		t.Errorf("firings after End: %+v", f)
 	}
 }
+
+// TestGateAndTextMissRulesSorted: a response whose text misses a text rule and whose call a
+// gate matches names both rules in the verdict, sorted, each once.
+func TestGateAndTextMissRulesSorted(t *testing.T) {
+	t.Parallel()
+	shout := streamrules.Rule{Name: "z_no_shouting", Scope: "text", Mode: streamrules.ModeInterrupt, Condition: "DEPLOYING", Text: "Do not shout."}
+	eng := gateEngine(t, nil, deploy, shout)
+	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
+	v := m.CheckResponse(ctx, "DEPLOYING NOW", []streamrules.DeclaredCall{{Tool: "deploy", Input: `{"target":"prod"}`}})
+	if !v.Discard {
+		t.Fatalf("not discarded: %+v", v)
+	}
+	if got := strings.Join(v.Rules, ","); got != "no_prod_deploy,z_no_shouting" {
+		t.Errorf("rules %q, want no_prod_deploy,z_no_shouting", got)
+	}
+	if i, j := strings.Index(v.Interrupt, `rule="z_no_shouting"`), strings.Index(v.Interrupt, `rule="no_prod_deploy"`); i < 0 || j < i {
+		t.Errorf("interrupt: the text rule's block, then the gate's:\n%s", v.Interrupt)
+	}
+}
