@@ -77,3 +77,31 @@ func TestClaimErrorIsNoClaim(t *testing.T) {
 		t.Fatalf("%d reminders of the once rule after a failed claim, want 0", n)
 	}
 }
+
+// TestMemoryStoreClaimFiring: the memory store's claims follow the policy against the move
+// the rule last fired in: one claim per move, a `once` rule never again, an `after:N` rule
+// again N moves later.
+func TestMemoryStoreClaimFiring(t *testing.T) {
+	t.Parallel()
+	mem, err := streamrules.NewMemoryStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	once := streamrules.Repeat{Kind: streamrules.RepeatOnce}
+	after2 := streamrules.Repeat{Kind: streamrules.RepeatAfter, Moves: 2}
+	for _, step := range []struct {
+		rule   string
+		move   int64
+		policy streamrules.Repeat
+		want   bool
+	}{
+		{"o", 1, once, true}, {"o", 1, once, false}, {"o", 2, once, false}, {"o", 9, once, false},
+		{"a", 1, after2, true}, {"a", 2, after2, false}, {"a", 3, after2, true}, {"a", 3, after2, false}, {"a", 4, after2, false},
+	} {
+		won, err := mem.ClaimFiring(ctx, "c", step.rule, step.move, step.policy)
+		if err != nil || won != step.want {
+			t.Fatalf("claim %s in move %d: %v, %v; want %v", step.rule, step.move, won, err, step.want)
+		}
+	}
+}
