@@ -299,8 +299,9 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-				args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes)
+				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+				args = append(args, f.Rule, f.ChatID, f.Move, string(f.Mode), f.Retry, f.Tool, f.At, string(f.Outcome), diffText(f.Diff), f.Early, f.CutAtBytes,
+					string(f.Delivery), f.Read)
 			}
 			s.wtrips.Add(1)
 			if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
@@ -313,8 +314,17 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 		}
 		query, args := s.counterUpsert(admitted)
 		s.wtrips.Add(1)
-		_, err := s.exec(ctx, tx, query, args...)
-		return err
+		if _, err := s.exec(ctx, tx, query, args...); err != nil {
+			return err
+		}
+		// Migration 0008: the delivery counters too, as saveMove does (chat.go).
+		if query, args := deliveryUpsert(admitted); query != "" {
+			s.wtrips.Add(1)
+			if _, err := s.exec(ctx, tx, query, args...); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
 )
 
 // TestBatchBounds: a batch (Batches counts those of two records or more) never holds more than BatchSize records, nor more than 64 of
-// one chat, however many are queued at once; every record is written, in order.
+// one chat, however many are queued at once; every record is written, in order, its firings with it.
 func TestBatchBounds(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -30,7 +31,8 @@ func TestBatchBounds(t *testing.T) {
 		one := open(t, dsn, nil)
 		const moves = 130
 		for move := int64(1); move <= moves; move++ {
-			if err := one.QueueMove(streamrules.MoveRecord{ChatID: "busy", Move: move, Answered: true}); err != nil {
+			f := streamrules.Firing{Rule: "r", ChatID: "busy", Move: move, Mode: streamrules.ModeRemind, Tool: "shell", Outcome: streamrules.OutcomeComplied, At: time.Now()}
+			if err := one.QueueMove(streamrules.MoveRecord{ChatID: "busy", Move: move, Answered: true, Firings: []streamrules.Firing{f}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -40,7 +42,7 @@ func TestBatchBounds(t *testing.T) {
 		if n := one.Batches(); n < 3 {
 			t.Errorf("%d records of one chat in %d batches of at most 64", moves, n)
 		}
-		if st, err := one.LoadChat(ctx, "busy"); err != nil || st.Moves != moves {
+		if st, err := one.LoadChat(ctx, "busy"); err != nil || st.Moves != moves || st.LastFired["r"] != moves {
 			t.Errorf("LoadChat = %+v, %v; want %d moves", st, err, moves)
 		}
 	})
