@@ -168,7 +168,8 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 		gSeqs, gIncs                                     []int64
 		rules, chats, modes, tools, ats, outcomes, diffs []string
 		moves, cuts                                      []int64
-		retries, earlies                                 []bool
+		retries, earlies, reads                          []bool
+		deliveries                                       []string
 	)
 	for i, p := range ps {
 		inc := int64(0)
@@ -185,13 +186,14 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 			moves, retries, outcomes = append(moves, f.Move), append(retries, f.Retry), append(outcomes, string(f.Outcome))
 			earlies, cuts = append(earlies, f.Early), append(cuts, int64(f.CutAtBytes))
 			ats = append(ats, f.At.Format(time.RFC3339Nano))
+			deliveries, reads = append(deliveries, string(f.Delivery)), append(reads, f.Read)
 		}
 	}
 	s.wtrips.Add(1)
 	_, err := s.exec(ctx, s.db, saveBatchPG, pq.StringArray(gChats), pq.Int64Array(gSeqs), pq.Int64Array(gIncs), now, s.writer,
 		pq.StringArray(rules), pq.Int64Array(moves), pq.StringArray(chats), pq.StringArray(modes),
 		pq.BoolArray(retries), pq.StringArray(tools), pq.StringArray(ats), pq.StringArray(outcomes), pq.StringArray(diffs),
-		pq.BoolArray(earlies), pq.Int64Array(cuts))
+		pq.BoolArray(earlies), pq.Int64Array(cuts), pq.StringArray(deliveries), pq.BoolArray(reads))
 	return err
 }
 
@@ -210,21 +212,28 @@ const saveBatchPG = `WITH guard AS (
 	WHERE g.chat_id IN (SELECT chat_id FROM guard) ORDER BY g.chat_id
 	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
 ), f AS (
-	SELECT * FROM unnest($6::text[], $8::text[], $7::bigint[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::text[], $14::text[], $15::boolean[], $16::bigint[])
-		AS f(rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes)
+	SELECT * FROM unnest($6::text[], $8::text[], $7::bigint[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::text[], $14::text[], $15::boolean[], $16::bigint[],
+		$17::text[], $18::boolean[])
+		AS f(rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
 	WHERE f.chat_id IN (SELECT chat_id FROM guard)
 ), fired AS (
 	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
 	SELECT chat_id, rule, MAX(move) FROM f GROUP BY chat_id, rule ORDER BY chat_id, rule
 	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
 ), stat AS (
-	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes)
-	SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes FROM f
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
+	SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read FROM f
 ), counted AS (
 	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
 	SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM f GROUP BY rule, outcome ORDER BY rule, outcome
 	ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + EXCLUDED.fired,
 		last_fired_at = GREATEST(stream_rule_counter.last_fired_at, EXCLUDED.last_fired_at)
+), delivered AS (
+	INSERT INTO stream_rule_delivery_counter (rule, delivery, fired, manifest_read)
+	SELECT rule, delivery, COUNT(*), COUNT(*) FILTER (WHERE manifest_read) FROM f
+	WHERE delivery <> '' AND outcome <> 'shadow' GROUP BY rule, delivery ORDER BY rule, delivery
+	ON CONFLICT (rule, delivery) DO UPDATE SET fired = stream_rule_delivery_counter.fired + EXCLUDED.fired,
+		manifest_read = stream_rule_delivery_counter.manifest_read + EXCLUDED.manifest_read
 )
 SELECT 1`
 
