@@ -10,14 +10,15 @@ import (
 
 // TestReleaseWatchesTheRepairedText: while an image is repaired into its plain link, a
 // watched rule is judged on the text the client would get, not only on what the model
-// wrote: a rule that only the repaired text breaks keeps the answer held.
+// wrote: a rule (anchored, so it settles on what the model wrote) that only the repaired
+// text breaks keeps the answer held.
 func TestReleaseWatchesTheRepairedText(t *testing.T) {
 	t.Parallel()
 	img := streamrules.Rule{Name: "image_as_link", Scope: "text", Mode: streamrules.ModeInterrupt,
 		Condition: `!\[[^\]]*\]\(([^)\s]+)\)`, Text: "Send links, not images.",
 		Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `!\[[^\]]*\]\(([^)\s]+)\)`, With: "$1"}}}
-	bare := streamrules.Rule{Name: "no_bare_link_after_colon", Scope: "text", Mode: streamrules.ModeInterrupt,
-		Condition: `: https://`, Text: "Introduce a link with words."}
+	bare := streamrules.Rule{Name: "no_bare_link_first", Scope: "text", Mode: streamrules.ModeInterrupt,
+		Condition: `^Here it is: https://`, Text: "Introduce a link with words."}
 	text := []byte("Here it is: ![cat](https://x/c.png) and some more words to pass the batch size.")
 	_, alone := gateEngine(t, nil, img).BeginMove(context.Background(), "c")
 	if final := alone.HeldScanner().Release(text); !strings.Contains(string(final), ": https://x/c.png") {
