@@ -365,6 +365,13 @@ func (s *Store) flush() {
 			s.linger()
 		case <-timer.C:
 		}
+		select {
+		case <-s.done:
+			// Close ended the wait for a batch: its own flush writes what is queued. A drain
+			// here would run on the ended life, fail, and count a write failure.
+			return
+		default:
+		}
 		if s.drain(s.life, s.writeTimeout) {
 			attempt, wake = 0, s.wq.wake
 			continue
