@@ -153,16 +153,19 @@ func Analyze(pattern string) (*Analysis, error) {
 		qstr = printTree(q)
 	}
 	a.runText = qstr
-	qs, sm := simplify(q) // q.Simplify() in pooled memory (see simplify.go)
-	defer releaseSimplifier(sm)
-	pb := compileProg(qs) // syntax.Compile(qs) into pooled memory (see prog.go)
-	prog := &pb.prog
+	qs := q.Simplify()
+	prog, err := syntax.Compile(qs)
+	if err != nil {
+		return nil, err
+	}
+	pb := progBufPool.Get().(*progBuf)
+	pb.prog = prog
 	a.insts = len(prog.Inst)
 	a.live = pb.liveThreads()
 	a.restart = pb.restartThreads()
 	a.wide = wideInsts(prog)
 	p, _ := prog.Prefix()
-	releaseProg(pb)
+	pb.release()
 	m := newMemo(qs)
 	defer m.release()
 	a.rarePrefix = rarePrefix(m)
@@ -616,13 +619,36 @@ func wide(in *syntax.Inst) bool {
 	return false
 }
 
+// progBuf is a pattern's compiled program (syntax.Compile) and the working memory of
+// the walks over it; the memory is kept from pattern to pattern in progBufPool.
+type progBuf struct {
+	prog  *syntax.Prog
+	seen  []bool
+	stack []uint32
+}
+
+var progBufPool = sync.Pool{New: func() any { return new(progBuf) }}
+
+// maxPooledInsts bounds the walk memory that goes back to the pool: a rare huge
+// program's is left to the garbage collector rather than kept.
+const maxPooledInsts = 1 << 16
+
+// release drops the program and returns the walk memory to the pool.
+func (b *progBuf) release() {
+	b.prog = nil
+	if cap(b.seen) > maxPooledInsts || cap(b.stack) > maxPooledInsts {
+		return
+	}
+	progBufPool.Put(b)
+}
+
 // liveThreads counts the rune instructions reachable from the start of the
 // unanchored program through wide instructions (and \B): the threads that stay alive on ordinary text,
 // each costing the regexp engine a step on every byte. [\s\S]{0,1000} at the
 // start of a pattern keeps 1,000; a literal first keeps about none.
 // It reads b.prog and works in b's memory.
 func (b *progBuf) liveThreads() int {
-	prog := &b.prog
+	prog := b.prog
 	seen := slices.Grow(b.seen[:0], len(prog.Inst))[:len(prog.Inst)]
 	clear(seen)
 	count := 0
@@ -664,7 +690,7 @@ func (b *progBuf) liveThreads() int {
 // returns the most such instructions one character keeps alive, over the characters of
 // the narrow instructions the start reaches.
 func (b *progBuf) restartThreads() int {
-	prog := &b.prog
+	prog := b.prog
 	entries := b.wideWalk([]uint32{uint32(prog.Start)}, nil)
 	best := 0
 	for _, pc := range entries {
@@ -691,7 +717,7 @@ var repChars = func() []rune {
 // chainOn counts the rune instructions reachable from pc through instructions that
 // match c (and empty ones): the threads a run of c's keeps alive behind one start.
 func (b *progBuf) chainOn(pc uint32, c rune) int {
-	prog := &b.prog
+	prog := b.prog
 	seen := make([]bool, len(prog.Inst))
 	n := 0
 	stack := []uint32{pc}
@@ -721,7 +747,7 @@ func (b *progBuf) chainOn(pc uint32, c rune) int {
 // wideWalk follows the program from starts through empty and wide instructions; it
 // calls each (when not nil) with every rune instruction met, and returns the narrow ones.
 func (b *progBuf) wideWalk(starts []uint32, each func(pc uint32)) []uint32 {
-	prog := &b.prog
+	prog := b.prog
 	seen := make([]bool, len(prog.Inst))
 	var narrow []uint32
 	stack := slices.Clone(starts)
