@@ -579,15 +579,15 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	if n := len(variables()); n != 22 {
-		t.Errorf("%d variables; update the README's configuration table", n)
+		t.Errorf("%d variables; update the configuration table in docs/operations.md", n)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range variables() {
-		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
-			t.Errorf("%s is not in the README's configuration table", v.Name)
+		if !strings.Contains(string(doc), "| `"+v.Name+"` |") {
+			t.Errorf("%s is not in the configuration table of docs/operations.md", v.Name)
 		}
 	}
 }
