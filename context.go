@@ -93,27 +93,6 @@ func (p *Predicate) isContext() bool {
 		p.ToolSucceeded != "" || p.ToolFailed != "" || p.EditedUnchecked != nil
 }
 
-// usesContext reports whether any node of p is a context atom.
-func (p *Predicate) usesContext() bool {
-	if p == nil {
-		return false
-	}
-	if p.isContext() {
-		return true
-	}
-	for i := range p.AllOf {
-		if p.AllOf[i].usesContext() {
-			return true
-		}
-	}
-	for i := range p.AnyOf {
-		if p.AnyOf[i].usesContext() {
-			return true
-		}
-	}
-	return p.Not.usesContext()
-}
-
 func (p *Predicate) writeContext(b *strings.Builder) {
 	switch {
 	case p.InputContainsRegex != "":

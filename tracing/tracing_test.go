@@ -169,7 +169,7 @@ func attrs(kvs []attribute.KeyValue) string {
 	slices.SortFunc(kvs, func(a, b attribute.KeyValue) int { return strings.Compare(string(a.Key), string(b.Key)) })
 	var b strings.Builder
 	for _, kv := range kvs {
-		fmt.Fprintf(&b, " %s=%s", kv.Key, kv.Value.Emit())
+		fmt.Fprintf(&b, " %s=%s", kv.Key, kv.Value.String())
 	}
 	return b.String()
 }
@@ -315,7 +315,7 @@ func find(t *testing.T, spans []sdktrace.ReadOnlySpan, prefix string) sdktrace.R
 func attr(kvs []attribute.KeyValue, key string) string {
 	for _, kv := range kvs {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

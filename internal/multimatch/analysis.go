@@ -790,20 +790,6 @@ func wideInsts(prog *syntax.Prog) int {
 	return n
 }
 
-// matchProb estimates how likely a byte of ordinary text matches in.
-func matchProb(in *syntax.Inst) float64 {
-	p := 0.0
-	for c := rune(0); c < 0x80; c++ {
-		if in.MatchRune(c) {
-			p += byteProb(byte(c), false)
-		}
-	}
-	if in.MatchRune(0xe9) || in.MatchRune(0x4e2d) {
-		p += 0.01
-	}
-	return min(p, 1)
-}
-
 // LargestRepeat returns the counted repetition of the pattern whose
 // expansion is the biggest, as written (x{n,m}), and the instructions it
 // expands to; "" when the pattern has none.
@@ -852,24 +838,4 @@ func (a *Analysis) WorstCase(limit int) (states, threads int, complete bool) {
 		}
 	}
 	return states, a.live + a.restart, false
-}
-
-// runeInsts counts the rune instructions of pattern's program.
-func runeInsts(pattern string) int {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return 0
-	}
-	prog, err := syntax.Compile(re.Simplify())
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, in := range prog.Inst {
-		switch in.Op {
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			n++
-		}
-	}
-	return n
 }
