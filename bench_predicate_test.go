@@ -8,14 +8,14 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/streamrules/streamrules/internal/multimatch"
+	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
 // treeRules returns n text rules of the realistic mix, a quarter of them trees: each tree
 // holds its rule's own pattern, one more pattern negated and a word count, so a tree that
 // does not fire still reads three verdicts and counts words.
 func treeRules(n int) []Rule {
-	patterns := multimatch.RealisticPatterns(2*n, 1)
+	patterns := corpus.RealisticPatterns(2*n, 1)
 	rules := textRules(patterns[:n])
 	for i := range rules {
 		if i%4 != 3 {
@@ -97,9 +97,9 @@ func BenchmarkTreeCheck(b *testing.B) {
 	for _, kind := range []string{"none", "one"} {
 		fire := ""
 		if kind == "one" {
-			fire = multimatch.FireText
+			fire = corpus.FireText
 		}
-		text := multimatch.RealisticText(size, size, fire)
+		text := corpus.RealisticText(size, size, fire)
 		name := fmt.Sprintf("rules=%d/trees=%d/text=%d/%s", n, n/4, size, kind)
 		var want []string
 		for i, r := range naive {
@@ -123,7 +123,7 @@ func BenchmarkTreeCheck(b *testing.B) {
 			// The same 1,000 rules with no tree (each rule its own pattern only): the
 			// plain hard check, the floor the trees are measured against.
 			if plain == nil {
-				plain = benchEngine(b, textRules(multimatch.RealisticPatterns(n, 1)))
+				plain = benchEngine(b, textRules(corpus.RealisticPatterns(n, 1)))
 			}
 			_, m := plain.BeginMove(context.Background(), "bench")
 			b.SetBytes(size)
@@ -161,7 +161,7 @@ func BenchmarkFix(b *testing.B) {
 		with(textRule("telegram_react_not_emoji", `^\s*(?:[\p{So}\x{1F3FB}-\x{1F3FF}\x{200D}\x{FE0F}]\s*)+(?:↩ #\d+)?\s*$`), nil2),
 	}
 	eng := benchEngine(b, rules)
-	body := multimatch.RealisticText(4000, 4, "")
+	body := corpus.RealisticText(4000, 4, "")
 	draft := body + "\nHere: ![chart](https://example.org/chart.png)"
 	clean := body + "\nHere: https://example.org/chart.png\n\n↩ #4711"
 	for _, c := range []struct{ name, text, want string }{

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamrules/streamrules/internal/multimatch"
+	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
 func benchEngine(b *testing.B, rules []Rule) *Engine {
@@ -43,16 +43,16 @@ func resetMove(m *Move) { m.fired, m.retries, m.firings, m.pending = nil, 0, m.f
 // regexp over the text (the baseline, in the same run).
 func BenchmarkHardCheck(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 10000} {
-		patterns := multimatch.RealisticPatterns(n, 1)
+		patterns := corpus.RealisticPatterns(n, 1)
 		var eng *Engine
 		var naive []*regexp.Regexp
 		for _, size := range []int{512, 4096, 65536} {
 			for _, kind := range []string{"none", "one"} {
 				fire := ""
 				if kind == "one" {
-					fire = multimatch.FireText
+					fire = corpus.FireText
 				}
-				text := multimatch.RealisticText(size, int64(size), fire)
+				text := corpus.RealisticText(size, int64(size), fire)
 				name := fmt.Sprintf("rules=%d/text=%d/%s", n, size, kind)
 				b.Run("engine/"+name, func(b *testing.B) {
 					if eng == nil {
@@ -134,7 +134,7 @@ func BenchmarkSoftCheck(b *testing.B) {
 
 // BenchmarkBeginMove reports the bytes of per-move state (B/op) with 100 rules loaded.
 func BenchmarkBeginMove(b *testing.B) {
-	eng := benchEngine(b, textRules(multimatch.RealisticPatterns(100, 1)))
+	eng := benchEngine(b, textRules(corpus.RealisticPatterns(100, 1)))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -146,7 +146,7 @@ func BenchmarkBeginMove(b *testing.B) {
 // BenchmarkCompiledSetMemory reports the heap held by a compiled set of 10,000 rules
 // (metric MiB/set: mebibytes, 2^20 bytes).
 func BenchmarkCompiledSetMemory(b *testing.B) {
-	rules := textRules(multimatch.RealisticPatterns(10000, 1))
+	rules := textRules(corpus.RealisticPatterns(10000, 1))
 	eng := benchEngine(b, nil)
 	var held float64
 	for b.Loop() {
@@ -171,7 +171,7 @@ func BenchmarkCompiledSetMemory(b *testing.B) {
 // to build on, as the first load).
 func BenchmarkReload(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		rules := textRules(multimatch.RealisticPatterns(n, 1))
+		rules := textRules(corpus.RealisticPatterns(n, 1))
 		store, err := NewMemoryStore(rules)
 		if err != nil {
 			b.Fatal(err)

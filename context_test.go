@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamrules/streamrules/internal/multimatch"
+	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
 func TestContextAtomValidation(t *testing.T) {
@@ -213,7 +213,7 @@ func TestContextRulesNoAlloc(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	text := multimatch.RealisticText(4096, 4096, "")
+	text := corpus.RealisticText(4096, 4096, "")
 	fx := newFixture(t, contextBenchRules(50), nil)
 	ctx, m := fx.eng.BeginMove(context.Background(), "c")
 	m.ToolReminders(ctx, "write_file", "{}")
@@ -232,8 +232,8 @@ func TestContextRulesNoAlloc(t *testing.T) {
 // each one's time and the difference, so the load of a shared machine falls on both alike.
 func BenchmarkContextCheck(b *testing.B) {
 	// An answer no rule fires on: the realistic text, with the tail for the seeded rules.
-	plain := multimatch.RealisticText(4096, 4096, "")
-	tailed := multimatch.RealisticText(4096-9, 4096, "") + "\n↩ #4711"
+	plain := corpus.RealisticText(4096, 4096, "")
+	tailed := corpus.RealisticText(4096-9, 4096, "") + "\n↩ #4711"
 	// seeded: the four seeded text rules (as BenchmarkFix holds them); realistic: 100 of
 	// the realistic mix.
 	seeded := []Rule{tailRule(), imageRule(),
@@ -243,7 +243,7 @@ func BenchmarkContextCheck(b *testing.B) {
 		name  string
 		rules []Rule
 		text  string
-	}{{"seeded=4", seeded, tailed}, {"realistic=100", textRules(multimatch.RealisticPatterns(100, 1)), plain}} {
+	}{{"seeded=4", seeded, tailed}, {"realistic=100", textRules(corpus.RealisticPatterns(100, 1)), plain}} {
 		base, text := set.rules, set.text
 		with := append(append([]Rule(nil), base...), contextBenchRules(50)...)
 		move := func(b *testing.B, rules []Rule) (context.Context, *Move) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamrules/streamrules/internal/multimatch"
+	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
 // worstKnown are the costly rules of issue 10 and their relatives. Those that validate
@@ -71,12 +71,12 @@ func repetitionHeavy(r *rand.Rand) string {
 // call carrying real answers as its content, compact JSON).
 func worstTexts(tb testing.TB) (answer, args string) {
 	tb.Helper()
-	answers, err := multimatch.ReadAnswers(realworld)
+	answers, err := corpus.ReadAnswers(realworld)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	answer = multimatch.AnswerText(answers, 64<<10, 0)
-	content := multimatch.AnswerText(answers, 1<<20-64, 1)
+	answer = corpus.AnswerText(answers, 64<<10, 0)
+	content := corpus.AnswerText(answers, 1<<20-64, 1)
 	data, err := json.Marshal(map[string]string{"path": "/srv/app/README.md", "content": content})
 	if err != nil {
 		tb.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamrules/streamrules/internal/multimatch"
+	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
 // TestValidNameIsTheRegexp: ValidName is [a-z][a-z0-9_]* written out, on every string of
@@ -95,7 +95,7 @@ type reloadWorld struct {
 }
 
 func newReloadWorld(seed uint64) *reloadWorld {
-	w := &reloadWorld{r: rand.New(rand.NewPCG(seed, 7)), real: multimatch.RealisticPatterns(400, int64(seed))}
+	w := &reloadWorld{r: rand.New(rand.NewPCG(seed, 7)), real: corpus.RealisticPatterns(400, int64(seed))}
 	for _, a := range []string{"al", "bo", "ki", "su", "te", "ra", "mo", "ne"} {
 		for _, b := range []string{"pa", "so", "ku", "li", "de", "ga", "vi"} {
 			w.words = append(w.words, a+b)
@@ -465,7 +465,7 @@ func TestReloadConcurrentChecks(t *testing.T) {
 // leaves no overlay.
 func TestMergeMakesOneSet(t *testing.T) {
 	ctx := context.Background()
-	rules := textRules(multimatch.RealisticPatterns(1000, 1))
+	rules := textRules(corpus.RealisticPatterns(1000, 1))
 	store, err := NewMemoryStore(rules)
 	if err != nil {
 		t.Fatal(err)
@@ -494,7 +494,7 @@ func TestMergeMakesOneSet(t *testing.T) {
 	if after.overlaid() || after.match.base == base || after.match.over != nil || after.match.from != nil {
 		t.Fatalf("after the merge: overlaid %v, new base %v; want one new set", after.overlaid(), after.match.base != base)
 	}
-	texts := []string{"nothing here", "it merged_here, see", multimatch.RealisticText(4096, 4096, "")}
+	texts := []string{"nothing here", "it merged_here, see", corpus.RealisticText(4096, 4096, "")}
 	for _, text := range texts {
 		if got, want := after.match.Match(text, nil), before.match.Match(text, nil); !slices.Equal(got, want) {
 			t.Fatalf("%.20q: merged %v, overlaid %v", text, got, want)

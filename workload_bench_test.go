@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/streamrules/streamrules/internal/multimatch"
+	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
 // realworld is the corpus of real guardrail rules and real assistant answers.
@@ -33,35 +33,35 @@ var (
 func workloads(tb testing.TB) []workload {
 	tb.Helper()
 	workloadsOnce.Do(func() {
-		rules, err := multimatch.ReadRules(realworld + "/guardrails.txt")
+		rules, err := corpus.ReadRules(realworld + "/guardrails.txt")
 		if err != nil {
 			workloadsErr = err
 			return
 		}
-		answers, err := multimatch.ReadAnswers(realworld)
+		answers, err := corpus.ReadAnswers(realworld)
 		if err != nil {
 			workloadsErr = err
 			return
 		}
-		real4k := multimatch.AnswerText(answers, 4096, 0)
+		real4k := corpus.AnswerText(answers, 4096, 0)
 		w := []workload{
-			{"readme_generator/readme_text", multimatch.RealisticPatterns(1000, 1), multimatch.RealisticText(4096, 4096, ""), false},
-			{"readme_generator/real_answer", multimatch.RealisticPatterns(1000, 1), real4k, false},
-			{"topic_words/real_answer", validOnly(multimatch.TopicPatterns(1200, 1), 1000), real4k, false},
+			{"readme_generator/readme_text", corpus.RealisticPatterns(1000, 1), corpus.RealisticText(4096, 4096, ""), false},
+			{"readme_generator/real_answer", corpus.RealisticPatterns(1000, 1), real4k, false},
+			{"topic_words/real_answer", validOnly(corpus.TopicPatterns(1200, 1), 1000), real4k, false},
 		}
 		for _, size := range []int{512, 4096, 65536} {
 			for v := 0; v < len(answers); v++ {
-				w = append(w, workload{fmt.Sprintf("guardrails/%d/answer%d", size, v+1), rules, multimatch.AnswerText(answers, size, v), false})
+				w = append(w, workload{fmt.Sprintf("guardrails/%d/answer%d", size, v+1), rules, corpus.AnswerText(answers, size, v), false})
 			}
 		}
 		w = append(w,
-			workload{"common_words", multimatch.CommonWordPatterns(1000, 1), real4k, false},
-			workload{"short_keywords", multimatch.ShortKeywordPatterns(1000, 1), real4k, false},
-			workload{"literal_free", validOnly(multimatch.LiteralFreePatterns(1024, 1), 1000), real4k, false},
-			workload{"satisfied_negates", multimatch.SatisfiedPatterns(1000, real4k, 1), real4k, true},
-			workload{"anchored/10", multimatch.AnchoredPatterns(10, 1), real4k, false},
-			workload{"fixed_prefix/10", multimatch.FixedPrefixPatterns(10, 1), real4k, false},
-			workload{"literal_free/10", validOnly(multimatch.LiteralFreePatterns(20, 2), 10), real4k, false},
+			workload{"common_words", corpus.CommonWordPatterns(1000, 1), real4k, false},
+			workload{"short_keywords", corpus.ShortKeywordPatterns(1000, 1), real4k, false},
+			workload{"literal_free", validOnly(corpus.LiteralFreePatterns(1024, 1), 1000), real4k, false},
+			workload{"satisfied_negates", corpus.SatisfiedPatterns(1000, real4k, 1), real4k, true},
+			workload{"anchored/10", corpus.AnchoredPatterns(10, 1), real4k, false},
+			workload{"fixed_prefix/10", corpus.FixedPrefixPatterns(10, 1), real4k, false},
+			workload{"literal_free/10", validOnly(corpus.LiteralFreePatterns(20, 2), 10), real4k, false},
 		)
 		workloadsList = w
 	})

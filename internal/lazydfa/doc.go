@@ -36,4 +36,16 @@
 //
 // A DFA is safe for concurrent use: readers follow transitions with atomic loads;
 // new states and transitions are made under a mutex.
+//
+// # Files
+//
+//   - dfa.go: the DFA type, MaxStates and the kinds of character the
+//     assertions read.
+//   - build.go: Compile and New, classing runes, the bytes that leave idle.
+//   - memlimit.go: the process-wide memory limit on states.
+//   - cache.go: states and their cache: making, indexing and dropping them.
+//   - step.go: the NFA step and closure a new state is made from.
+//   - run.go: runs over a whole text: Match, MatchRead, Which, the budget.
+//   - cursor.go: the streaming Cursor (Start, Feed, End).
+//   - explore.go: MatchesEvery and Explore, questions about the DFA itself.
 package lazydfa

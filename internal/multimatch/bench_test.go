@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/workload"
 )
 
 var (
@@ -25,7 +27,7 @@ func rulesFor(b *testing.B, n int) *benchRules {
 	v, _ := benchCache.LoadOrStore(n, &benchRules{})
 	br := v.(*benchRules)
 	br.once.Do(func() {
-		br.set, br.res = compile(b, RealisticPatterns(n, 1))
+		br.set, br.res = compile(b, workload.RealisticPatterns(n, 1))
 	})
 	return br
 }
@@ -34,9 +36,9 @@ func rulesFor(b *testing.B, n int) *benchRules {
 // "one" fires rule 0 only) with the indices Match must report.
 func benchText(size int, kind string) (string, []int) {
 	if kind == "one" {
-		return RealisticText(size, int64(size), FireText), []int{0}
+		return workload.RealisticText(size, int64(size), workload.FireText), []int{0}
 	}
-	return RealisticText(size, int64(size), ""), nil
+	return workload.RealisticText(size, int64(size), ""), nil
 }
 
 func runBench(b *testing.B, naive bool) {
@@ -85,7 +87,7 @@ func BenchmarkNaive(b *testing.B) { runBench(b, true) }
 // BenchmarkNew measures building a set.
 func BenchmarkNew(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		pats := RealisticPatterns(n, 1)
+		pats := workload.RealisticPatterns(n, 1)
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -100,7 +102,7 @@ func BenchmarkNew(b *testing.B) {
 // BenchmarkBuild: making a set of 10,000 analysed patterns (what a reload does after
 // an edit, the analyses being cached) against analysing them all (a cold start).
 func BenchmarkBuild(b *testing.B) {
-	patterns := RealisticPatterns(10000, 1)
+	patterns := workload.RealisticPatterns(10000, 1)
 	as := make([]*Analysis, len(patterns))
 	for i, p := range patterns {
 		a, err := Analyze(p)

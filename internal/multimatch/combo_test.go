@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/workload"
 )
 
 // TestCombosOnGuardrails: the guardrail corpus forms combos with riders, and over the
@@ -33,7 +35,7 @@ func TestCombosOnGuardrails(t *testing.T) {
 	passes := 0
 	for _, size := range []int{512, 4096, 65536} {
 		for v := range answers {
-			text := AnswerText(answers, size, v)
+			text := workload.AnswerText(answers, size, v)
 			cuts := 6
 			if size > 4096 {
 				cuts = 1 // the whole text only: regexp takes a while on 64 KB
@@ -70,11 +72,11 @@ func TestCombosOnGuardrails(t *testing.T) {
 // corpus into a fresh set.
 func guardrailSet(t *testing.T) (rules, answers []string, s *Set) {
 	t.Helper()
-	rules, err := ReadRules("testdata/realworld/guardrails.txt")
+	rules, err := workload.ReadRules("testdata/realworld/guardrails.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if answers, err = ReadAnswers("testdata/realworld"); err != nil {
+	if answers, err = workload.ReadAnswers("testdata/realworld"); err != nil {
 		t.Fatal(err)
 	}
 	if s, err = New(rules); err != nil {
@@ -136,7 +138,7 @@ func TestComboGivesUpAndTurnsOff(t *testing.T) {
 // instructions (a single pattern may exceed it alone), and only whole-prone patterns
 // and riders.
 func TestComboBounds(t *testing.T) {
-	pats := LiteralFreePatterns(300, 3)
+	pats := workload.LiteralFreePatterns(300, 3)
 	s, err := New(pats)
 	if err != nil {
 		t.Fatal(err)
@@ -156,13 +158,13 @@ func TestComboBounds(t *testing.T) {
 			t.Errorf("combo of %d members, %d instructions", len(c.members), insts)
 		}
 	}
-	answers, err := ReadAnswers("testdata/realworld")
+	answers, err := workload.ReadAnswers("testdata/realworld")
 	if err != nil {
 		t.Fatal(err)
 	}
 	naive := regexps(pats)
 	for v := range answers {
-		text := AnswerText(answers, 4096, v)
+		text := workload.AnswerText(answers, 4096, v)
 		for range 2 {
 			if got, want := s.Match(text, nil), naiveMatch(naive, text); !slices.Equal(got, want) {
 				t.Fatalf("answer %d: got %v, regexp %v", v+1, got, want)
@@ -271,7 +273,7 @@ func TestCombosConcurrent(t *testing.T) {
 	var wants [][]int
 	for _, size := range []int{512, 4096} {
 		for v := range answers {
-			texts = append(texts, AnswerText(answers, size, v))
+			texts = append(texts, workload.AnswerText(answers, size, v))
 			wants = append(wants, naiveMatch(naive, texts[len(texts)-1]))
 		}
 	}
@@ -325,7 +327,7 @@ func TestDenseAnchorsNotRecorded(t *testing.T) {
 		t.Fatalf("the one-sided rule (index %d) should be in no combo, with no anchor", i)
 	}
 	// It still matches where regexp does.
-	text := AnswerText(answers, 4096, 0) + " 100 % guaranteed."
+	text := workload.AnswerText(answers, 4096, 0) + " 100 % guaranteed."
 	if got, want := slices.Contains(s.Match(text, nil), i), regexp.MustCompile(rules[i]).MatchString(text); got != want || !want {
 		t.Errorf("%q over an answer that ends with it: set %v, regexp %v", rules[i], got, want)
 	}

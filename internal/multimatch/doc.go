@@ -103,6 +103,27 @@
 //
 // A Set is immutable and safe for concurrent use; Match keeps its scratch
 // state in a sync.Pool and does not allocate when dst has capacity.
-// RealisticPatterns and RealisticText produce the benchmark workload so that
-// other packages can measure the same mix.
+// The benchmark workload (generated and real rules and answers) is
+// internal/workload, which tests and benchmarks import.
+//
+// # Files
+//
+//   - multimatch.go: Set, New, Build and Match, the scan for candidates.
+//   - analysis.go: Analysis and Analyze, the anchor and its window, the
+//     pattern's regexp and lazy DFAs.
+//   - trim.go: cutting a pattern's unbounded edges (x* to empty, x+ to x).
+//   - width.go: a match's widest span and the context its edges read.
+//   - cost.go: what running a pattern costs in threads (live, restarted, wide).
+//   - literal.go: the extraction limits and lit, a required byte string.
+//   - litset.go: sets of literals: union, product, shrinking, minimizing.
+//   - litcost.go: the cost model, how often a literal is expected per byte.
+//   - litinfo.go: info and analyze, what every match of a subexpression holds.
+//   - literalrun.go: analyze of a literal string in one pass.
+//   - litrequired.go: choosing the required groups from an info.
+//   - memo.go: one analysis's memo of element infos and minimized groups.
+//   - arena.go: the arena one Analyze takes literal sets and infos from.
+//   - automaton.go: the Aho–Corasick automaton over byte classes.
+//   - window.go: verifying a candidate in windows around its anchor.
+//   - combo.go: combined runs, one lazy DFA for several whole-text patterns.
+//   - print.go: printing a syntax tree fast when it has large classes.
 package multimatch

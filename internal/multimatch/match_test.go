@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/workload"
 )
 
 // trickyPatterns exercise the corners of the literal extraction.
@@ -189,7 +191,7 @@ func testTexts(r *rand.Rand, pats []string, n int) []string {
 	words := func(k int) string {
 		w := make([]string, k)
 		for i := range w {
-			w[i] = commonWords[r.IntN(len(commonWords))]
+			w[i] = workload.CommonWord(r)
 		}
 		return strings.Join(w, " ")
 	}
@@ -198,9 +200,9 @@ func testTexts(r *rand.Rand, pats []string, n int) []string {
 		var b strings.Builder
 		switch r.IntN(5) {
 		case 0:
-			b.WriteString(RealisticText(32+r.IntN(1500), r.Int64(), ""))
+			b.WriteString(workload.RealisticText(32+r.IntN(1500), r.Int64(), ""))
 		case 1:
-			b.WriteString(RealisticText(64+r.IntN(800), r.Int64(), FireText))
+			b.WriteString(workload.RealisticText(64+r.IntN(800), r.Int64(), workload.FireText))
 		default:
 			for k := 1 + r.IntN(6); k > 0; k-- {
 				b.WriteString(sep[r.IntN(len(sep))])
@@ -232,7 +234,7 @@ func TestDifferential(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n, ntexts = 600, 60
 	}
-	pats := append(RealisticPatterns(n, 7), trickyPatterns...)
+	pats := append(workload.RealisticPatterns(n, 7), trickyPatterns...)
 	set, res := compile(t, pats)
 	r := rand.New(rand.NewPCG(1, 2))
 	texts := testTexts(r, pats, ntexts)
@@ -273,7 +275,7 @@ func symDiff(a, b []int) []int {
 
 // TestSamples checks each pattern alone against texts built to match it.
 func TestSamples(t *testing.T) {
-	pats := append(RealisticPatterns(300, 11), trickyPatterns...)
+	pats := append(workload.RealisticPatterns(300, 11), trickyPatterns...)
 	r := rand.New(rand.NewPCG(3, 4))
 	for i, p := range pats {
 		set, err := New([]string{p})
@@ -326,20 +328,6 @@ func TestEmptyPatternMatchesEverything(t *testing.T) {
 	}
 }
 
-func TestRealisticTextSize(t *testing.T) {
-	for _, size := range []int{0, 1, 17, 512, 4096, 65536} {
-		for _, fire := range []string{"", FireText} {
-			text := RealisticText(size, int64(size), fire)
-			if len(text) != size || !utf8.ValidString(text) {
-				t.Errorf("RealisticText(%d, %q): len %d valid %v", size, fire, len(text), utf8.ValidString(text))
-			}
-			if fire != "" && size > 2*len(fire) && !strings.Contains(text, fire) {
-				t.Errorf("RealisticText(%d) lost the fire text", size)
-			}
-		}
-	}
-}
-
 // TestBenchmarkTexts checks the premise of the benchmarks with the naive
 // loop: the none texts match nothing and the one texts match rule 0 only.
 func TestBenchmarkTexts(t *testing.T) {
@@ -347,7 +335,7 @@ func TestBenchmarkTexts(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n = 200
 	}
-	set, res := compile(t, RealisticPatterns(n, 1))
+	set, res := compile(t, workload.RealisticPatterns(n, 1))
 	for _, size := range []int{512, 4096} {
 		for kind, want := range map[string][]int{"none": nil, "one": {0}} {
 			text, _ := benchText(size, kind)
@@ -364,7 +352,7 @@ func TestBenchmarkTexts(t *testing.T) {
 // TestPrefilterSelective checks that the prefilter filters: the other tests
 // would still pass if every pattern were run on every text.
 func TestPrefilterSelective(t *testing.T) {
-	set, _ := compile(t, RealisticPatterns(1000, 1))
+	set, _ := compile(t, workload.RealisticPatterns(1000, 1))
 	if len(set.always) > 5 {
 		t.Errorf("%d of 1000 patterns are always run: %v", len(set.always), set.always)
 	}
@@ -383,11 +371,11 @@ func TestPrefilterSelective(t *testing.T) {
 }
 
 func TestRealisticPatternsPrefix(t *testing.T) {
-	a, b := RealisticPatterns(50, 3), RealisticPatterns(80, 3)
+	a, b := workload.RealisticPatterns(50, 3), workload.RealisticPatterns(80, 3)
 	if !slices.Equal(a, b[:50]) {
 		t.Fatal("RealisticPatterns(50) is not a prefix of RealisticPatterns(80)")
 	}
-	if _, err := New(RealisticPatterns(3000, 5)); err != nil {
+	if _, err := New(workload.RealisticPatterns(3000, 5)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -396,11 +384,11 @@ func TestMatchNoAlloc(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
-	set, err := New(RealisticPatterns(500, 1))
+	set, err := New(workload.RealisticPatterns(500, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := RealisticText(4096, 9, FireText)
+	text := workload.RealisticText(4096, 9, workload.FireText)
 	dst := make([]int, 0, 16)
 	set.Match(text, dst)
 	if n := testing.AllocsPerRun(50, func() { dst = set.Match(text, dst[:0]) }); n != 0 {
@@ -409,7 +397,7 @@ func TestMatchNoAlloc(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	pats := append(RealisticPatterns(300, 2), trickyPatterns...)
+	pats := append(workload.RealisticPatterns(300, 2), trickyPatterns...)
 	set, res := compile(t, pats)
 	texts := testTexts(rand.New(rand.NewPCG(5, 6)), pats, 16)
 	wants := make([][]int, len(texts))

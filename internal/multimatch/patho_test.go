@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/workload"
 )
 
 // TestPathologicalPatterns: New and Match give regexp's verdicts on large patterns.
@@ -13,9 +15,9 @@ import (
 // machine, as this one did under -race.)
 func TestPathologicalPatterns(t *testing.T) {
 	var words []string
-	g := gen{r: rand.New(rand.NewPCG(9, 9))}
+	r := rand.New(rand.NewPCG(9, 9))
 	for i := 0; i < 5000; i++ {
-		words = append(words, g.word()+fmt.Sprint(i))
+		words = append(words, workload.Word(r)+fmt.Sprint(i))
 	}
 	pats := []string{
 		"(?i)" + strings.Join(words, "|"),

@@ -1,4 +1,4 @@
-package multimatch
+package workload
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // This file generates a realistic rule mix and realistic LLM answers so that
-// benchmarks in this and other packages measure the same workload.
+// benchmarks in every package measure the same workload.
 
 // headPatterns open every generated rule set: hand-written rules of each kind
 // the engine sees, including some without any usable literal.
@@ -269,7 +269,7 @@ func RealisticText(size int, seed int64, fire string) string {
 			case r.IntN(150) == 0:
 				w = "[" + w + "](https://example.com/docs/" + g.pick(commonWords) + ")"
 			}
-			if i == 0 && isLower(w[0]) {
+			if i == 0 && 'a' <= w[0] && w[0] <= 'z' {
 				w = string(w[0]-'a'+'A') + w[1:]
 			}
 			b.WriteString(w)
@@ -318,3 +318,11 @@ func RealisticText(size int, seed int64, fire string) string {
 	}
 	return text[:size]
 }
+
+// Word returns a made-up word of two or three syllables drawn with r, as the
+// rules of RealisticPatterns use.
+func Word(r *rand.Rand) string { return gen{r: r}.word() }
+
+// CommonWord returns a common English word drawn with r, as the texts of
+// RealisticText use.
+func CommonWord(r *rand.Rand) string { return commonWords[r.IntN(len(commonWords))] }
