@@ -235,9 +235,9 @@ func checkPattern(field, re string, check func(field, pattern string) error) err
 	return err
 }
 
-// validateTree checks the fields of a rule beyond its condition: its predicate and applies_when trees,
-// field, fix, severity and explanation. Validate calls it after the plain condition, with
-// its check of each regex.
+// validateTree checks the fields of a rule beyond its condition: its predicate and
+// applies_when trees, field, fix, severity and explanation. Validate calls it after the
+// plain condition, with its check of each regex.
 func validateTree(r *Rule, check func(field, pattern string) error) error {
 	if r.Predicate != nil {
 		if r.Condition != "" {
