@@ -1,6 +1,25 @@
 // Package streamrules is the core of stream rules for LLM agents: rules that watch
 // what an agent does and step in exactly where a miss happens.
 //
+// # Glossary
+//
+//   - chat: one conversation, named by the chat ID the host passes in.
+//   - move: one user message and everything the agent does about it ([Engine.BeginMove]
+//     … [Move.End]).
+//   - tour: one model call inside a move; a move has one or more tours.
+//   - environment: names the host's code says hold now (telegram, client_ops, master,
+//     trusted, picture, its own); a rule's when must all hold.
+//   - soft: a "tool:<name>" rule: a <system-reminder> prepended to that tool call's result,
+//     model-only.
+//   - hard: a "text" rule: the finished answer is discarded unseen and the tour replayed
+//     once with a <system-interrupt> (or repaired in place by its fix).
+//   - held speech: while a text rule is armed, streamed chunks are held and released only up
+//     to a point no continuation can discard, repair or cut.
+//   - fix: a deterministic repair of the answer in place (replace_regex, append_if_missing,
+//     …), no extra model call ([Fix]).
+//   - shadow: a rule that is evaluated and counted but does not act, to roll it out safely.
+//   - gate: a rule that stops a tool call before it runs.
+//
 // A line in the system prompt is paid on every request and forgotten by the fiftieth
 // move; a rule is silent until the miss, and speaks only there. A rule is for what the
 // model knows but forgets.

@@ -205,8 +205,9 @@ func TestPredicateValidation(t *testing.T) {
 	}
 }
 
-// TestRuleJSONRoundTrip: every wave-2 field survives Marshal → Unmarshal exactly, and the
-// wire form spells each as the rule files and tools do.
+// TestRuleJSONRoundTrip: every field beyond the plain condition (predicate, applies_when,
+// field, fix, severity, explanation) survives Marshal → Unmarshal exactly, and the wire form
+// spells each as the rule files and tools do.
 func TestRuleJSONRoundTrip(t *testing.T) {
 	t.Parallel()
 	n := 800
@@ -244,7 +245,7 @@ func TestRuleJSONRoundTrip(t *testing.T) {
 	if !strings.Contains(string(data), `"field":"edits.new_string"`) {
 		t.Errorf("field not on the wire: %s", data)
 	}
-	// A rule without wave-2 fields has none of their keys.
+	// A rule without those fields has none of their keys.
 	data, _ = json.Marshal(goodRule())
 	for _, k := range []string{"predicate", "applies_when", "field", "fix", "severity", "explanation"} {
 		if strings.Contains(string(data), `"`+k+`"`) {

@@ -2,9 +2,7 @@ package streamrules
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 )
 
@@ -126,24 +124,4 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 		out.Rules = append(out.Rules, st)
 	}
 	return out, nil
-}
-
-// StatsHandler serves the engine's Stats as JSON on GET (and HEAD); other methods get 405.
-// Mount it at /v1/stats.
-func (e *Engine) StatsHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		stats, err := e.Stats(r.Context())
-		if err != nil {
-			e.log.Error("stream rules: stats", "err", err)
-			http.Error(w, "stats unavailable", http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(stats)
-	})
 }

@@ -3,9 +3,10 @@ package streamrules
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/splice"
+	"github.com/streamrules/streamrules/internal/tagskel"
 )
 
 // The tag names the model sees. Nothing else may produce them: tool output that
@@ -60,37 +61,12 @@ func escapeText(s string) string {
 
 // Neutralize defuses every engine tag in untrusted text such as a tool's output, the user's
 // input or the chat history, so it cannot pose as the system in the prompt. A tag is read
-// the way a reader, human or model, would take it (see tagAt): through look-alike letters,
-// invisible characters, hyphen-likes and escapes of '<'. The '<' of each one, however it is
-// written, becomes '[': the rest of the text is left as it was.
+// the way a reader, human or model, would take it: through look-alike letters, invisible
+// characters, hyphen-likes and escapes of '<'. The '<' of each one, however it is written,
+// becomes '[': the rest of the text is left as it was.
 // Text without such a tag is returned unchanged, without allocating. It reads the text in
 // one pass: its cost grows linearly with the text's length, however many tags it holds.
-func Neutralize(s string) string {
-	out, _ := neutralize(s)
-	return out
-}
-
-// neutralize is Neutralize, with the work its scan did (see tagScan).
-func neutralize(s string) (string, int) {
-	t := newTagScan(s, 0)
-	i, n := t.find(0)
-	if n == 0 {
-		return s, t.work
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	prev := 0
-	for ; n > 0; i, n = t.find(i + n) {
-		b.WriteString(s[prev:i])
-		b.WriteByte(defused)
-		prev = i + n
-	}
-	b.WriteString(s[prev:])
-	return b.String(), t.work
-}
-
-// defused replaces the '<' of a neutralised tag: no encoding of '<' and no look-alike of it.
-const defused = '['
+func Neutralize(s string) string { return tagskel.Neutralize(s) }
 
 // StripBlocks removes every reminder and interrupt block (and the newline after it) from text
 // shaped like the engine's own blocks. It reads a prompt as the model got it (a debugging
@@ -160,54 +136,13 @@ type SpliceOptions struct {
 
 // Splice builds the prompt copy of a tool result: first the empty-output marker is removed
 // (only when reminders go on top), then the output is cut at MaxChars characters, then
-// neutralised, then the reminder blocks are laid in front in the order given.
-// It is deterministic, so the same call spliced in every later tour is byte-identical.
+// neutralised, then the reminder blocks are laid in front in the order given, each followed
+// by a newline. It is deterministic, so the same call spliced in every later tour is
+// byte-identical.
 func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
-	blocks, body := SpliceParts(output, reminders, opt)
-	if blocks == "" {
+	body := splice.Body(output, len(reminders) > 0, opt.MaxChars, opt.EmptyOutputMarker)
+	if len(reminders) == 0 {
 		return body
 	}
-	return blocks + body
-}
-
-// SpliceParts is Splice in its two parts: the engine's reminder blocks (each followed by a
-// newline; "" without reminders) and the output as laid under them. Splice returns
-// blocks+body; a clean view of the prompt copy drops exactly blocks.
-func SpliceParts(output string, reminders []Reminder, opt SpliceOptions) (blocks, body string) {
-	if opt.EmptyOutputMarker != "" && strings.TrimSpace(output) == opt.EmptyOutputMarker {
-		// The marker is the service's, not the tool's output: never cut, gone under reminders.
-		if len(reminders) == 0 {
-			return "", output
-		}
-		output = ""
-	}
-	body = Neutralize(capChars(output, opt.MaxChars))
-	if len(reminders) == 0 {
-		return "", body
-	}
-	var b strings.Builder
-	for _, r := range reminders {
-		b.WriteString(r.Block())
-		b.WriteByte('\n')
-	}
-	return b.String(), body
-}
-
-// capChars cuts s to max runes and says so, so the model knows the output was cut.
-func capChars(s string, max int) string {
-	if max <= 0 || len(s) <= max {
-		return s
-	}
-	n := utf8.RuneCountInString(s)
-	if n <= max {
-		return s
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == max {
-			break
-		}
-		count++
-	}
-	return s[:i] + "\n[output cut: " + strconv.Itoa(max) + " of " + strconv.Itoa(n) + " characters shown]"
+	return splice.Blocks(reminders) + body
 }

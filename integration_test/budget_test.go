@@ -25,6 +25,7 @@ import (
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/statshttp"
 )
 
 // TestReminderBudgetOnStores: a stock executor on LangChainGo's openai client, three
@@ -106,7 +107,7 @@ func TestReminderBudgetOnStores(t *testing.T) {
 					t.Fatalf("%s: stat rows %v, want %v", chat, got, want)
 				}
 			}
-			web := httptest.NewServer(eng.StatsHandler())
+			web := httptest.NewServer(statshttp.Handler(eng, nil))
 			defer web.Close()
 			resp, err := http.Get(web.URL + "/v1/stats")
 			if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
 	"github.com/streamrules/streamrules/seeds"
+	"github.com/streamrules/streamrules/statshttp"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -160,7 +161,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 
 	// GET /v1/stats counts them, every seeded rule listed, zero included.
 	mux := http.NewServeMux()
-	mux.Handle("/v1/stats", c.eng.StatsHandler())
+	mux.Handle("/v1/stats", statshttp.Handler(c.eng, nil))
 	api := httptest.NewServer(mux)
 	defer api.Close()
 	resp, err := http.Get(api.URL + "/v1/stats")

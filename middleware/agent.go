@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/splice"
 )
 
 // guardedAgent splices reminders into a copy of the intermediate steps, so only the
@@ -152,7 +153,9 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			}
 			index++
 		}
-		blocks, obs := streamrules.SpliceParts(step.Observation, reminders, opt)
+		// streamrules.Splice in its two parts: a clean view of the prompt copy drops exactly blocks.
+		blocks := splice.Blocks(reminders)
+		obs := splice.Body(step.Observation, blocks != "", opt.MaxChars, opt.EmptyOutputMarker)
 		if blocks != "" {
 			if ins == nil {
 				ins = &callbacks.Inserted{}

@@ -17,6 +17,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/seeds"
+	"github.com/streamrules/streamrules/statshttp"
 )
 
 // TestReminderDelivery: a rule's delivery and hint are stored, read, updated and seeded;
@@ -217,7 +218,7 @@ func deliveryMoves(t *testing.T, dsn string, readYourWrites bool) ([]streamrules
 		return cmp.Or(strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Move, b.Move), strings.Compare(a.Rule, b.Rule))
 	})
 	eng = newEngine(t, s, nil)
-	web := httptest.NewServer(eng.StatsHandler())
+	web := httptest.NewServer(statshttp.Handler(eng, nil))
 	defer web.Close()
 	resp, err := http.Get(web.URL + "/v1/stats")
 	if err != nil {

@@ -140,10 +140,10 @@
 // kept, complied, repeated, shadow …), and the same SaveMove statement adds it to the
 // per-rule counters of stream_rule_counter, one row per rule and outcome.
 // [Store.RuleCounters] reads those, so the stats cost a few rows per rule however many
-// firings there were. Mount the engine's handler to serve the summary, every loaded rule
+// firings there were. Mount the engine's handler (package statshttp) to serve the summary, every loaded rule
 // listed, zero included:
 //
-//	http.Handle("/v1/stats", eng.StatsHandler())
+//	http.Handle("/v1/stats", statshttp.Handler(eng, log))
 //
 //	GET /v1/stats
 //	{"rules":[{"rule":"local_shell_for_his_machine","fired":3,"outcomes":{"complied":2,"repeated":1},"shadow":0,"last_fired_at":"…"}, …]}

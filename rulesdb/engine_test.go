@@ -16,6 +16,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/statshttp"
 )
 
 // TestBadRowSkipped: a row broken by hand (an invalid regex typed in with SQL) is
@@ -172,7 +173,7 @@ func TestStatsOutliveRule(t *testing.T) {
 			}
 		}
 
-		srv := httptest.NewServer(eng.StatsHandler())
+		srv := httptest.NewServer(statshttp.Handler(eng, nil))
 		defer srv.Close()
 		resp, err := http.Get(srv.URL + "/v1/stats")
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/seeds"
+	"github.com/streamrules/streamrules/statshttp"
 )
 
 // Open a SQLite file (the default store when STREAMRULES_DSN is unset), seed it once,
@@ -49,7 +50,7 @@ func ExampleOpen() {
 	}
 
 	rec := httptest.NewRecorder()
-	eng.StatsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/stats", nil))
+	statshttp.Handler(eng, nil).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/stats", nil))
 	var stats streamrules.Stats
 	if err := json.Unmarshal(rec.Body.Bytes(), &stats); err != nil {
 		panic(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/statshttp"
 )
 
 // BenchmarkSaveMove writes moves of three firings each on PostgreSQL, alternately with the
@@ -145,7 +146,7 @@ SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM stream_rule_stat GROUP BY rul
 		b.Fatal(err)
 	}
 	defer eng.Close()
-	h := eng.StatsHandler()
+	h := statshttp.Handler(eng, nil)
 	b.Run("counters", func(b *testing.B) {
 		for range b.N {
 			rec := httptest.NewRecorder()

@@ -51,6 +51,7 @@ import (
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
 	"github.com/streamrules/streamrules/seeds"
+	"github.com/streamrules/streamrules/statshttp"
 	"github.com/streamrules/streamrules/tracing"
 )
 
@@ -405,7 +406,7 @@ func (r *rig) serveStats(addr string) error {
 		return fmt.Errorf("STREAMRULES_STATS_ADDR: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/stats", r.eng.StatsHandler())
+	mux.Handle("/v1/stats", statshttp.Handler(r.eng, r.log))
 	mux.Handle("/metrics", r.metricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})

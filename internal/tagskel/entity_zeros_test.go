@@ -1,4 +1,4 @@
-package streamrules
+package tagskel
 
 import "testing"
 

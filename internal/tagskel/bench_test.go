@@ -1,4 +1,4 @@
-package streamrules
+package tagskel
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ var neutralizeInputs = []struct{ name, text string }{
 // BenchmarkNeutralize: the skeleton detector against a baseline that only looks for '<'
 // (the old detector's first step), on the same texts.
 //
-//	go test -run '^$' -bench 'Neutralize' -benchmem .
+//	go test -run '^$' -bench 'Neutralize' -benchmem ./internal/tagskel
 func BenchmarkNeutralize(b *testing.B) {
 	for _, in := range neutralizeInputs {
 		b.Run(in.name+"/skeleton", func(b *testing.B) {

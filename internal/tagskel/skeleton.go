@@ -1,4 +1,4 @@
-package streamrules
+package tagskel
 
 import (
 	"sort"
@@ -7,31 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-//go:generate sh -c "go run tags_gen.go -confusables $(go mod download -json github.com/mtibben/confusables@v0.0.0-20210201002637-9d1b0723b659 | sed -n 's/.*\"Dir\": \"\\(.*\\)\".*/\\1/p')/tables.go | gofmt > tags_table.go"
+//go:generate sh -c "go run gen.go -confusables $(go mod download -json github.com/mtibben/confusables@v0.0.0-20210201002637-9d1b0723b659 | sed -n 's/.*\"Dir\": \"\\(.*\\)\".*/\\1/p')/tables.go | gofmt > table.go"
 
-// A forged tag is read on a skeleton of the text, the way a reader would take it:
-//
-//   - Unicode's tag characters (U+E0020–U+E007E, invisible copies of ASCII) read as their
-//     ASCII, in the name and in '<' and its escapes;
-//   - other default-ignorable code points (zero-width space and joiners, the soft hyphen,
-//     variation selectors, bidi controls, the other tag characters), control characters (NUL)
-//     and combining marks read as nothing;
-//   - NFKC folds fullwidth and small forms (＜, ﹤, ｓ) and styled letters (𝐬) to plain ones;
-//   - letters fold case, small capitals (ᴍ, ɴ, ꜱ) to their letter, then confusables (UTS #39:
-//     Cyrillic і, Greek ο, m as rn) fold to their Latin skeleton, and l, 1 and | read as i
-//     (SYSTEM-REMlNDER);
-//   - dashes, hyphen-likes (U+2010, U+2212, ‐) and '_' read as '-', and the words may also be
-//     run together or split by white space;
-//   - white space may follow '<' and '/';
-//   - '<' and '/' may be escaped: an HTML entity (&lt; &#60; &#x3c; &sol; &#47;, also as
-//     &amp;lt;), a JSON, C, Go, JavaScript or CSS escape (\u003c, \U0000003c, \u{3c}, \x3c,
-//     \x{3c}, octal \074, \3c, \/), URL encoding (%3C, %253C, %u003C); the escape's own '&',
-//     '%' or '\' may be escaped once more (encoding/json's \u0026lt;, &#92;u003c, %5Cu003c).
-//
-// The skeletons of the characters that matter come from tags_table.go, generated once with
-// golang.org/x/text and Unicode's confusables.txt by tags_gen.go, so the root package reads
-// them with the standard library only.
-
+// skeletonEntry is one row of skeletonTable: a code point and its skeleton.
 type skeletonEntry struct {
 	r rune
 	s string
@@ -92,15 +70,15 @@ func newTagScan(s string, from int) tagScan {
 	return t
 }
 
-// findTag returns where the first tag at or after from starts and the length of its '<',
+// Find returns where the first tag at or after from starts and the length of its '<',
 // however written; n is 0 when there is none. It scans s anew: a caller that goes on
 // through the text keeps one tagScan (Neutralize).
-func findTag(s string, from int) (i, n int) {
+func Find(s string, from int) (i, n int) {
 	t := newTagScan(s, from)
 	return t.find(from)
 }
 
-// find returns the next tag at or after from, as findTag; from never decreases from one
+// find returns the next tag at or after from, as Find; from never decreases from one
 // call to the next.
 func (t *tagScan) find(from int) (i, n int) {
 	s := t.s

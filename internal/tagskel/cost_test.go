@@ -1,4 +1,4 @@
-package streamrules
+package tagskel
 
 import (
 	"math/rand/v2"
@@ -96,7 +96,7 @@ func TestNeutralizeCostCounts(t *testing.T) {
 // FuzzNeutralizeCost: any piece, repeated, costs no more per byte in a long text than in a
 // short one, and stays under the bound.
 //
-//	go test -run '^$' -fuzz FuzzNeutralizeCost -fuzztime 60s .
+//	go test -run '^$' -fuzz FuzzNeutralizeCost -fuzztime 60s ./internal/tagskel
 func FuzzNeutralizeCost(f *testing.F) {
 	for _, p := range costPieces {
 		f.Add(p)
@@ -117,7 +117,7 @@ func denseTags(size int) string { return strings.Repeat("<system-reminder", size
 // 16 MB; MB/s stays flat across sizes. The baseline finds every '<' with strings.IndexByte
 // in the same text, in the same run.
 //
-//	go test -run '^$' -bench NeutralizeDense -benchmem -count 6 .
+//	go test -run '^$' -bench NeutralizeDense -benchmem -count 6 ./internal/tagskel
 func BenchmarkNeutralizeDense(b *testing.B) {
 	for _, size := range []struct {
 		name string

@@ -1,0 +1,198 @@
+package streamrules
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+)
+
+// missedLocked returns the armed text rules that fire on text, in name order. Caller holds m.mu.
+func (m *Move) missedLocked(text string) []*compiledRule {
+	var buf [32]int
+	t := targetOf(text, m.set.match, buf[:0])
+	t.facts = &m.facts
+	missed, _ := m.missedOn(&t)
+	return missed
+}
+
+// missedOn returns the armed text rules that fire on a judged target, in name order: the
+// live ones, and the shadowed ones (which only record a would-fire). Only the rules that
+// can fire are looked at: those whose plain condition matched (through the set's index by
+// pattern), and those that decide otherwise (negate, predicate, applies_when). At 10,000
+// rules a pass over all of them was most of a check. Caller holds m.mu.
+func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
+	add := func(r *compiledRule) {
+		if m.armed(r) && r.fires(t) {
+			if r.shadow {
+				shadowed = append(shadowed, r)
+			} else if m.claimLocked(r) { // repeat-limited: claimed first (claim.go)
+				live = append(live, r)
+			}
+		}
+	}
+	byPattern := m.set.textByPattern
+	for _, p := range t.matched {
+		if p < len(byPattern) {
+			for _, r := range byPattern[p] {
+				add(r)
+			}
+		}
+	}
+	for _, r := range m.set.textOthers {
+		add(r)
+	}
+	byIndex := func(a, b *compiledRule) int { return a.index - b.index }
+	slices.SortFunc(live, byIndex) // m.set.text is in name order
+	slices.SortFunc(shadowed, byIndex)
+	return live, shadowed
+}
+
+// indexText fills the set's index of the text rules by plain pattern (see missedOn).
+func (s *ruleSet) indexText() {
+	s.textByPattern, s.textOthers = nil, nil
+	for _, r := range s.text {
+		pat := r.plain
+		if r.Negate || r.own != nil || (pat >= 0 && r.applies != nil) {
+			pat = -1
+		}
+		if pat < 0 && !r.Negate && r.own == nil {
+			pat = r.requiredPattern() // a tree that cannot hold without one pattern (context.go)
+		}
+		if pat < 0 {
+			s.textOthers = append(s.textOthers, r)
+			continue
+		}
+		for len(s.textByPattern) <= pat {
+			s.textByPattern = append(s.textByPattern, nil)
+		}
+		s.textByPattern[pat] = append(s.textByPattern[pat], r)
+	}
+}
+
+// fixLocked applies, in rule-name order, the fixes of the missed rules that have one and
+// checks the repaired text again against every armed text rule. It returns the repaired
+// text, the rules it no longer misses (nil when nothing was repaired) and the rules it
+// still misses. A blank repair is no repair. Caller holds m.mu.
+// unset lists "rule var" pairs whose fix lacked a variable, for warnUnset (without m.mu).
+func (m *Move) fixLocked(text string, missed []*compiledRule) (repaired string, fixed, still []*compiledRule, unset [][2]string) {
+	repaired = text
+	for _, r := range missed {
+		if r.fix == nil {
+			continue
+		}
+		out, missing := r.fix.apply(repaired, m.vars)
+		if missing != "" {
+			unset = append(unset, [2]string{r.Name, missing})
+			continue
+		}
+		repaired = out
+	}
+	if repaired == text || strings.TrimSpace(repaired) == "" {
+		return text, nil, missed, unset
+	}
+	still = m.missedLocked(repaired)
+	for _, r := range missed {
+		if !slices.Contains(still, r) {
+			fixed = append(fixed, r)
+		}
+	}
+	if len(fixed) == 0 {
+		return text, nil, missed, unset
+	}
+	return repaired, fixed, still, unset
+}
+
+// warnUnset logs the fixes not applied for want of a move variable: a host that forgot
+// SetVar pays a replay for a miss a fix could have repaired.
+func (m *Move) warnUnset(ctx context.Context, unset [][2]string) {
+	for _, u := range unset {
+		m.eng.log.WarnContext(ctx, "stream rule fix not applied: the move has no such variable (Move.SetVar)",
+			"rule", u[0], "var", u[1], "chat", m.chatID, "move", m.number)
+	}
+}
+
+// anyFixArmedLocked reports whether an armed text rule has a fix: such a rule may repair
+// an answer even when no retry is left, so speech must be held. Caller holds m.mu.
+func (m *Move) anyFixArmedLocked() bool {
+	for _, r := range m.set.text {
+		if r.fix != nil && !r.shadow && m.armed(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetVar sets a move variable, for the templates of fixes ({{name}}): the host sets what
+// it knows about the move, e.g. SetVar("message_id", "4711") for a Telegram reply's tail.
+// Safe for concurrent use; set variables before the tour's model call: held speech is
+// released on the fix as the variables were when the tour began (a variable first set
+// later still fills the fix at the end, the release having held that tour; changing a
+// variable's value while a tour streams is not supported).
+func (m *Move) SetVar(name, value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vars == nil {
+		m.vars = map[string]string{}
+	}
+	m.vars[name] = value
+}
+
+// ruleByName returns the set's rule named name, or nil.
+func (s *ruleSet) ruleByName(name string) *compiledRule {
+	i, ok := slices.BinarySearchFunc(s.all, name, func(c *compiledRule, n string) int { return strings.Compare(c.Name, n) })
+	if !ok {
+		return nil
+	}
+	return s.all[i]
+}
+
+// recordFixedLocked marks the repaired rules fired and records their firings with outcome
+// fixed and the diff from the draft to the repaired text; t is the draft as judged, for
+// each firing's span. Caller holds m.mu.
+func (m *Move) recordFixedLocked(draft, repaired string, fixed []*compiledRule, t *target) []Firing {
+	diff := Diff(draft, repaired)
+	if m.fired == nil {
+		m.fired = map[string]bool{}
+	}
+	out := make([]Firing, 0, len(fixed))
+	for _, r := range fixed {
+		m.fired[r.Name] = true
+		out = append(out, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Outcome: OutcomeFixed, Diff: diff, Span: r.spanOn(t, draft, m.set.match)}))
+	}
+	return out
+}
+
+func ruleNames(rules []*compiledRule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// fixAttrs adds to a firing's log line what else is known about it: the rule's severity
+// and explanation, the outcome, and a fix's diff.
+func (m *Move) fixAttrs(f Firing, attrs []any) []any {
+	if r := m.set.ruleByName(f.Rule); r != nil {
+		if r.Severity != "" {
+			attrs = append(attrs, "severity", r.Severity)
+		}
+		if r.Explanation != "" {
+			attrs = append(attrs, "explanation", r.Explanation)
+		}
+	}
+	if f.Outcome != "" {
+		attrs = append(attrs, "outcome", string(f.Outcome))
+	}
+	if f.Diff != nil {
+		lines := make([]string, len(f.Diff))
+		for i, c := range f.Diff {
+			lines[i] = c.String()
+		}
+		attrs = append(attrs, "diff", strings.Join(lines, "; "))
+	}
+	return attrs
+}
