@@ -64,8 +64,9 @@ func BenchmarkMoveTraced(b *testing.B) {
 // the Tracer, the spans the guard makes for it (a move span, four chat spans, three tool
 // spans, one event) with the SDK into an in-memory recorder. "sdk_floor" makes the same
 // spans, with the same names, attributes and event (TestFloorMatchesTraced checks the
-// trees are equal), straight on the SDK from values made once before the loop: the least
-// any instrumentation of this move can cost with this SDK. traced minus untraced is the
+// trees are equal), at the same points of the move and under the same contexts, straight
+// on the SDK from values made once before the loop: the least any instrumentation of
+// this move can cost with this SDK. traced minus untraced is the
 // cost of tracing per move; traced minus sdk_floor is this package's share of it.
 // "sdk_bare" is the same eight spans and one event without a single attribute, for
 // scale; "traced_not_kept" ends the traced spans into a processor that keeps none (the
@@ -84,14 +85,14 @@ func BenchmarkSpansPerMove(b *testing.B) {
 	traced := func(proc sdktrace.SpanProcessor) func(b *testing.B) {
 		return func(b *testing.B) {
 			tr := tracing.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc)), &tracing.Options{Model: "gpt-test"})
-			measure(b, func() { bm.play(ctx, tr) })
+			measure(b, func() { bm.play(ctx, tr, nil) })
 		}
 	}
-	b.Run("untraced", func(b *testing.B) { measure(b, func() { bm.play(ctx, nil) }) })
+	b.Run("untraced", func(b *testing.B) { measure(b, func() { bm.play(ctx, nil, nil) }) })
 	b.Run("traced", traced(tracetest.NewSpanRecorder()))
 	b.Run("sdk_floor", func(b *testing.B) {
 		f := newFloor(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())))
-		measure(b, func() { f.spans(ctx); bm.play(ctx, nil) })
+		measure(b, func() { bm.play(ctx, nil, f) })
 	})
 	b.Run("sdk_bare", func(b *testing.B) {
 		tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())).Tracer("bare")
@@ -103,7 +104,7 @@ func BenchmarkSpansPerMove(b *testing.B) {
 			}
 			ms.AddEvent("event")
 			ms.End()
-			bm.play(ctx, nil)
+			bm.play(ctx, nil, nil)
 		})
 	})
 	b.Run("traced_not_kept", traced(dropProcessor{}))
@@ -131,18 +132,28 @@ func newBenchMove(tb testing.TB) *benchMove {
 	}
 }
 
-// play runs one move of chat "bench-chat", traced by t unless t is nil: four model
-// calls (held, streamed, judged), a tool call after each of the first three.
-func (bm *benchMove) play(ctx context.Context, t middleware.Tracer) {
+// play runs one move of chat "bench-chat": four model calls (held, streamed, judged), a
+// tool call after each of the first three. With t, the Tracer makes its spans; with f,
+// the floor makes the same spans at the same points, straight on the SDK; with neither,
+// no span.
+func (bm *benchMove) play(ctx context.Context, t middleware.Tracer, f *floor) {
 	var ms middleware.MoveSpan
-	if t != nil {
+	var fm trace.Span
+	switch {
+	case t != nil:
 		ctx, ms = t.StartMove(ctx, "bench-chat")
+	case f != nil:
+		ctx, fm = f.tr.Start(ctx, tracing.MoveSpanName, f.moveStart...)
 	}
 	ctx, m := bm.eng.BeginMove(ctx, "bench-chat")
 	for i := range 4 {
 		var cs middleware.ModelSpan
-		if t != nil {
+		var fc trace.Span
+		switch {
+		case t != nil:
 			_, cs = t.StartModelCall(ctx, middleware.ModelCall{Model: bm.model, Held: true, Streamed: true, Judged: true})
+		case f != nil:
+			_, fc = f.tr.Start(ctx, "chat gpt-test", f.chatStart...)
 		}
 		if i == 3 {
 			m.CheckAnswer(ctx, "All done.")
@@ -150,15 +161,31 @@ func (bm *benchMove) play(ctx context.Context, t middleware.Tracer) {
 		if cs != nil {
 			cs.End(middleware.ModelResult{Response: bm.resp})
 		}
+		if fc != nil {
+			fc.SetAttributes(f.chatEnd...)
+			fc.End()
+		}
 		if i < 3 {
 			var ts middleware.ToolSpan
+			var ft trace.Span
 			tctx := ctx
-			if t != nil {
+			switch {
+			case t != nil:
 				tctx, ts = t.StartToolCall(ctx, middleware.ToolCall{Name: "shell", Input: bm.inputs[i], ID: bm.ids[i]})
+			case f != nil:
+				tctx, ft = f.tr.Start(ctx, "execute_tool shell", f.toolStart[i]...)
 			}
 			rem := m.ToolReminders(tctx, "shell", bm.inputs[i])
 			if ts != nil {
 				ts.End(middleware.ToolResult{Output: "ok", Reminders: rem})
+			}
+			if ft != nil {
+				if len(rem) > 0 {
+					ft.SetAttributes(f.toolEndR...)
+				} else {
+					ft.SetAttributes(f.toolEnd...)
+				}
+				ft.End()
 			}
 		}
 	}
@@ -166,12 +193,17 @@ func (bm *benchMove) play(ctx context.Context, t middleware.Tracer) {
 	if ms != nil {
 		ms.End(m, err)
 	}
+	if fm != nil {
+		fm.SetAttributes(f.moveEnd...)
+		fm.AddEvent(tracing.EventName, f.event...)
+		fm.End()
+	}
 }
 
-// floor makes benchMove's spans straight on the SDK: every option and attribute made
-// once, each span started with its start attributes and given its end attributes in one
-// SetAttributes, as the GenAI conventions ask (the attributes a sampler may read at the
-// start).
+// floor is what benchMove.play needs to make the traced move's spans straight on the
+// SDK: every option and attribute made once, each span started with its start
+// attributes (the ones a sampler may read, as the GenAI conventions ask) and given its
+// end attributes in one SetAttributes.
 type floor struct {
 	tr                trace.Tracer
 	moveStart         []trace.SpanStartOption
@@ -209,28 +241,6 @@ func newFloor(tp trace.TracerProvider) *floor {
 	return f
 }
 
-// spans makes the move's spans, in the order the guard makes them.
-func (f *floor) spans(ctx context.Context) {
-	mctx, ms := f.tr.Start(ctx, tracing.MoveSpanName, f.moveStart...)
-	for i := range 4 {
-		_, cs := f.tr.Start(mctx, "chat gpt-test", f.chatStart...)
-		cs.SetAttributes(f.chatEnd...)
-		cs.End()
-		if i < 3 {
-			_, ts := f.tr.Start(mctx, "execute_tool shell", f.toolStart[i]...)
-			if i == 1 {
-				ts.SetAttributes(f.toolEndR...)
-			} else {
-				ts.SetAttributes(f.toolEnd...)
-			}
-			ts.End()
-		}
-	}
-	ms.SetAttributes(f.moveEnd...)
-	ms.AddEvent(tracing.EventName, f.event...)
-	ms.End()
-}
-
 // TestFloorMatchesTraced: sdk_floor of BenchmarkSpansPerMove makes exactly the spans the
 // traced move makes, so the two cost the same work of the SDK.
 func TestFloorMatchesTraced(t *testing.T) {
@@ -242,9 +252,9 @@ func TestFloorMatchesTraced(t *testing.T) {
 		return tree(rec.Ended())
 	}
 	traced := record(func(tp trace.TracerProvider) {
-		newBenchMove(t).play(ctx, tracing.New(tp, &tracing.Options{Model: "gpt-test"}))
+		newBenchMove(t).play(ctx, tracing.New(tp, &tracing.Options{Model: "gpt-test"}), nil)
 	})
-	floor := record(func(tp trace.TracerProvider) { newFloor(tp).spans(ctx) })
+	floor := record(func(tp trace.TracerProvider) { newBenchMove(t).play(ctx, nil, newFloor(tp)) })
 	if traced != floor {
 		t.Errorf("the floor's spans differ from the traced move's:\n%s\nfloor:\n%s", traced, floor)
 	}
