@@ -137,7 +137,10 @@ func (t *Tracer) StartMove(ctx context.Context, chatID string) (context.Context,
 
 // attrBuf is a pooled span's buffer of attributes, with the option that carries its
 // first n attributes, boxed once per n: refilled and passed again, it allocates nothing.
-// The SDK copies the attributes it is given before the call returns.
+// That is safe because nothing keeps the buffer past the call: an option's attributes
+// are copied out by trace.NewSpanStartConfig and NewEventConfig (the option type is
+// the trace package's own), and SetAttributes copies what it keeps, as every variadic
+// callee must.
 type attrBuf struct {
 	kv   [maxAttrs]attribute.KeyValue
 	opts [maxAttrs + 1]trace.SpanStartEventOption
