@@ -70,7 +70,8 @@ func BenchmarkMoveTraced(b *testing.B) {
 // cost of tracing per move; traced minus sdk_floor is this package's share of it.
 // "sdk_bare" is the same eight spans and one event without a single attribute, for
 // scale; "traced_not_kept" ends the traced spans into a processor that keeps none (the
-// recorder's share is the heap it grows: every span of the run stays in memory).
+// recorder's share is the heap it grows: every span of the run stays in memory);
+// "traced_unsampled" samples every span out.
 func BenchmarkSpansPerMove(b *testing.B) {
 	bm := newBenchMove(b)
 	ctx := context.Background()
@@ -108,6 +109,13 @@ func BenchmarkSpansPerMove(b *testing.B) {
 		})
 	})
 	b.Run("traced_not_kept", traced(dropProcessor{}))
+	// Tracing on, every span sampled out (sdktrace.NeverSample): the spans are not
+	// recorded, so the ends skip their attributes and events.
+	b.Run("traced_unsampled", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+		tr := tracing.New(tp, &tracing.Options{Model: "gpt-test"})
+		measure(b, func() { bm.play(ctx, tr, nil) })
+	})
 }
 
 // benchMove is the engine's side of the move BenchmarkSpansPerMove traces.
