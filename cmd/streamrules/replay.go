@@ -31,7 +31,7 @@ On a terminal a progress bar shows on stderr; a one-line summary always does.
 --trace makes the OpenTelemetry spans the guard makes live: a span streamrules.move per
 replayed move, with a gen_ai.guardrail.result event per would-fire, and a span
 execute_tool NAME per tool call. OTEL_TRACES_EXPORTER=console (the default) writes each
-span as one line of JSON on stderr, before the summary; otlp, or
+span as one line of JSON on stderr as it ends, before the summary; otlp, or
 OTEL_EXPORTER_OTLP_ENDPOINT alone, sends them over OTLP/HTTP. OTEL_SERVICE_NAME names
 the service (default streamrules-replay).`,
 		opts: func() opts { return &replayCmd{} },
@@ -113,7 +113,7 @@ func (c *replayCmd) run(ctx context.Context, e *proc) error {
 		if spans, err = e.openTracing(ctx, e.stderr); err != nil {
 			return err
 		}
-		defer spans.tp.Shutdown(context.WithoutCancel(ctx)) // flushes what is batched; the first call does it
+		defer spans.tp.Shutdown(context.WithoutCancel(ctx)) // on the way out early; a second Shutdown does nothing
 		opts.Tracer = tracing.New(spans.tp, nil)
 	}
 	var bar *progressbar.ProgressBar
@@ -141,12 +141,6 @@ func (c *replayCmd) run(ctx context.Context, e *proc) error {
 	if err != nil {
 		return err
 	}
-	if spans != nil {
-		// Every span is out before the report and the summary: written (console) or sent.
-		if err := spans.tp.Shutdown(ctx); err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-	}
 	fired := 0
 	for _, r := range rep.Rules {
 		fired += r.Fired
@@ -162,5 +156,12 @@ func (c *replayCmd) run(ctx context.Context, e *proc) error {
 	fmt.Fprintf(e.stderr, "replayed %d moves from %s against %s in %s: %d would-fires\n",
 		rep.Moves, plural(len(sources), "transcript"), plural(len(rep.Rules), "rule"),
 		time.Since(start).Round(time.Millisecond), fired)
+	if spans != nil {
+		// The console's spans are out already, each written as it ended; an OTLP batch
+		// goes now. A failure leaves the report as it is and exits 1.
+		if err := spans.tp.Shutdown(ctx); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+	}
 	return nil
 }
