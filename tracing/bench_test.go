@@ -56,6 +56,10 @@ func BenchmarkMoveTraced(b *testing.B) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
 		run(b, tracing.New(tp, nil))
 	})
+	// The same spans, ended into a processor that keeps none.
+	b.Run("on_not_kept", func(b *testing.B) {
+		run(b, tracing.New(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(dropProcessor{})), nil))
+	})
 }
 
 // BenchmarkSpansPerMove isolates what tracing adds to a move. Each sub-benchmark plays
