@@ -25,7 +25,7 @@
 //
 // A span's start (its name, its start attributes and the option carrying them) is made
 // once per kind of call and per tool, and each span's buffers are pooled: a traced move
-// costs the SDK's own work for its spans plus about 3 µs and 3 allocations of this
+// costs the SDK's own work for its spans plus some 7 µs and 3 allocations of this
 // package (BenchmarkSpansPerMove: traced against sdk_floor, the same spans made straight
 // on the SDK; docs/performance.md has the figures). The SDK's part dominates: with
 // every span sampled into an in-memory recorder, ~25–30 µs for a move of eight spans,
