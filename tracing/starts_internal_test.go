@@ -45,9 +45,17 @@ func TestStartCacheBound(t *testing.T) {
 	if len(seen) != tools {
 		t.Errorf("%d span names, want %d", len(seen), tools)
 	}
-	st := tr.toolStart("tool_1")
-	if tr.toolStart("tool_1") != st {
-		t.Error("a cached tool's start is built again")
+	cached := *tr.tools.m.Load()
+	for name, st := range cached {
+		if tr.toolStart(name) != st {
+			t.Errorf("%s: a cached tool's start is built again", name)
+		}
+	}
+	for i := range tools {
+		name := fmt.Sprintf("tool_%d", i)
+		if _, ok := cached[name]; !ok && tr.toolStart(name) == tr.toolStart(name) {
+			t.Errorf("%s: past the bound, a start is kept", name)
+		}
 	}
 }
 
