@@ -114,4 +114,14 @@
 // order; the report, and the first error, are the same for any number of workers.
 // Memory grows with the number of chats (their repeat-policy state), not with the
 // number of moves.
+//
+// # Tracing
+//
+// Options.Tracer takes the middleware's hook (middleware.Tracer; package tracing makes
+// OpenTelemetry spans of it): each replayed move is a span streamrules.move, with a
+// gen_ai.guardrail.result event per would-fire, and each tool call a span execute_tool
+// NAME under it (the reminders it would have carried, or refused by a gate). A
+// transcript has no model calls, so there are no chat spans, and a text rule's
+// would-fire has outcome "none": its replay never came. This package imports no
+// OpenTelemetry; `streamrules replay --trace` wires package tracing in.
 package replay

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/middleware"
 
 	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
 	_ "github.com/streamrules/streamrules/shellcmd"
@@ -43,6 +44,11 @@ type Options struct {
 	// Logger receives the engine's warnings (an unknown environment name, once per name).
 	// Default: none (slog.DiscardHandler); the fired lines would be one per firing.
 	Logger *slog.Logger
+	// Tracer, if set, gets a span per replayed move and one per tool call in it, as
+	// middleware.Config.Tracer gets them live (trace.go): with package tracing, each
+	// would-fire is a gen_ai.guardrail.result event on its move's span. It is called
+	// from the Workers goroutines at once. Default nil: no spans.
+	Tracer middleware.Tracer
 }
 
 // Progress is where a backtest stands.
@@ -342,6 +348,7 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 			sh.unknown[name] = true // a typo here would silently put rules out of scope
 		}
 	}
+	ctx, span := rp.startMove(ctx, m.Chat) // trace.go
 	mctx, mv := rp.eng.BeginMove(withNumber(ctx, m.Move), m.Chat, m.Env...)
 	for name, value := range m.Vars {
 		mv.SetVar(name, value)
@@ -353,20 +360,24 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		// A gate (a tool rule in mode interrupt) would have stopped the call before it ran:
 		// each matching call is a would-fire of its own, and a stopped call reminds nothing
 		// and is not in the move's tool record.
-		if mv.GateCall(mctx, c.Name, c.Args) != nil {
+		cctx, tool := rp.startTool(mctx, c) // trace.go
+		if mv.GateCall(cctx, c.Name, c.Args) != nil {
+			endTool(tool, middleware.ToolResult{Refused: true})
 			continue
 		}
-		cctx := mctx
 		if !c.Succeeded() {
 			// As the middleware records a failed output: marked on the call's own context.
-			cctx = streamrules.WithToolCall(mctx)
+			cctx = streamrules.WithToolCall(cctx)
 			streamrules.MarkToolFailed(cctx)
 		}
-		mv.ToolReminders(cctx, c.Name, c.Args)
+		rem := mv.ToolReminders(cctx, c.Name, c.Args)
+		endTool(tool, middleware.ToolResult{Reminders: rem})
 	}
 	mv.CheckAnswer(mctx, m.Answer)
 	// Every transcript line is a move that ended with an answer: counted, as End(nil) counts it.
-	if err := mv.End(mctx, nil); err != nil {
+	err := mv.End(mctx, nil)
+	endMove(span, mv, err)
+	if err != nil {
 		return fmt.Errorf("replay: %s:%d: %w", pos.File, pos.Line, err)
 	}
 	sh.lastMove[m.Chat] = mv.Number()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/tmc/langchaingo/llms"
 	"go.opentelemetry.io/otel"
@@ -49,6 +50,11 @@ type Tracer struct {
 	tr       trace.Tracer
 	opts     Options
 	chatName string // "chat {Options.Model}", made once
+
+	// The start of a chat span per kind of call and of a tool span per tool, made on
+	// first use (starts.go): a span then starts with no allocation of this package.
+	chats startCache[chatKey]
+	tools startCache[string]
 }
 
 var _ middleware.Tracer = (*Tracer)(nil)
@@ -122,60 +128,106 @@ var (
 
 // StartMove implements middleware.Tracer.
 func (t *Tracer) StartMove(ctx context.Context, chatID string) (context.Context, middleware.MoveSpan) {
-	ctx, sp := t.tr.Start(ctx, MoveSpanName, internalKind,
-		trace.WithAttributes(keyConversation.String(chatID)))
-	return ctx, &moveSpan{t: t, sp: sp}
+	ms := movePool.Get().(*moveSpan)
+	ms.t = t
+	attrs := append(ms.kv[:0], keyConversation.String(chatID))
+	ctx, ms.sp = t.tr.Start(ctx, MoveSpanName, ms.startOpts(internalKind, ms.option(attrs))...)
+	return ctx, ms
 }
 
+// attrBuf is a pooled span's buffer of attributes, with the option that carries its
+// first n attributes, boxed once per n: refilled and passed again, it allocates nothing.
+// That is safe because nothing keeps the buffer past the call: an option's attributes
+// are copied out by trace.NewSpanStartConfig and NewEventConfig (the option type is
+// the trace package's own), and SetAttributes copies what it keeps, as every variadic
+// callee must.
+type attrBuf struct {
+	kv   [maxAttrs]attribute.KeyValue
+	opts [maxAttrs + 1]trace.SpanStartEventOption
+	// The options of the call into the SDK: a variadic argument to an interface method
+	// would be boxed per call.
+	start [2]trace.SpanStartOption
+	event [2]trace.EventOption
+}
+
+// startOpts is the options of a span of kind with the start attributes opt.
+func (b *attrBuf) startOpts(kind, opt trace.SpanStartOption) []trace.SpanStartOption {
+	b.start = [2]trace.SpanStartOption{kind, opt}
+	return b.start[:]
+}
+
+const maxAttrs = 12 // the most one call gives: a firing's event with every flag and the rule text
+
+// option is the option carrying attrs, which were appended to b.kv[:0].
+func (b *attrBuf) option(attrs []attribute.KeyValue) trace.SpanStartEventOption {
+	n := len(attrs)
+	if n == 0 || n > maxAttrs || &attrs[0] != &b.kv[0] {
+		return trace.WithAttributes(attrs...) // not in the buffer: boxed now
+	}
+	if b.opts[n] == nil {
+		b.opts[n] = trace.WithAttributes(b.kv[:n]...)
+	}
+	return b.opts[n]
+}
+
+// moveSpan is a move's span. It is pooled, as the chat and tool spans are: End is called
+// once (middleware.MoveSpan), then it goes back to its pool.
 type moveSpan struct {
 	t  *Tracer
 	sp trace.Span
+	attrBuf
 }
+
+var movePool = sync.Pool{New: func() any { return new(moveSpan) }}
 
 // End records the move's number, environments and outcome, and one event per firing,
 // stamped with the firing's time and carrying its final outcome.
 func (s *moveSpan) End(move *streamrules.Move, err error) {
 	sp := s.sp
-	defer sp.End()
-	if !recording(sp, err) {
-		return
+	if sp == nil {
+		return // ended already
 	}
+	if recording(sp, err) {
+		s.record(move, err)
+	}
+	sp.End()
+	s.t, s.sp = nil, nil
+	clear(s.kv[:])
+	movePool.Put(s)
+}
+
+func (s *moveSpan) record(move *streamrules.Move, err error) {
 	outcome := "answered"
 	if err != nil {
 		outcome = "failed"
 	}
 	firings := move.Firings()
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, keyMoveNumber.Int64(move.Number()), keyEnvironments.StringSlice(move.Environments()),
+	attrs := append(s.kv[:0], keyMoveNumber.Int64(move.Number()), keyEnvironments.StringSlice(move.Environments()),
 		keyMoveOutcome.String(outcome))
 	if len(firings) > 0 {
 		attrs = append(attrs, keyFirings.Int(len(firings)))
 	}
-	sp.SetAttributes(attrs...)
+	s.sp.SetAttributes(attrs...)
 	for _, f := range firings {
-		sp.AddEvent(EventName, trace.WithTimestamp(f.At), trace.WithAttributes(s.t.firingAttrs(move, f)...))
+		s.event = [2]trace.EventOption{trace.WithTimestamp(f.At), s.option(s.t.firingAttrs(s.kv[:0], move, f))}
+		s.sp.AddEvent(EventName, s.event[:]...)
 	}
 }
 
-func (t *Tracer) firingAttrs(move *streamrules.Move, f streamrules.Firing) []attribute.KeyValue {
-	outcome := string(f.Outcome)
-	if outcome == "" {
-		outcome = "none" // a discard whose replay never came: the move failed first
-	}
-	attrs := make([]attribute.KeyValue, 0, 10)
+func (t *Tracer) firingAttrs(attrs []attribute.KeyValue, move *streamrules.Move, f streamrules.Firing) []attribute.KeyValue {
 	attrs = append(attrs,
 		keyRuleID.String(f.Rule),
 		keyMode.String(string(f.Mode)),
-		keyOutcome.String(outcome),
+		outcomeAttr(f.Outcome),
 	)
 	if f.Outcome == streamrules.OutcomeShadow {
-		attrs = append(attrs, keyShadow.Bool(true))
+		attrs = append(attrs, shadowTrue)
 	}
 	if f.Retry {
-		attrs = append(attrs, keyRetry.Bool(true))
+		attrs = append(attrs, retryTrue)
 	}
 	if f.Early {
-		attrs = append(attrs, keyEarly.Bool(true), keyCutAt.Int(f.CutAtBytes))
+		attrs = append(attrs, earlyTrue, keyCutAt.Int(f.CutAtBytes))
 	}
 	if f.Tool != "" {
 		attrs = append(attrs, keyTool.String(f.Tool))
@@ -194,67 +246,77 @@ func (t *Tracer) firingAttrs(move *streamrules.Move, f streamrules.Firing) []att
 	return attrs
 }
 
-// StartModelCall implements middleware.Tracer: a client span "chat {model}".
+// outcomeAttr is streamrules.outcome; "none" for a discard whose replay never came (the
+// move failed first).
+func outcomeAttr(o streamrules.Outcome) attribute.KeyValue {
+	if o == "" {
+		return keyOutcome.String("none")
+	}
+	return keyOutcome.String(string(o))
+}
+
+// The true flags, made once.
+var (
+	shadowTrue    = keyShadow.Bool(true)
+	retryTrue     = keyRetry.Bool(true)
+	earlyTrue     = keyEarly.Bool(true)
+	discardedTrue = keyDiscarded.Bool(true)
+	cutEarlyTrue  = keyCutEarly.Bool(true)
+	fixedTrue     = keyFixed.Bool(true)
+	refusedTrue   = keyRefused.Bool(true)
+	judgedTrue    = keyJudged.Bool(true)
+	replayTrue    = keyReplay.Bool(true)
+)
+
+// StartModelCall implements middleware.Tracer: a client span "chat {model}". Its start
+// attributes (the ones a sampler may read) are made once per kind of call (starts.go).
 func (t *Tracer) StartModelCall(ctx context.Context, c middleware.ModelCall) (context.Context, middleware.ModelSpan) {
-	model, name := c.Options.Model, t.chatName
-	switch {
-	case model == "":
-		model = t.opts.Model
-	case model != t.opts.Model:
-		name = "chat " + model
-	}
-	speech := "whole"
-	switch {
-	case c.Held:
-		speech = "held"
-	case c.Streamed:
-		speech = "streamed"
-	}
-	ms := &modelSpan{t: t} // its buffer holds the start attributes, then the end's: one allocation
-	attrs := append(ms.buf[:0], keyOperation.String("chat"))
-	if p := providerName(c.Model); p != "" {
-		attrs = append(attrs, keyProvider.String(p))
-	}
-	if model != "" {
-		attrs = append(attrs, keyReqModel.String(model))
-	}
-	attrs = append(attrs, keySpeech.String(speech))
-	if c.Judged {
-		attrs = append(attrs, keyJudged.Bool(true))
-	}
-	if c.Replay {
-		attrs = append(attrs, keyReplay.Bool(true))
-	}
+	st := t.chatStart(c)
+	ms := modelPool.Get().(*modelSpan)
+	ms.t = t
+	start := st.opt
 	if t.opts.RecordContent {
-		attrs = append(attrs, keyInMessages.String(inputMessages(c.Messages)))
+		start = ms.option(append(append(ms.kv[:0], st.attrs...), keyInMessages.String(inputMessages(c.Messages))))
 	}
-	ctx, ms.sp = t.tr.Start(ctx, name, clientKind, trace.WithAttributes(attrs...)) // the SDK copies them
+	ctx, ms.sp = t.tr.Start(ctx, st.name, ms.startOpts(clientKind, start)...)
 	return ctx, ms
 }
 
+// modelSpan is a chat span, pooled like moveSpan.
 type modelSpan struct {
-	t   *Tracer
-	sp  trace.Span
-	buf [8]attribute.KeyValue
+	t  *Tracer
+	sp trace.Span
+	attrBuf
 }
+
+var modelPool = sync.Pool{New: func() any { return new(modelSpan) }}
 
 func (s *modelSpan) End(r middleware.ModelResult) {
 	sp := s.sp
-	defer sp.End()
-	if !recording(sp, r.Err) {
-		return
+	if sp == nil {
+		return // ended already
 	}
-	// One SetAttributes: the SDK grows the span's attributes once per call. Flags go on
-	// only when true.
-	attrs := s.buf[:0]
+	if recording(sp, r.Err) {
+		s.record(r)
+	}
+	sp.End()
+	s.t, s.sp = nil, nil
+	clear(s.kv[:])
+	modelPool.Put(s)
+}
+
+// record sets the end's attributes in one SetAttributes: the SDK grows the span's
+// attributes once per call. Flags go on only when true.
+func (s *modelSpan) record(r middleware.ModelResult) {
+	attrs := s.kv[:0]
 	if r.Discarded {
-		attrs = append(attrs, keyDiscarded.Bool(true))
+		attrs = append(attrs, discardedTrue)
 	}
 	if r.CutEarly {
-		attrs = append(attrs, keyCutEarly.Bool(true), keyCutAt.Int(r.CutAtBytes))
+		attrs = append(attrs, cutEarlyTrue, keyCutAt.Int(r.CutAtBytes))
 	}
 	if r.Fixed {
-		attrs = append(attrs, keyFixed.Bool(true))
+		attrs = append(attrs, fixedTrue)
 	}
 	if r.ReleasedEarlyBytes > 0 {
 		attrs = append(attrs, keyReleased.Int(r.ReleasedEarlyBytes))
@@ -265,19 +327,27 @@ func (s *modelSpan) End(r middleware.ModelResult) {
 	if resp := r.Response; resp != nil {
 		attrs = s.t.responseAttrs(attrs, resp)
 	}
-	sp.SetAttributes(attrs...)
+	s.sp.SetAttributes(attrs...)
 }
 
 // responseAttrs appends the usage, the finish reasons and (opted in) the answer.
 func (t *Tracer) responseAttrs(attrs []attribute.KeyValue, resp *llms.ContentResponse) []attribute.KeyValue {
 	var in, out int64
 	var haveIn, haveOut bool
-	var reasons []string
+	var reason string    // the one finish reason, in the common case of one
+	var reasons []string // all of them, when there are more
 	for _, c := range resp.Choices {
 		if c == nil {
 			continue
 		}
-		if c.StopReason != "" {
+		switch {
+		case c.StopReason == "":
+		case reason == "":
+			reason = c.StopReason
+		default:
+			if reasons == nil {
+				reasons = append(reasons, reason)
+			}
 			reasons = append(reasons, c.StopReason)
 		}
 		if !haveIn {
@@ -293,8 +363,11 @@ func (t *Tracer) responseAttrs(attrs []attribute.KeyValue, resp *llms.ContentRes
 	if haveOut {
 		attrs = append(attrs, keyOutTokens.Int64(out))
 	}
-	if len(reasons) > 0 {
+	switch {
+	case reasons != nil:
 		attrs = append(attrs, keyFinish.StringSlice(reasons))
+	case reason != "":
+		attrs = append(attrs, finishReason(reason))
 	}
 	if t.opts.RecordContent {
 		attrs = append(attrs, keyOutMessages.String(outputMessages(resp)))
@@ -304,45 +377,65 @@ func (t *Tracer) responseAttrs(attrs []attribute.KeyValue, resp *llms.ContentRes
 
 // StartToolCall implements middleware.Tracer: an internal span "execute_tool {name}".
 func (t *Tracer) StartToolCall(ctx context.Context, c middleware.ToolCall) (context.Context, middleware.ToolSpan) {
-	ts := &toolSpan{t: t}
-	attrs := append(ts.buf[:0], keyOperation.String("execute_tool"), keyToolName.String(c.Name))
-	if c.ID != "" {
-		attrs = append(attrs, keyToolCallID.String(c.ID))
+	st := t.toolStart(c.Name)
+	ts := toolPool.Get().(*toolSpan)
+	ts.t = t
+	start := st.opt
+	if c.ID != "" || t.opts.RecordContent {
+		attrs := append(ts.kv[:0], st.attrs...)
+		if c.ID != "" {
+			attrs = append(attrs, keyToolCallID.String(c.ID))
+		}
+		if t.opts.RecordContent {
+			attrs = append(attrs, keyToolArgs.String(c.Input))
+		}
+		start = ts.option(attrs)
 	}
-	if t.opts.RecordContent {
-		attrs = append(attrs, keyToolArgs.String(c.Input))
-	}
-	ctx, ts.sp = t.tr.Start(ctx, "execute_tool "+c.Name, internalKind, trace.WithAttributes(attrs...))
+	ctx, ts.sp = t.tr.Start(ctx, st.name, ts.startOpts(internalKind, start)...)
 	return ctx, ts
 }
 
+// toolSpan is a tool span, pooled like moveSpan.
 type toolSpan struct {
-	t   *Tracer
-	sp  trace.Span
-	buf [4]attribute.KeyValue
+	t     *Tracer
+	sp    trace.Span
+	names [4]string
+	attrBuf
 }
+
+var toolPool = sync.Pool{New: func() any { return new(toolSpan) }}
 
 func (s *toolSpan) End(r middleware.ToolResult) {
 	sp := s.sp
-	defer sp.End()
-	if !recording(sp, r.Err) {
-		return
+	if sp == nil {
+		return // ended already
 	}
-	attrs := append(s.buf[:0], keyReminders.Int(len(r.Reminders)))
+	if recording(sp, r.Err) {
+		s.record(r)
+	}
+	sp.End()
+	s.t, s.sp = nil, nil
+	clear(s.kv[:])
+	clear(s.names[:])
+	toolPool.Put(s)
+}
+
+func (s *toolSpan) record(r middleware.ToolResult) {
+	attrs := append(s.kv[:0], keyReminders.Int(len(r.Reminders)))
 	if r.Refused {
-		attrs = append(attrs, keyRefused.Bool(true))
+		attrs = append(attrs, refusedTrue)
 	}
 	if len(r.Reminders) > 0 {
-		names := make([]string, len(r.Reminders))
-		for i, rem := range r.Reminders {
-			names[i] = rem.Rule
+		names := s.names[:0]
+		for _, rem := range r.Reminders {
+			names = append(names, rem.Rule)
 		}
-		attrs = append(attrs, keyReminderOf.StringSlice(names))
+		attrs = append(attrs, keyReminderOf.StringSlice(names)) // copied into the value
 	}
 	if s.t.opts.RecordContent && r.Err == nil {
 		attrs = append(attrs, keyToolResult.String(r.Output))
 	}
-	sp.SetAttributes(attrs...)
+	s.sp.SetAttributes(attrs...)
 }
 
 // recording reports whether sp records, and marks it failed with err (when not nil) if it
