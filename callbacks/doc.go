@@ -6,7 +6,7 @@
 //	clean := callbacks.Clean(myHandler)
 //	llm, _ := openai.New(openai.WithCallback(clean))            // provider events
 //	agent := agents.NewOpenAIFunctionsAgent(llm, ts, agents.WithCallbacksHandler(clean))
-//	guard := middleware.New(eng, &middleware.Config{Callbacks: clean}) // tool start/end
+//	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clean}) // tool start/end
 //
 // The clean handler
 //   - removes from prompt events (the messages and prompts sent to the model, an agent

@@ -80,7 +80,10 @@ func newChain(t *testing.T, dsn string, replies ...scripted.Reply) *chain {
 	}
 	t.Cleanup(eng.Close)
 	c := &chain{store: store, eng: eng, srv: openaitest.New(t, replies...), shell: &shellTool{}}
-	guard := middleware.New(eng, nil)
+	guard, err := middleware.New(eng, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := append(guard.Tools(c.shell), ruletools.New(store, eng)...)
 	agent := guard.Agent(agents.NewOpenAIFunctionsAgent(guard.Model(c.srv.LLM(t)), ts))
 	c.mem = memory.NewConversationBuffer()

@@ -63,12 +63,14 @@ type Guard struct {
 	tracer    Tracer
 }
 
-// New returns a Guard on eng.
-func New(eng *streamrules.Engine, cfg *Config) *Guard {
-	if cfg == nil {
-		cfg = &Config{}
+// New returns a Guard on eng. A negative duration or retry count in cfg is an error
+// naming the field.
+func New(eng *streamrules.Engine, cfg *Config) (*Guard, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer}
+	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer}, nil
 }
 
 // Tools wraps each tool with Tool.
