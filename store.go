@@ -8,8 +8,8 @@ import (
 
 // Sentinel errors a caller checks with errors.Is.
 var (
-	ErrNotFound = errors.New("stream rule not found")
-	ErrExists   = errors.New("stream rule already exists")
+	ErrNotFound = errors.New("streamrules: rule not found")
+	ErrExists   = errors.New("streamrules: rule already exists")
 )
 
 // Store is where an engine's rules and chat state live. The engine calls LoadRules on

@@ -25,7 +25,7 @@
 // Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
 // typo fails loudly with the rule and the field named:
 //
-//	rulefile: line 14: rule #3 "telegram_markdown_image": stream rule: invalid condition: …
+//	rulefile: line 14: rule #3 "telegram_markdown_image": streamrules: invalid condition: …
 //
 // # The default set
 //
