@@ -30,8 +30,8 @@
 // though the prompt copy the model gets has the tag defused (streamrules.Neutralize), and
 // prompt events, which show that copy, show it defused. The handler does not look for
 // blocks by their shape: the
-// middleware records, per tour, the exact strings it inserted ([Inserted], carried in the
-// context the events come with), and only those are removed. Events outside a guarded
+// middleware records, per tour, the exact strings it inserted (carried in the context the
+// events come with), and only those are removed. Events outside a guarded
 // agent's tour carry no record and pass unchanged.
 //
 // Tool start and end events with the clean output come from the middleware's tool
