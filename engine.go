@@ -363,7 +363,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			continue
 		}
 		if n := len(set.all); n > 0 && set.all[n-1].Name == r.Name { // sorted: a duplicate follows its first
-			set.skip(r, NameTakenError(r.Name))
+			set.skip(r, ErrNameTaken)
 			if e.firstWarning("dup", r) {
 				e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
 			}

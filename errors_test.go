@@ -16,6 +16,7 @@ func TestErrorPrefix(t *testing.T) {
 	}
 	_, missing := st.GetRule(t.Context(), "nope")
 	_, badStore := NewMemoryStore([]Rule{{Name: "Bad", Scope: ScopeText, Text: "t"}})
+	_, taken := st.CreateRule(t.Context(), Rule{Name: "a", Scope: ScopeText, Text: "t"})
 	tests := []struct {
 		name string
 		err  error
@@ -27,8 +28,9 @@ func TestErrorPrefix(t *testing.T) {
 		{"ErrNotManifest", ErrNotManifest, ErrNotManifest},
 		{"ErrMoveEnded", ErrMoveEnded, ErrMoveEnded},
 		{"ParseRepeat", repeatErr, ErrBadRepeat},
-		{"NameTaken", NameTakenError("a"), ErrExists},
+		{"ErrNameTaken", ErrNameTaken, ErrExists},
 		{"MemoryStore.GetRule", missing, ErrNotFound},
+		{"MemoryStore.CreateRule", taken, ErrNameTaken},
 		{"NewMemoryStore", badStore, nil},
 		{"inRule", inRule("x", ErrNotManifest), ErrNotManifest},
 	}
@@ -48,5 +50,10 @@ func TestErrorPrefix(t *testing.T) {
 	var ve *ValidationError
 	if !errors.As(badStore, &ve) || ve.Field != "name" {
 		t.Errorf("NewMemoryStore's error %v is not a *ValidationError on name", badStore)
+	}
+	// A taken name is a taken name, an existing rule and a bad name field at once, and
+	// the message names the rule.
+	if !errors.Is(taken, ErrExists) || !errors.As(taken, &ve) || ve.Field != "name" || !strings.Contains(taken.Error(), `rule "a"`) {
+		t.Errorf("CreateRule of a taken name: %v", taken)
 	}
 }

@@ -174,7 +174,7 @@ func (s *MemoryStore) CreateRule(_ context.Context, r Rule) (Rule, error) {
 	s.mu.Lock()
 	if _, ok := s.rules[r.Name]; ok {
 		s.mu.Unlock()
-		return Rule{}, NameTakenError(r.Name)
+		return Rule{}, inRule(r.Name, ErrNameTaken)
 	}
 	s.nextID++
 	r.ID = s.nextID
@@ -202,7 +202,7 @@ func (s *MemoryStore) UpdateRule(_ context.Context, name string, r Rule) (Rule, 
 	}
 	if _, taken := s.rules[r.Name]; taken && r.Name != name {
 		s.mu.Unlock()
-		return Rule{}, NameTakenError(r.Name)
+		return Rule{}, inRule(r.Name, ErrNameTaken)
 	}
 	delete(s.rules, name)
 	r.ID, r.CreatedAt = old.ID, old.CreatedAt
