@@ -36,4 +36,3 @@ func checkString(field, s string) error {
 	}
 	return nil
 }
-
