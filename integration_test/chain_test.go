@@ -111,7 +111,7 @@ func (c *chain) move(t *testing.T, chat, input string, env ...string) (string, s
 func TestSeededRulesOnPostgres(t *testing.T) {
 	t.Parallel()
 	// A bare emoji has no deterministic fix: the seeded rule replays the tour. (A markdown
-	// image is repaired in place since seed wave 2: TestFixOnPostgres.)
+	// image is repaired in place since seed version 2: TestFixOnPostgres.)
 	bad := "👍\n↩ #7"
 	good := "This server has 12G free: https://x/disk.png\n↩ #7"
 	c := newChain(t, pgtest.DSN(t),
