@@ -5,45 +5,41 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamrules/streamrules/internal/configtest"
 )
 
-func TestConfigRejects(t *testing.T) {
-	t.Parallel()
+func emptyStore(t *testing.T) *MemoryStore {
+	t.Helper()
 	st, err := NewMemoryStore(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+func TestConfigRejects(t *testing.T) {
+	t.Parallel()
+	st := emptyStore(t)
 	many := make([]string, maxEnvironments)
 	for i := range many {
 		many[i] = fmt.Sprintf("env_%d", i)
 	}
-	tests := []struct {
-		name  string
-		cfg   Config
-		field string
-	}{
-		{"negative cap", Config{ToolResultMaxChars: -1}, "ToolResultMaxChars"},
-		{"negative budget", Config{ReminderBudget: -1}, "ReminderBudget"},
-		{"negative store timeout", Config{StoreTimeout: -time.Second}, "StoreTimeout"},
-		{"bad environment name", Config{Environments: []string{"Voice"}}, "Environments"},
-		{"too many environments", Config{Environments: many}, "Environments"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			eng, err := New(context.Background(), st, &tt.cfg)
-			if err == nil {
-				eng.Close()
-				t.Fatal("New accepted it")
-			}
-			if !strings.HasPrefix(err.Error(), "streamrules: "+tt.field+" ") && !strings.HasPrefix(err.Error(), "streamrules: "+tt.field+":") {
-				t.Errorf("error %q does not name %s", err, tt.field)
-			}
-		})
-	}
+	configtest.Refuses(t, "streamrules: ", []configtest.Case[Config]{
+		{Field: "ToolResultMaxChars", Config: Config{ToolResultMaxChars: -1}},
+		{Field: "ReminderBudget", Config: Config{ReminderBudget: -1}},
+		{Field: "StoreTimeout", Config: Config{StoreTimeout: -time.Second}},
+		{Field: "Environments", Config: Config{Environments: []string{"Voice"}}},
+		{Field: "Environments", Config: Config{Environments: many}},
+	}, func(c *Config) error {
+		eng, err := New(context.Background(), st, c)
+		if err == nil {
+			eng.Close()
+		}
+		return err
+	})
 }
 
 func TestConfigWithDefaults(t *testing.T) {
@@ -79,10 +75,7 @@ func TestConfigWithDefaults(t *testing.T) {
 // The engine runs with exactly what WithDefaults gives: no second default elsewhere.
 func TestNewUsesWithDefaults(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := emptyStore(t)
 	for _, cfg := range []*Config{nil, {MaxRetriesPerMove: -1}, {MaxRetriesPerMove: 3, StoreTimeout: time.Second}} {
 		eng, err := New(context.Background(), st, cfg)
 		if err != nil {

@@ -13,7 +13,9 @@ import (
 	"time"
 )
 
-// Config tunes an Engine. A nil *Config means all defaults.
+// Config tunes an Engine. A nil *Config means all defaults. New fills the zero fields
+// with their defaults (WithDefaults) and refuses a negative size, budget or timeout with
+// an error naming the field.
 type Config struct {
 	// ToolResultMaxChars caps a tool's output in the prompt copy, in characters
 	// (the rule's text is not counted). Default 0: no cap.

@@ -42,12 +42,12 @@ func ExampleClean() {
 	if err != nil {
 		panic(err)
 	}
+	chat := &client{}
 	eng, err := streamrules.New(ctx, store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}
 	defer eng.Close()
-	chat := &client{}
 	guard, err := middleware.New(eng, &middleware.Config{Callbacks: callbacks.Clean(chat)})
 	if err != nil {
 		panic(err)

@@ -2,48 +2,28 @@ package middleware
 
 import (
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/configtest"
 )
 
+// New validates before it touches the engine: a nil one is never reached here.
 func TestConfigRejects(t *testing.T) {
 	t.Parallel()
-	st, err := streamrules.NewMemoryStore(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), st, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	tests := []struct {
-		name  string
-		cfg   Config
-		field string
-	}{
-		{"negative call timeout", Config{CallTimeout: -time.Second}, "CallTimeout"},
-		{"negative retries", Config{CallRetries: -1}, "CallRetries"},
-		{"negative retry delay", Config{RetryDelay: -time.Second}, "RetryDelay"},
-		{"negative retry cap", Config{RetryMaxDelay: -time.Second}, "RetryMaxDelay"},
-		{"negative heartbeat", Config{Heartbeat: -time.Second, OnHeartbeat: func(context.Context, Heartbeat) {}}, "Heartbeat"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			g, err := New(eng, &tt.cfg)
-			if err == nil || g != nil {
-				t.Fatalf("New = %v, %v; want an error", g, err)
-			}
-			if !strings.HasPrefix(err.Error(), "middleware: "+tt.field+" ") {
-				t.Errorf("error %q does not name %s", err, tt.field)
-			}
-		})
-	}
+	configtest.Refuses(t, "middleware: ", []configtest.Case[Config]{
+		{Field: "CallTimeout", Config: Config{CallTimeout: -time.Second}},
+		{Field: "CallRetries", Config: Config{CallRetries: -1}},
+		{Field: "RetryDelay", Config: Config{RetryDelay: -time.Second}},
+		{Field: "RetryMaxDelay", Config: Config{RetryMaxDelay: -time.Second}},
+		{Field: "Heartbeat", Config: Config{Heartbeat: -time.Second, OnHeartbeat: func(context.Context, Heartbeat) {}}},
+	}, func(c *Config) error {
+		g, err := New(nil, c)
+		if g != nil {
+			t.Errorf("New returned a Guard with the error %v", err)
+		}
+		return err
+	})
 }
 
 // The boundaries run on exactly what WithDefaults gives: no second default elsewhere.

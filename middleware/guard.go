@@ -14,7 +14,9 @@ import (
 	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
-// Config tunes a Guard. A nil *Config means all defaults.
+// Config tunes a Guard. A nil *Config means all defaults. New fills the zero fields with
+// their defaults (WithDefaults) and refuses a negative duration or retry count with an
+// error naming the field.
 type Config struct {
 	// Callbacks is the handler that feeds your client: the one place to give it. It is
 	// wrapped with callbacks.Clean once; tool wrappers send it HandleToolStart with the

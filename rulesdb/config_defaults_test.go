@@ -4,42 +4,27 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamrules/streamrules/internal/configtest"
 )
 
+// Open refuses what validate refuses, before it touches the DSN (TestOpenErrors,
+// TestOpenUsesWithDefaults).
 func TestConfigRejects(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name  string
-		cfg   Config
-		field string
-	}{
-		{"bad environment name", Config{Environments: []string{"Bad Name"}}, "Environments"},
-		{"unknown reload mode", Config{ReloadMode: "listen"}, "ReloadMode"},
-		{"negative pool", Config{MaxOpenConns: -1}, "MaxOpenConns"},
-		{"negative retention", Config{StatRetention: Retention(-time.Hour)}, "StatRetention"},
-		{"negative queue", Config{QueueSize: -1}, "QueueSize"},
-		{"negative write timeout", Config{WriteTimeout: -time.Second}, "WriteTimeout"},
-		{"negative flush timeout", Config{FlushTimeout: -time.Second}, "FlushTimeout"},
-		{"negative batch", Config{BatchSize: -1}, "BatchSize"},
-		{"negative chat cache", Config{ChatCacheTTL: -time.Second}, "ChatCacheTTL"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join(t.TempDir(), "x.db")
-			s, err := Open(context.Background(), "sqlite:"+path, &tt.cfg)
-			if err == nil {
-				s.Close()
-				t.Fatal("Open accepted it")
-			}
-			if !strings.HasPrefix(err.Error(), "rulesdb: "+tt.field+" ") && !strings.HasPrefix(err.Error(), "rulesdb: "+tt.field+":") {
-				t.Errorf("error %q does not name %s", err, tt.field)
-			}
-		})
-	}
+	configtest.Refuses(t, "rulesdb: ", []configtest.Case[Config]{
+		{Field: "Environments", Config: Config{Environments: []string{"Bad Name"}}},
+		{Field: "ReloadMode", Config: Config{ReloadMode: "listen"}},
+		{Field: "MaxOpenConns", Config: Config{MaxOpenConns: -1}},
+		{Field: "StatRetention", Config: Config{StatRetention: Retention(-time.Hour)}},
+		{Field: "QueueSize", Config: Config{QueueSize: -1}},
+		{Field: "WriteTimeout", Config: Config{WriteTimeout: -time.Second}},
+		{Field: "FlushTimeout", Config: Config{FlushTimeout: -time.Second}},
+		{Field: "BatchSize", Config: Config{BatchSize: -1}},
+		{Field: "ChatCacheTTL", Config: Config{ChatCacheTTL: -time.Second}},
+	}, func(c *Config) error { return c.WithDefaults().validate() })
 }
 
 func TestConfigWithDefaults(t *testing.T) {

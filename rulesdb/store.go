@@ -39,8 +39,10 @@ const EnvDSN = "STREAMRULES_DSN"
 // ChangeChannel is the PostgreSQL NOTIFY channel a trigger on stream_rules fires on.
 const ChangeChannel = "stream_rules_changed"
 
-// Config tunes a Store. A nil *Config means all defaults. The env tags let a host fill it
-// with github.com/caarlos0/env/v11.
+// Config tunes a Store. A nil *Config means all defaults. Open fills the zero fields with
+// their defaults (WithDefaults) and refuses a negative size or duration with an error
+// naming the field; negative ReloadInterval and BatchDelay mean off. The env tags let a
+// host fill it with github.com/caarlos0/env/v11.
 type Config struct {
 	// DefaultSQLitePath is the SQLite file Open uses for an empty DSN.
 	// Default "streamrules.db" in the working directory.

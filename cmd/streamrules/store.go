@@ -60,7 +60,7 @@ func (e *proc) config() (rulesdb.Config, error) {
 		}
 	}
 	cfg = *cfg.WithDefaults() // the SQLite file Describe names too
-	cfg.ReloadInterval = -1 // one command, one look: no reload backstop goroutine
+	cfg.ReloadInterval = -1   // one command, one look: no reload backstop goroutine
 	return cfg, nil
 }
 
