@@ -3,7 +3,6 @@ package streamrules
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -51,7 +50,7 @@ const ReadToolName = "stream_rule_read"
 
 // ErrNotManifest is wrapped by Move.ReadRule when the rule was not delivered in manifest
 // form in this move.
-var ErrNotManifest = errors.New("stream rule not delivered in manifest form in this move")
+var ErrNotManifest = errors.New("streamrules: not delivered in manifest form in this move")
 
 // manifestSuffix follows the hint in a manifest block.
 const manifestSuffix = " (read it with " + ReadToolName + ")"
@@ -259,7 +258,7 @@ func (m *Move) ReadRule(ctx context.Context, name string) (string, error) {
 	r := m.set.ruleByName(name)
 	m.mu.Unlock()
 	if !found || r == nil {
-		return "", fmt.Errorf("streamrules: rule %q: %w", name, ErrNotManifest)
+		return "", inRule(name, ErrNotManifest)
 	}
 	m.eng.log.InfoContext(ctx, "stream rule read", "rule", name, "chat", m.chatID, "move", m.number, "delivery", DeliveryManifest.attr())
 	return r.Text, nil

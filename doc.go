@@ -63,7 +63,7 @@
 // call. Templates use the move's variables ([Move.SetVar]): {{message_id}}. A bad tree is
 // a *ValidationError naming its node:
 //
-//	stream rule: invalid predicate.all_of[1].ends_with_regex: not an RE2 regular expression: …
+//	streamrules: invalid predicate.all_of[1].ends_with_regex: not an RE2 regular expression: …
 //
 // [Judge] runs one rule outside an engine, with the not_applicable verdict a backtest needs.
 //

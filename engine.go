@@ -13,7 +13,9 @@ import (
 	"time"
 )
 
-// Config tunes an Engine. A nil *Config means all defaults.
+// Config tunes an Engine. A nil *Config means all defaults. New fills the zero fields
+// with their defaults (WithDefaults) and refuses a negative size, budget or timeout with
+// an error naming the field.
 type Config struct {
 	// ToolResultMaxChars caps a tool's output in the prompt copy, in characters
 	// (the rule's text is not counted). Default 0: no cap.
@@ -75,10 +77,6 @@ type Config struct {
 	ReadYourWrites bool
 }
 
-// defaultStoreTimeout is Config.StoreTimeout's default: long enough for a loaded database
-// far away, short beside a model's answer.
-const defaultStoreTimeout = 2 * time.Second
-
 // Engine holds the compiled rule set and answers, for any agent loop, the two questions:
 // what reminders does this tool call get, and is this answer accepted.
 // One engine serves many chats at once; all per-move state travels in the context.
@@ -116,11 +114,9 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		// and the error went unchecked: say so here rather than panic on the first move.
 		return nil, fmt.Errorf("streamrules: nil store (%T)", store)
 	}
-	if cfg == nil {
-		cfg = &Config{}
-	}
-	if cfg.StoreTimeout < 0 {
-		return nil, fmt.Errorf("streamrules: StoreTimeout %s is negative", cfg.StoreTimeout)
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	e := &Engine{
 		store:  store,
@@ -130,41 +126,14 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		shadow: cfg.Shadow,
 		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
 
+		maxRetries:     max(cfg.MaxRetriesPerMove, 0), // negative: no replays
+		earlyAll:       cfg.EarlyInterrupt,
+		shellReader:    cfg.ShellReader,
 		storeTimeout:   cfg.StoreTimeout,
 		readYourWrites: cfg.ReadYourWrites,
+		budget:         cfg.ReminderBudget,
+		environments:   append(slices.Clone(BuiltinEnvironments), cfg.Environments...),
 		merge:          newMerger(),
-	}
-	if e.storeTimeout == 0 {
-		e.storeTimeout = defaultStoreTimeout
-	}
-	e.earlyAll = cfg.EarlyInterrupt
-	e.shellReader = cfg.ShellReader
-	if e.log == nil {
-		e.log = slog.Default()
-	}
-	switch {
-	case cfg.MaxRetriesPerMove == 0:
-		e.maxRetries = 1
-	case cfg.MaxRetriesPerMove < 0:
-		e.maxRetries = 0
-	default:
-		e.maxRetries = cfg.MaxRetriesPerMove
-	}
-	if cfg.ReminderBudget < 0 {
-		return nil, fmt.Errorf("streamrules: ReminderBudget %d is negative", cfg.ReminderBudget)
-	}
-	e.budget = cfg.ReminderBudget
-	if cfg.ToolResultMaxChars < 0 {
-		return nil, fmt.Errorf("streamrules: ToolResultMaxChars %d is negative", cfg.ToolResultMaxChars)
-	}
-	e.environments = append(slices.Clone(BuiltinEnvironments), cfg.Environments...)
-	for _, name := range cfg.Environments {
-		if !ValidName(name) {
-			return nil, fmt.Errorf("streamrules: environment name %q must match [a-z][a-z0-9_]*", name)
-		}
-	}
-	if len(e.environments) > 64 {
-		return nil, fmt.Errorf("streamrules: %d environments, at most 64", len(e.environments))
 	}
 	// Follow changes before the first load, so an edit made while it runs is not missed.
 	// A notification that comes before the first load is done waits for it on reloadMu
@@ -396,7 +365,7 @@ func (e *Engine) compile(rules []Rule, prev *ruleSet) *ruleSet {
 			continue
 		}
 		if n := len(set.all); n > 0 && set.all[n-1].Name == r.Name { // sorted: a duplicate follows its first
-			set.skip(r, NameTakenError(r.Name))
+			set.skip(r, ErrNameTaken)
 			if e.firstWarning("dup", r) {
 				e.log.Warn("stream rule skipped: duplicate name in store", "rule", r.Name, "id", r.ID)
 			}

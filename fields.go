@@ -1,7 +1,6 @@
 package streamrules
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -36,11 +35,4 @@ func checkString(field, s string) error {
 		return invalid(field, "not valid UTF-8")
 	}
 	return nil
-}
-
-// NameTakenError is the error a store returns when a create or a rename would give a rule
-// a name another rule has: a *ValidationError on field "name" that wraps ErrExists, so
-// both errors.Is(err, ErrExists) and errors.As(err, **ValidationError) hold.
-func NameTakenError(name string) error {
-	return &ValidationError{Field: "name", Reason: fmt.Sprintf("%q already exists: another rule has that name", name), err: ErrExists}
 }

@@ -2,7 +2,6 @@ package streamrules
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -37,7 +36,7 @@ func NewMemoryStore(rules []Rule, environments ...string) (*MemoryStore, error) 
 	}
 	for _, r := range rules {
 		if _, err := s.CreateRule(context.Background(), r); err != nil {
-			return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+			return nil, inRule(r.Name, err)
 		}
 	}
 	return s, nil
@@ -160,7 +159,7 @@ func (s *MemoryStore) GetRule(_ context.Context, name string) (Rule, error) {
 	defer s.mu.Unlock()
 	r, ok := s.rules[name]
 	if !ok {
-		return Rule{}, fmt.Errorf("%q: %w", name, ErrNotFound)
+		return Rule{}, inRule(name, ErrNotFound)
 	}
 	r.When = slices.Clone(r.When)
 	return r, nil
@@ -175,7 +174,7 @@ func (s *MemoryStore) CreateRule(_ context.Context, r Rule) (Rule, error) {
 	s.mu.Lock()
 	if _, ok := s.rules[r.Name]; ok {
 		s.mu.Unlock()
-		return Rule{}, NameTakenError(r.Name)
+		return Rule{}, inRule(r.Name, ErrNameTaken)
 	}
 	s.nextID++
 	r.ID = s.nextID
@@ -199,11 +198,11 @@ func (s *MemoryStore) UpdateRule(_ context.Context, name string, r Rule) (Rule, 
 	old, ok := s.rules[name]
 	if !ok {
 		s.mu.Unlock()
-		return Rule{}, fmt.Errorf("%q: %w", name, ErrNotFound)
+		return Rule{}, inRule(name, ErrNotFound)
 	}
 	if _, taken := s.rules[r.Name]; taken && r.Name != name {
 		s.mu.Unlock()
-		return Rule{}, NameTakenError(r.Name)
+		return Rule{}, inRule(r.Name, ErrNameTaken)
 	}
 	delete(s.rules, name)
 	r.ID, r.CreatedAt = old.ID, old.CreatedAt
@@ -229,7 +228,7 @@ func (s *MemoryStore) DeleteRule(_ context.Context, name string) error {
 	s.names = nil
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%q: %w", name, ErrNotFound)
+		return inRule(name, ErrNotFound)
 	}
 	s.notify()
 	return nil

@@ -168,7 +168,7 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	return fmt.Sprintf("stream rule: invalid %s: %s", e.Field, e.Reason)
+	return fmt.Sprintf("streamrules: invalid %s: %s", e.Field, e.Reason)
 }
 
 // Unwrap returns the sentinel the error wraps, if any: errors.Is(err, ErrBadRepeat) holds
@@ -314,7 +314,10 @@ type Repeat struct {
 }
 
 // ErrBadRepeat is wrapped by ParseRepeat's errors.
-var ErrBadRepeat = errors.New(`repeat must be empty, "once" or "after:N" with N >= 1`)
+var ErrBadRepeat = errors.New("streamrules: bad repeat policy")
+
+// repeatForms is what ParseRepeat accepts, for its error's Reason.
+const repeatForms = `must be empty, "once" or "after:N" with N >= 1`
 
 // ParseRepeat parses "", "once" or "after:N". N is written in decimal digits without a sign
 // or leading zeros, so every accepted policy has exactly one spelling.
@@ -333,7 +336,7 @@ func ParseRepeat(s string) (Repeat, error) {
 			}
 		}
 	}
-	return Repeat{}, &ValidationError{Field: "repeat", Reason: fmt.Sprintf("%q: %v", s, ErrBadRepeat), err: ErrBadRepeat}
+	return Repeat{}, &ValidationError{Field: "repeat", Reason: fmt.Sprintf("%q: %s", s, repeatForms), err: ErrBadRepeat}
 }
 
 // Allows reports whether a rule with this policy may fire in move `move` of a chat,

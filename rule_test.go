@@ -369,7 +369,7 @@ func TestRepeatAllows(t *testing.T) {
 func TestValidationErrorMessage(t *testing.T) {
 	t.Parallel()
 	err := error(&ValidationError{Field: "text", Reason: "empty"})
-	if got, want := err.Error(), "stream rule: invalid text: empty"; got != want {
+	if got, want := err.Error(), "streamrules: invalid text: empty"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}
 }

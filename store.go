@@ -8,8 +8,16 @@ import (
 
 // Sentinel errors a caller checks with errors.Is.
 var (
-	ErrNotFound = errors.New("stream rule not found")
-	ErrExists   = errors.New("stream rule already exists")
+	ErrNotFound = errors.New("streamrules: rule not found")
+	ErrExists   = errors.New("streamrules: rule already exists")
+
+	// ErrNameTaken is what a RuleEditor returns (wrapped, naming the rule) when a create
+	// or a rename would give a rule a name another rule has. It is a *ValidationError on
+	// field "name" that wraps ErrExists, so errors.Is(err, ErrExists), errors.Is(err,
+	// ErrNameTaken) and errors.As(err, **ValidationError) all hold: a rules editor marks
+	// the name field ("pick another name") the way it marks any invalid field, and every
+	// store, MemoryStore and rulesdb alike, says it the same way.
+	ErrNameTaken error = &ValidationError{Field: "name", Reason: "already exists: another rule has that name", err: ErrExists}
 )
 
 // Store is where an engine's rules and chat state live. The engine calls LoadRules on

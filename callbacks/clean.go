@@ -3,16 +3,17 @@ package callbacks
 import (
 	"context"
 	"maps"
-	"sync"
 
 	lcb "github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
+
+	"github.com/streamrules/streamrules/internal/cleanview"
 )
 
 // CleanHandler passes LangChainGo callback events to Next as the client should see them:
-// the engine's insertions in prompt copies removed (located by the record in the context,
-// see Inserted), discarded answers dropped, everything a user or model said byte for byte.
+// the engine's insertions in prompt copies removed (located by the record the middleware
+// puts in the context of each tour), discarded answers dropped, everything a user or model said byte for byte.
 // Create it with Clean.
 type CleanHandler struct {
 	Next lcb.Handler
@@ -31,10 +32,10 @@ func Clean(next lcb.Handler) lcb.Handler {
 	return &CleanHandler{Next: next}
 }
 
-// HandleText implements callbacks.Handler: recorded splices are cleaned (see Inserted).
+// HandleText implements callbacks.Handler: recorded splices are cleaned (see CleanMessages).
 func (c *CleanHandler) HandleText(ctx context.Context, text string) {
-	if in := InsertedFrom(ctx); in != nil {
-		text = in.text(text)
+	if in := cleanview.InsertedFrom(ctx); in != nil {
+		text = in.Text(text)
 	}
 	c.Next.HandleText(ctx, text)
 }
@@ -42,10 +43,10 @@ func (c *CleanHandler) HandleText(ctx context.Context, text string) {
 // HandleLLMStart implements callbacks.Handler: the prompts without the reminder blocks the
 // engine laid on tool results.
 func (c *CleanHandler) HandleLLMStart(ctx context.Context, prompts []string) {
-	if in := InsertedFrom(ctx); in != nil {
+	if in := cleanview.InsertedFrom(ctx); in != nil {
 		out := make([]string, len(prompts))
 		for i, p := range prompts {
-			out[i] = in.text(p)
+			out[i] = in.Text(p)
 		}
 		prompts = out
 	}
@@ -62,7 +63,7 @@ func (c *CleanHandler) HandleLLMGenerateContentStart(ctx context.Context, ms []l
 // HandleLLMGenerateContentEnd implements callbacks.Handler. Inside a tour whose speech
 // is held, the event waits for the verdict and is dropped if the answer is discarded.
 func (c *CleanHandler) HandleLLMGenerateContentEnd(ctx context.Context, res *llms.ContentResponse) {
-	if h := holdFrom(ctx); h != nil && h.add(func() { c.Next.HandleLLMGenerateContentEnd(ctx, res) }) {
+	if h := cleanview.HoldFrom(ctx); h != nil && h.Add(func() { c.Next.HandleLLMGenerateContentEnd(ctx, res) }) {
 		return
 	}
 	c.Next.HandleLLMGenerateContentEnd(ctx, res)
@@ -70,7 +71,7 @@ func (c *CleanHandler) HandleLLMGenerateContentEnd(ctx context.Context, res *llm
 
 // HandleLLMError implements callbacks.Handler.
 func (c *CleanHandler) HandleLLMError(ctx context.Context, err error) {
-	if h := holdFrom(ctx); h != nil && h.add(func() { c.Next.HandleLLMError(ctx, err) }) {
+	if h := cleanview.HoldFrom(ctx); h != nil && h.Add(func() { c.Next.HandleLLMError(ctx, err) }) {
 		return
 	}
 	c.Next.HandleLLMError(ctx, err)
@@ -81,9 +82,9 @@ func (c *CleanHandler) HandleLLMError(ctx context.Context, err error) {
 // loses the reminder blocks the engine laid on tool results there. Every other input (the
 // user's words, the chat history) passes exactly as it came.
 func (c *CleanHandler) HandleChainStart(ctx context.Context, inputs map[string]any) {
-	if in := InsertedFrom(ctx); in != nil {
+	if in := cleanview.InsertedFrom(ctx); in != nil {
 		if pad, ok := inputs[scratchpadKey].(string); ok {
-			if clean := in.text(pad); clean != pad {
+			if clean := in.Text(pad); clean != pad {
 				inputs = maps.Clone(inputs)
 				inputs[scratchpadKey] = clean
 			}
@@ -149,51 +150,12 @@ func (c *CleanHandler) HandleStreamingFunc(ctx context.Context, chunk []byte) {
 	c.Next.HandleStreamingFunc(ctx, chunk)
 }
 
-// Hold collects callback events of one tour while the middleware holds its speech.
-// The middleware calls Release on an accepted answer and Drop on a discarded one.
-type Hold struct {
-	mu      sync.Mutex
-	pending []func()
-	done    bool
-}
-
-type holdKey struct{}
-
-// WithHold returns a context whose clean handlers defer their answer events into h.
-func WithHold(ctx context.Context, h *Hold) context.Context {
-	return context.WithValue(ctx, holdKey{}, h)
-}
-
-func holdFrom(ctx context.Context) *Hold {
-	h, _ := ctx.Value(holdKey{}).(*Hold)
-	return h
-}
-
-// add defers fn; it reports false once the hold is over (the event then passes at once).
-func (h *Hold) add(fn func()) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.done {
-		return false
-	}
-	h.pending = append(h.pending, fn)
-	return true
-}
-
-// Release runs the held events in order; later events pass at once.
-func (h *Hold) Release() {
-	h.mu.Lock()
-	fns := h.pending
-	h.pending, h.done = nil, true
-	h.mu.Unlock()
-	for _, fn := range fns {
-		fn()
-	}
-}
-
-// Drop forgets the held events: the answer they describe was discarded.
-func (h *Hold) Drop() {
-	h.mu.Lock()
-	h.pending, h.done = nil, true
-	h.mu.Unlock()
+// CleanMessages returns the messages of a model call made under ctx as the client should
+// see them: each tool result without the reminder blocks the engine laid on it, each
+// retry's interrupt message and the discarded answer right before it removed. Only what
+// the middleware recorded in ctx as the engine's own is removed; with nothing recorded
+// (a call outside a guarded agent's tour) the messages are returned as they are. The
+// input is not modified.
+func CleanMessages(ctx context.Context, ms []llms.MessageContent) []llms.MessageContent {
+	return cleanview.InsertedFrom(ctx).CleanMessages(ms)
 }

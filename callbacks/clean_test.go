@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/cleanview"
 )
 
 type seen struct {
@@ -51,10 +52,10 @@ func fixture() (ctx context.Context, reminder, spliced, discarded, interrupt str
 	spliced = reminder + "out"
 	discarded = "discarded ![x](y)"
 	interrupt = streamrules.InterruptBlock("t", "fix it")
-	ins := &callbacks.Inserted{}
+	ins := &cleanview.Inserted{}
 	ins.AddSplice(spliced, "out")
 	ins.AddRetry(discarded, interrupt)
-	return callbacks.WithInserted(context.Background(), ins), reminder, spliced, discarded, interrupt
+	return cleanview.WithInserted(context.Background(), ins), reminder, spliced, discarded, interrupt
 }
 
 func TestCleanMessages(t *testing.T) {
@@ -124,12 +125,12 @@ func TestCleanHandlerAndHold(t *testing.T) {
 	h.HandleAgentFinish(ctx, schema.AgentFinish{ReturnValues: map[string]any{"output": answer}, Log: "Final Answer: " + answer})
 	h.HandleChainEnd(ctx, map[string]any{"output": answer})
 
-	dropped, kept := &callbacks.Hold{}, &callbacks.Hold{}
-	h.HandleLLMGenerateContentEnd(callbacks.WithHold(ctx, dropped), &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "bad"}}})
-	h.HandleLLMGenerateContentEnd(callbacks.WithHold(ctx, kept), &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: answer}}})
+	dropped, kept := &cleanview.Hold{}, &cleanview.Hold{}
+	h.HandleLLMGenerateContentEnd(cleanview.WithHold(ctx, dropped), &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "bad"}}})
+	h.HandleLLMGenerateContentEnd(cleanview.WithHold(ctx, kept), &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: answer}}})
 	dropped.Drop()
 	kept.Release()
-	h.HandleLLMGenerateContentEnd(callbacks.WithHold(ctx, kept), &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "after"}}})
+	h.HandleLLMGenerateContentEnd(cleanview.WithHold(ctx, kept), &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "after"}}})
 	want := []string{
 		fmt.Sprintf("chain %q %q", typed, "Observation: out\nThought:"),
 		fmt.Sprintf("llm start %q", []string{"Q: " + typed + "\nObservation: out"}),

@@ -6,7 +6,7 @@
 //	clean := callbacks.Clean(myHandler)
 //	llm, _ := openai.New(openai.WithCallback(clean))            // provider events
 //	agent := agents.NewOpenAIFunctionsAgent(llm, ts, agents.WithCallbacksHandler(clean))
-//	guard := middleware.New(eng, &middleware.Config{Callbacks: clean}) // tool start/end
+//	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clean}) // tool start/end
 //
 // The clean handler
 //   - removes from prompt events (the messages and prompts sent to the model, an agent
@@ -30,8 +30,8 @@
 // though the prompt copy the model gets has the tag defused (streamrules.Neutralize), and
 // prompt events, which show that copy, show it defused. The handler does not look for
 // blocks by their shape: the
-// middleware records, per tour, the exact strings it inserted ([Inserted], carried in the
-// context the events come with), and only those are removed. Events outside a guarded
+// middleware records, per tour, the exact strings it inserted (carried in the context the
+// events come with), and only those are removed. Events outside a guarded
 // agent's tour carry no record and pass unchanged.
 //
 // Tool start and end events with the clean output come from the middleware's tool

@@ -7,6 +7,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/cleanview"
 )
 
 // TestCleanViewKeepsAQuotedInterrupt: only the engine's own interrupt message is taken out
@@ -39,7 +40,7 @@ func TestCleanViewKeepsAQuotedInterrupt(t *testing.T) {
 func TestCleanViewRemovesOnlyRecordedMessages(t *testing.T) {
 	t.Parallel()
 	ctx, reminder, spliced, _, interrupt := fixture()
-	in := callbacks.InsertedFrom(ctx)
+	in := cleanview.InsertedFrom(ctx)
 	in.AddSplice(reminder+"second", "second")
 	withImage := llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{
 		llms.TextContent{Text: interrupt}, llms.ImageURLContent{URL: "https://x/c.png"}}}
@@ -71,7 +72,7 @@ func TestCleanViewDiscardedAnswer(t *testing.T) {
 	t.Parallel()
 	ctx, _, spliced, discarded, interrupt := fixture()
 	bare := interrupt + " (no text discarded)"
-	callbacks.InsertedFrom(ctx).AddRetry("", bare)
+	cleanview.InsertedFrom(ctx).AddRetry("", bare)
 	msgs := []llms.MessageContent{
 		llms.TextParts(llms.ChatMessageTypeHuman, interrupt),
 		llms.TextParts(llms.ChatMessageTypeHuman, discarded),

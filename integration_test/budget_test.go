@@ -145,7 +145,10 @@ func budgetMove(t *testing.T, eng *streamrules.Engine, chat string) {
 		scripted.Reply{ToolCalls: []llms.ToolCall{{Type: "function", FunctionCall: &llms.FunctionCall{Name: ruletools.ReadName, Arguments: `{"rule":"charlie"}`}}}},
 		scripted.Reply{Text: "12G free."},
 	)
-	guard := middleware.New(eng, nil)
+	guard, err := middleware.New(eng, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := guard.Tools(&shellTool{}, ruletools.Reader(eng))
 	exec := agents.NewExecutor(guard.Agent(agents.NewOpenAIFunctionsAgent(guard.Model(srv.LLM(t)), ts)))
 	mctx, move := eng.BeginMove(ctx, chat)

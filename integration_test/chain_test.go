@@ -81,7 +81,10 @@ func newChain(t *testing.T, dsn string, replies ...scripted.Reply) *chain {
 	}
 	t.Cleanup(eng.Close)
 	c := &chain{store: store, eng: eng, srv: openaitest.New(t, replies...), shell: &shellTool{}}
-	guard := middleware.New(eng, nil)
+	guard, err := middleware.New(eng, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := append(guard.Tools(c.shell), ruletools.New(store, eng)...)
 	agent := guard.Agent(agents.NewOpenAIFunctionsAgent(guard.Model(c.srv.LLM(t)), ts))
 	c.mem = memory.NewConversationBuffer()
@@ -109,7 +112,7 @@ func (c *chain) move(t *testing.T, chat, input string, env ...string) (string, s
 func TestSeededRulesOnPostgres(t *testing.T) {
 	t.Parallel()
 	// A bare emoji has no deterministic fix: the seeded rule replays the tour. (A markdown
-	// image is repaired in place since seed wave 2: TestFixOnPostgres.)
+	// image is repaired in place since seed version 2: TestFixOnPostgres.)
 	bad := "👍\n↩ #7"
 	good := "This server has 12G free: https://x/disk.png\n↩ #7"
 	c := newChain(t, pgtest.DSN(t),

@@ -13,7 +13,7 @@ import (
 	"github.com/streamrules/streamrules/internal/scripted"
 )
 
-// TestFixOnPostgres: the seeded fixes (wave 2) repair a Telegram answer in place through a
+// TestFixOnPostgres: the seeded fixes (seed version 2) repair a Telegram answer in place through a
 // stock LangChainGo executor on the real openai client: one model call, and the client's
 // stream, memory, the output and the stats rows all hold the repaired answer.
 func TestFixOnPostgres(t *testing.T) {

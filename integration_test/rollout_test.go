@@ -75,7 +75,10 @@ func newRollout(t *testing.T, dsn string, cfg *streamrules.Config, rules []strea
 	}
 	t.Cleanup(eng.Close)
 	r := &rollout{store: store, eng: eng, srv: openaitest.New(t, replies...), shell: &shellTool{}}
-	guard := middleware.New(eng, nil)
+	guard, err := middleware.New(eng, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent := guard.Agent(agents.NewOpenAIFunctionsAgent(guard.Model(r.srv.LLM(t)), guard.Tools(r.shell)))
 	r.exec = agents.NewExecutor(agent)
 	return r

@@ -10,7 +10,7 @@ import (
 	"github.com/tmc/langchaingo/schema"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/cleanview"
 	"github.com/streamrules/streamrules/internal/splice"
 )
 
@@ -87,7 +87,7 @@ func (a *guardedAgent) Plan(
 			}
 		}
 		calls, total := m.ToolCalls()
-		var ins *callbacks.Inserted
+		var ins *cleanview.Inserted
 		// A text agent's scratchpad carries each step's log (the model's own thought) back
 		// into the prompt; OpenAIFunctionsAgent sends only the calls, and groups parallel
 		// calls by comparing logs, which must then stay as they are.
@@ -96,7 +96,7 @@ func (a *guardedAgent) Plan(
 		if ins != nil {
 			// What the engine put into this tour's prompt copy rides the context to the
 			// clean callbacks of the calls below, so they remove exactly that.
-			ctx = callbacks.WithInserted(ctx, ins)
+			ctx = cleanview.WithInserted(ctx, ins)
 		}
 		inputs = neutralizeInputs(inputs)
 	}
@@ -129,7 +129,7 @@ func chainInput(inputs map[string]string) (string, bool) {
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
 func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool,
-	opt streamrules.SpliceOptions, textLog bool) (_ []schema.AgentStep, ins *callbacks.Inserted) {
+	opt streamrules.SpliceOptions, textLog bool) (_ []schema.AgentStep, ins *cleanview.Inserted) {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
@@ -158,7 +158,7 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 		obs := splice.Body(step.Observation, blocks != "", opt.MaxChars, opt.EmptyOutputMarker)
 		if blocks != "" {
 			if ins == nil {
-				ins = &callbacks.Inserted{}
+				ins = &cleanview.Inserted{}
 			}
 			ins.AddSplice(blocks+obs, obs)
 			obs = blocks + obs

@@ -91,7 +91,7 @@ func BenchmarkMove(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g := middleware.New(eng, nil)
+		g := newGuard(b, eng, nil)
 		a := g.Agent(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(quietTool{"shell"})))
 		run(b, agents.NewExecutor(a), func(ctx context.Context) (context.Context, *streamrules.Move) {
 			return eng.BeginMove(ctx, "bench-chat", streamrules.EnvTelegram)
@@ -114,7 +114,7 @@ func BenchmarkStreamChunk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	guarded := middleware.New(eng, nil).Model(model)
+	guarded := newGuard(b, eng, nil).Model(model)
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
 	sink := llms.WithStreamingFunc(func(context.Context, []byte) error { return nil })
 	bench := func(llm llms.Model, env ...string) func(b *testing.B) {

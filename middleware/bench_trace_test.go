@@ -9,7 +9,6 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
-	"github.com/streamrules/streamrules/middleware"
 )
 
 // BenchmarkRunUntraced plays one whole move through Guard.Run with no tracer set
@@ -24,7 +23,7 @@ func BenchmarkRunUntraced(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer eng.Close()
-	g := middleware.New(eng, nil)
+	g := newGuard(b, eng, nil)
 	model := &scripted.Bench{Calls: 3, Answer: strings.Repeat("All three listings are done. ", 20), Chunk: 16}
 	exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(quietTool{"shell"})))
 	ctx := context.Background()

@@ -67,23 +67,15 @@ type boundaries struct {
 	jitter      func() float64 // in [0,1)
 }
 
+// newBoundaries takes a Config that WithDefaults returned and validate passed.
 func newBoundaries(cfg *Config) boundaries {
 	b := boundaries{
-		timeout: max(cfg.CallTimeout, 0), retries: max(cfg.CallRetries, 0),
+		timeout: cfg.CallTimeout, retries: cfg.CallRetries,
 		delay: cfg.RetryDelay, max: cfg.RetryMaxDelay,
 		clock: cfg.clock, jitter: rand.Float64,
 	}
 	if cfg.Heartbeat > 0 && cfg.OnHeartbeat != nil {
 		b.every, b.onHeartbeat = cfg.Heartbeat, cfg.OnHeartbeat
-	}
-	if b.delay <= 0 {
-		b.delay = time.Second
-	}
-	if b.max <= 0 {
-		b.max = 30 * time.Second
-	}
-	if b.clock == nil {
-		b.clock = realClock{}
 	}
 	return b
 }

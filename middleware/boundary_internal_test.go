@@ -17,7 +17,7 @@ import (
 // TestRetryDelayTable: which failures are retried, and after how long (the README's table).
 func TestRetryDelayTable(t *testing.T) {
 	t.Parallel()
-	b := newBoundaries(&Config{CallRetries: 1, RetryDelay: time.Second, RetryMaxDelay: 10 * time.Second})
+	b := newBoundaries((&Config{CallRetries: 1, RetryDelay: time.Second, RetryMaxDelay: 10 * time.Second}).WithDefaults())
 	b.jitter = func() float64 { return 0.5 } // no jitter: exactly the base
 	b.clock = NewFakeClock()
 	now := b.clock.Now()
@@ -61,7 +61,7 @@ const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 // TestBackoff: doubling from RetryDelay, ±25 % jitter, capped.
 func TestBackoff(t *testing.T) {
 	t.Parallel()
-	b := newBoundaries(&Config{RetryDelay: time.Second, RetryMaxDelay: 5 * time.Second})
+	b := newBoundaries((&Config{RetryDelay: time.Second, RetryMaxDelay: 5 * time.Second}).WithDefaults())
 	for _, j := range []float64{0, 0.5, 0.999} {
 		b.jitter = func() float64 { return j }
 		for n, base := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second} {

@@ -48,7 +48,7 @@ func newBoundRig(t *testing.T, cfg middleware.Config, withTransport bool, replie
 	if withTransport {
 		opts = append(opts, openai.WithHTTPClient(&http.Client{Transport: middleware.Transport(nil)}))
 	}
-	g := middleware.New(r.eng, &cfg)
+	g := newGuard(t, r.eng, &cfg)
 	return &boundRig{rig: r, guard: g, clk: clk, srv: srv, llm: g.Model(srv.LLM(t, opts...)), arrived: arrived}
 }
 

@@ -67,7 +67,7 @@ func TestCutAnswerIsAnError(t *testing.T) {
 				if bounded {
 					cfg.CallRetries, cfg.CallTimeout = 2, time.Hour
 				}
-				guard := middleware.New(r.eng, cfg)
+				guard := newGuard(t, r.eng, cfg)
 				srv := openaitest.New(t, scripted.Reply{Text: long, Chunk: 4, Pace: 200 * time.Microsecond})
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()

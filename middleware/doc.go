@@ -2,7 +2,7 @@
 //
 // Wrap the three parts of a stock agent, then run each move inside the engine's move:
 //
-//	guard := middleware.New(eng, &middleware.Config{Callbacks: clientHandler})
+//	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clientHandler})
 //	model := guard.Model(llm)              // held speech + interrupt/retry-once
 //	ts := guard.Tools(myTools...)          // clean outputs, soft hits recorded
 //	agent := guard.Agent(agents.NewOneShotAgent(model, ts))

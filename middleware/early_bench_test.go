@@ -32,7 +32,7 @@ func benchGuard(b *testing.B, cfg *streamrules.Config, rules ...streamrules.Rule
 		b.Fatal(err)
 	}
 	b.Cleanup(eng.Close)
-	return eng, middleware.New(eng, nil)
+	return eng, newGuard(b, eng, nil)
 }
 
 // seededTextRules is the seeded rule set, each rule firing every move and early or not.

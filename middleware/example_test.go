@@ -30,7 +30,10 @@ func ExampleGuard() {
 		scripted.Reply{Text: "Here: https://x/cat.jpg"},
 	)
 
-	guard := middleware.New(eng, nil)
+	guard, err := middleware.New(eng, nil)
+	if err != nil {
+		panic(err)
+	}
 	agent := guard.Agent(agents.NewOpenAIFunctionsAgent(guard.Model(model), guard.Tools()))
 	exec := agents.NewExecutor(agent)
 

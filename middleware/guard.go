@@ -14,7 +14,9 @@ import (
 	_ "github.com/streamrules/streamrules/shellcmd"
 )
 
-// Config tunes a Guard. A nil *Config means all defaults.
+// Config tunes a Guard. A nil *Config means all defaults. New fills the zero fields with
+// their defaults (WithDefaults) and refuses a negative duration or retry count with an
+// error naming the field.
 type Config struct {
 	// Callbacks is the handler that feeds your client: the one place to give it. It is
 	// wrapped with callbacks.Clean once; tool wrappers send it HandleToolStart with the
@@ -63,12 +65,14 @@ type Guard struct {
 	tracer    Tracer
 }
 
-// New returns a Guard on eng.
-func New(eng *streamrules.Engine, cfg *Config) *Guard {
-	if cfg == nil {
-		cfg = &Config{}
+// New returns a Guard on eng. A negative duration or retry count in cfg is an error
+// naming the field.
+func New(eng *streamrules.Engine, cfg *Config) (*Guard, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer}
+	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer}, nil
 }
 
 // Tools wraps each tool with Tool.

@@ -20,7 +20,7 @@ func TestGuardModelWrapsAnotherGuardsModel(t *testing.T) {
 	t.Parallel()
 	b := newBoundRig(t, middleware.Config{CallRetries: 1, RetryDelay: time.Second}, true,
 		scripted.Reply{Err: unavailable}, scripted.Reply{Text: "fine"})
-	other := middleware.New(b.eng, nil) // no retries
+	other := newGuard(t, b.eng, nil) // no retries
 	raw := b.srv.LLM(t, openai.WithHTTPClient(&http.Client{Transport: middleware.Transport(nil)}))
 	mine := b.guard.Model(other.Model(raw))
 	if again := b.guard.Model(mine); again != mine {

@@ -117,6 +117,16 @@ type rig struct {
 	logs  *testlog.Buffer // the engine's log
 }
 
+// newGuard is middleware.New for a test: an error fails it.
+func newGuard(tb testing.TB, eng *streamrules.Engine, cfg *middleware.Config) *middleware.Guard {
+	tb.Helper()
+	g, err := middleware.New(eng, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
 func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *rig {
 	t.Helper()
 	if cfg == nil {
@@ -138,7 +148,7 @@ func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *r
 	rec := &recorder{}
 	clean := callbacks.Clean(rec)
 	return &rig{t: t, store: store, eng: eng, rec: rec, clean: clean, logs: logs,
-		guard: middleware.New(eng, &middleware.Config{Callbacks: clean})}
+		guard: newGuard(t, eng, &middleware.Config{Callbacks: clean})}
 }
 
 type agentKind string

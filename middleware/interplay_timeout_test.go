@@ -45,7 +45,7 @@ func TestInterplayCutThenTimeout(t *testing.T) {
 	})
 	cfg := middleware.Config{CallTimeout: time.Minute, CallRetries: 2, RetryDelay: time.Second}
 	middleware.SetClock(&cfg, clk)
-	g := middleware.New(eng, &cfg)
+	g := newGuard(t, eng, &cfg)
 	llm := g.Model(srv.LLM(t))
 	ctx, move := eng.BeginMove(context.Background(), "chat-ct", "telegram")
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)

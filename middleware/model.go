@@ -13,7 +13,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/cleanview"
 )
 
 // guardedModel checks every finished answer against the text rules and replays a
@@ -204,7 +204,7 @@ func (m *guardedModel) heldCall(ctx context.Context, move *streamrules.Move, for
 				t.speech.scan, t.speech.stop = scan, cancel
 			}
 		}
-		resp, err := m.Model.GenerateContent(callbacks.WithHold(callCtx, &t.events), messages, t.speech.options(options, opts)...)
+		resp, err := m.Model.GenerateContent(cleanview.WithHold(callCtx, &t.events), messages, t.speech.options(options, opts)...)
 		if t.speech.cutDone() {
 			return nil, false, nil
 		}
@@ -250,7 +250,7 @@ func withInterrupt(messages []llms.MessageContent, discarded *llms.ContentRespon
 // tour is what one held tour keeps until the verdict.
 type tour struct {
 	speech heldSpeech
-	events callbacks.Hold
+	events cleanview.Hold
 }
 
 // heldSpeech collects the chunks of one tour. Providers may call the streaming funcs

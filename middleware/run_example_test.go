@@ -66,7 +66,10 @@ func ExampleGuard_Run() {
 		panic(err)
 	}
 	defer eng.Close()
-	guard := middleware.New(eng, &middleware.Config{Callbacks: clientHandler}) // the one place for your handler
+	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clientHandler}) // the one place for your handler
+	if err != nil {
+		panic(err)
+	}
 	agent := agents.NewOpenAIFunctionsAgent(guard.Model(llm), guard.Tools(myTools...))
 	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer()))
 

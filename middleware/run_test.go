@@ -235,7 +235,7 @@ func TestRunManyChats(t *testing.T) {
 	}
 	defer eng.Close()
 	client := &chatStreams{by: map[string]string{}}
-	guard := middleware.New(eng, &middleware.Config{Callbacks: client})
+	guard := newGuard(t, eng, &middleware.Config{Callbacks: client})
 	// The model answers from the prompt: the chat's name is the user's message; first a
 	// markdown image, after the interrupt the plain answer.
 	model := scripted.NewFunc(func(c scripted.Call) scripted.Reply {

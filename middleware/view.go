@@ -5,18 +5,18 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/internal/cleanview"
 )
 
 // noteRetry records the messages a retry added to the prompt (the discarded answer, if it
-// said anything, and the interrupt) in the tour's callbacks.Inserted, so the clean view
+// said anything, and the interrupt) in the tour's cleanview.Inserted, so the clean view
 // drops exactly them. Outside an agent wrapper's Plan (a host's own loop under AgentTour)
 // the record is started here and rides the returned context into the retry's call.
 func noteRetry(ctx context.Context, added []llms.MessageContent) context.Context {
-	ins := callbacks.InsertedFrom(ctx)
+	ins := cleanview.InsertedFrom(ctx)
 	if ins == nil {
-		ins = &callbacks.Inserted{}
-		ctx = callbacks.WithInserted(ctx, ins)
+		ins = &cleanview.Inserted{}
+		ctx = cleanview.WithInserted(ctx, ins)
 	}
 	var discarded, interrupt string
 	for _, m := range added {

@@ -290,7 +290,7 @@ func (r *Reader) Next() (Move, error) {
 	}
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
-			err = fmt.Errorf("%s: %w", r.name, err)
+			err = fmt.Errorf("replay: %s: %w", r.name, err)
 		}
 		return Move{}, err
 	}

@@ -4,7 +4,7 @@
 //
 //	set, err := rulefile.Load("rules.yaml")   // or Parse(data): JSON when it starts with '{'
 //	if err != nil {
-//		log.Fatal(err) // rules.yaml:14: rule #3 "x": stream rule: invalid condition: …
+//		log.Fatal(err) // rules.yaml:14: rule #3 "x": streamrules: invalid condition: …
 //	}
 //	data, err := rulefile.Marshal(set, rulefile.YAML)
 //

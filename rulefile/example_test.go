@@ -46,5 +46,5 @@ rules:
 	//   ]
 	// }
 	// rulefile: line 4: rule #1 "a": unknown field "Scope": field names are case-sensitive, did you mean "scope"?
-	// rulefile: line 5: rule #1 "a": stream rule: invalid condition: not an RE2 regular expression: error parsing regexp: missing closing ): `(`
+	// rulefile: line 5: rule #1 "a": streamrules: invalid condition: not an RE2 regular expression: error parsing regexp: missing closing ): `(`
 }

@@ -79,7 +79,7 @@ func sniff(data []byte) Format {
 // Error is what is wrong with a file, and where. Its text leads with the place, as a
 // compiler's does:
 //
-//	rules.yaml:14: rule #3 "x": stream rule: invalid condition: …
+//	rules.yaml:14: rule #3 "x": streamrules: invalid condition: …
 //
 // A rule that breaks a rule of streamrules.Validate wraps its *streamrules.ValidationError.
 type Error struct {

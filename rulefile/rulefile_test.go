@@ -101,7 +101,7 @@ func TestParseErrors(t *testing.T) {
 		field  string
 		reason string // the error text contains this
 	}{
-		{"yaml bad regex", strings.Replace(goodYAML, "(?i)lorem ipsum", "(?i)lorem(", 1), 6, 1, "condition", `rulefile: line 6: rule #1 "no_lorem": stream rule: invalid condition:`},
+		{"yaml bad regex", strings.Replace(goodYAML, "(?i)lorem ipsum", "(?i)lorem(", 1), 6, 1, "condition", `rulefile: line 6: rule #1 "no_lorem": streamrules: invalid condition:`},
 		{"yaml key in another case", strings.Replace(goodYAML, "    repeat:", "    Repeat:", 1), 11, 2, "Repeat", `did you mean "repeat"`},
 		{"yaml unknown key", strings.Replace(goodYAML, "    enabled:", "    colour: red\n    enabled:", 1), 13, 2, "colour", `unknown field "colour"`},
 		{"yaml store field", strings.Replace(goodYAML, "    enabled:", "    id: 4\n    enabled:", 1), 13, 2, "id", "belongs to the store"},
@@ -116,7 +116,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml invalid UTF-8", strings.Replace(goodYAML, "placeholder", "place\xffholder", 1), 7, 0, "", "not valid UTF-8"},
 		{"yaml two documents", goodYAML + "---\nversion: 3\n", 15, 0, "", "more than one"},
 		{"yaml syntax", "version: 1\nrules:\n  - name: x\n   scope: text\n", 4, 0, "", "not YAML"},
-		{"json bad scope", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\", \"text\": \"t\"},\n  {\"name\": \"b\",\n   \"scope\": \"thinking\", \"text\": \"t\"}]}", 5, 2, "scope", `rule #2 "b": stream rule: invalid scope`},
+		{"json bad scope", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\", \"text\": \"t\"},\n  {\"name\": \"b\",\n   \"scope\": \"thinking\", \"text\": \"t\"}]}", 5, 2, "scope", `rule #2 "b": streamrules: invalid scope`},
 		{"json duplicate key", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\",\n   \"text\": \"t\", \"text\": \"u\"}]}", 4, 1, "text", `duplicate field "text"`},
 		{"json key in another case", "{\"Version\": 1, \"rules\": []}", 1, 0, "Version", `did you mean "version"`},
 		{"json invalid UTF-8", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\",\n   \"text\": \"t\xc3\"}]}", 4, 1, "text", "not valid UTF-8"},
@@ -163,7 +163,7 @@ func TestLoadNamesTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := rulefile.Load(path)
-	if err == nil || !strings.HasPrefix(err.Error(), path+`:6: rule #1 "no_lorem": stream rule: invalid condition: `) {
+	if err == nil || !strings.HasPrefix(err.Error(), path+`:6: rule #1 "no_lorem": streamrules: invalid condition: `) {
 		t.Errorf("got %v", err)
 	}
 	if _, err := rulefile.Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
@@ -244,7 +244,7 @@ func TestRuleFiles(t *testing.T) {
 		}
 	}
 	_, err = rulefile.ParseRule([]byte("name: deploy_ticket\nscope: tool:deploy\nwhen: [prod]\ntext: Deploys need a ticket.\n"))
-	if err == nil || !strings.Contains(err.Error(), `line 3: rule "deploy_ticket": stream rule: invalid when`) {
+	if err == nil || !strings.Contains(err.Error(), `line 3: rule "deploy_ticket": streamrules: invalid when`) {
 		t.Errorf("unknown environment: %v", err)
 	}
 }

@@ -33,7 +33,9 @@
 //
 // Embedded migrations (migrations/<dialect>/NNNN_name.sql) run at Open, each in its own
 // transaction together with its row in stream_rules_migration; replicas starting at once
-// take turns (pg_advisory_xact_lock on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+// take turns (pg_advisory_xact_lock on PostgreSQL, BEGIN IMMEDIATE on SQLite). A new
+// migration is named after the schema change it makes; shipped ones keep their names
+// (migrate.go says why).
 //
 //	stream_rules       id, name (unique), scope, condition, negate, "when" (names,
 //	                   comma-separated), text, mode, repeat, enabled, created_at, updated_at,

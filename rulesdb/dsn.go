@@ -41,7 +41,17 @@ type target struct {
 const DefaultConnectTimeout = "5"
 
 // ErrUnknownScheme is wrapped by Open's error for a DSN it cannot place.
-var ErrUnknownScheme = errors.New(`unknown DSN scheme: use "postgres://…", "postgresql://…", "sqlite:PATH", "file:PATH" or "" for the default SQLite file`)
+var ErrUnknownScheme = errors.New(`rulesdb: unknown DSN scheme: use "postgres://…", "postgresql://…", "sqlite:PATH", "file:PATH" or "" for the default SQLite file`)
+
+// schemeError names the scheme Open cannot place and wraps ErrUnknownScheme, saying
+// "rulesdb:" once.
+type schemeError struct{ scheme string }
+
+func (e *schemeError) Error() string {
+	return fmt.Sprintf("rulesdb: scheme %q: %s", e.scheme, strings.TrimPrefix(ErrUnknownScheme.Error(), "rulesdb: "))
+}
+
+func (e *schemeError) Unwrap() error { return ErrUnknownScheme }
 
 // ErrBadDSN is wrapped by the error of Describe and Open for a DSN that is malformed: not
 // a URL, a port that is not a number, a value the driver does not take (sslmode=bogus),
@@ -85,7 +95,7 @@ func parseDSN(dsn, defaultSQLitePath string) (target, error) {
 	if !ok || strings.ContainsAny(scheme, " =/") {
 		scheme = "(none)"
 	}
-	return target{}, fmt.Errorf("rulesdb: scheme %q: %w", scheme, ErrUnknownScheme)
+	return target{}, &schemeError{scheme}
 }
 
 func hasPrefixFold(s, prefix string) bool {

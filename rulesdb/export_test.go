@@ -36,9 +36,10 @@ func SetPruning(cfg *Config, tick <-chan time.Time, done func(n int64, err error
 // SetMigrateTo stops Open's migrations after version v: a database as an older release left it.
 func SetMigrateTo(cfg *Config, v int) { cfg.migrateTo = v }
 
-// UseWave1SaveMove makes s write moves with the statement of wave 1: no outcome column and
-// no counters. A benchmark baseline for the counter upkeep, on a database migrated to 3.
-func UseWave1SaveMove(s *Store) {
+// UseUncountedSaveMove makes s write moves with the statement from before migration 0004:
+// no outcome column and no per-rule counters. A benchmark baseline for the counter upkeep,
+// on a database migrated to 3.
+func UseUncountedSaveMove(s *Store) {
 	s.q.saveMovePG = `WITH chat AS (
 	INSERT INTO stream_chat (chat_id, moves, updated_at) VALUES ($1, $2, $3)
 	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
@@ -51,7 +52,7 @@ func UseWave1SaveMove(s *Store) {
 	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at)
 	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[])
 )
-SELECT $11::text[], $12::text[], $13::boolean[], $14::bigint[], $15::text[], $16::text[], $17::bigint[], $18::text[], $19::text, $20::bigint -- the parameters wave 2 uses now`
+SELECT $11::text[], $12::text[], $13::boolean[], $14::bigint[], $15::text[], $16::text[], $17::bigint[], $18::text[], $19::text, $20::bigint -- the parameters SaveMove passes now`
 }
 
 // WriteMoveAgain writes rec with seq as the write queue would on a retry: a test of the

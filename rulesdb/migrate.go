@@ -16,7 +16,12 @@ import (
 //go:embed migrations
 var migrationFS embed.FS
 
-// migration is one embedded SQL file, migrations/<dialect>/NNNN_name.sql.
+// migration is one embedded SQL file, migrations/<dialect>/NNNN_name.sql, the same
+// version and name in both dialects. Name a new one after the schema change it makes
+// (0007_tool_shell, 0009_rules_version), never after when it was written. A file that
+// shipped keeps its name and its text, even where the name says little (0003_faults,
+// 0004_rollout): every deployed database holds a stream_rules_migration row with that
+// version and name, and what was applied there must stay what the file says.
 type migration struct {
 	version int
 	name    string

@@ -154,10 +154,10 @@ func TestFiringDiffStored(t *testing.T) {
 	})
 }
 
-// TestSeedWave2Fixes: the shipped set (wave 2 brought the fixes) over a database seeded
-// with wave 1 gives the untouched telegram_reply_tail its fix and leaves the master's
-// edited telegram_markdown_image alone, fix-less.
-func TestSeedWave2Fixes(t *testing.T) {
+// TestSeedAddsFixes: the shipped set over a database seeded with version 1 of the seeds
+// (before rules had fixes) gives the untouched telegram_reply_tail its fix and leaves the
+// master's edited telegram_markdown_image alone, fix-less.
+func TestSeedAddsFixes(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		v2 := defaultSeeds(t)
@@ -166,7 +166,7 @@ func TestSeedWave2Fixes(t *testing.T) {
 		}
 		v1 := seeds.Set{Version: 1}
 		for _, r := range v2.Rules {
-			r.Fix = nil // wave 1 had no fixes
+			r.Fix = nil // version 1 had no fixes
 			v1.Rules = append(v1.Rules, r)
 		}
 		s := open(t, dsn, &rulesdb.Config{Seed: &v1})
@@ -196,10 +196,10 @@ func TestSeedWave2Fixes(t *testing.T) {
 	})
 }
 
-// TestSeedWave3Context: the shipped wave 3 over a database seeded with wave 2 adds the two
-// rules that read the move's tool record, rewrites the untouched seeded rules and keeps
-// the master's edit.
-func TestSeedWave3Context(t *testing.T) {
+// TestSeedAddsToolRecordRules: the shipped set (seed version 3) over a database seeded
+// with version 2 adds the two rules that read the move's tool record, rewrites the
+// untouched seeded rules and keeps the master's edit.
+func TestSeedAddsToolRecordRules(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		v3 := defaultSeeds(t)

@@ -308,7 +308,7 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 	if err != nil {
 		err = mapError(err)
 		if errors.Is(err, streamrules.ErrExists) {
-			err = streamrules.NameTakenError(r.Name) // the field too, as every store says it
+			err = streamrules.ErrNameTaken // the field too, as every store says it
 		}
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: create rule %q: %w", r.Name, err)
 	}
@@ -353,7 +353,7 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 			return streamrules.Rule{}, fmt.Errorf("rulesdb: rule %q: %w", name, err)
 		}
 		if errors.Is(err, streamrules.ErrExists) {
-			err = streamrules.NameTakenError(r.Name)
+			err = streamrules.ErrNameTaken
 		}
 		return streamrules.Rule{}, fmt.Errorf("rulesdb: update rule %q: %w", name, err)
 	}

@@ -131,7 +131,7 @@ func TestCalibrationWave(t *testing.T) {
 		}
 		untouched := ruleNamed(t, s, "telegram_reply_tail")
 
-		// Wave 2: every text recalibrated, and one new rule.
+		// Seed version 2: every text recalibrated, and one new rule.
 		v2 := seeds.Set{Version: v1.Version + 1}
 		for _, r := range v1.Rules {
 			r.Text += " (v2)"
@@ -190,7 +190,7 @@ func TestCalibrationWave(t *testing.T) {
 		if sorted(rep.Kept) != "mine_first,telegram_markdown_image,telegram_reply_tail" ||
 			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,no_lorem_ipsum,unbacked_tool_claim,verify_before_done,write_diff_over_write_file" ||
 			len(rep.Added) != 0 || sorted(rep.Deleted) != "telegram_react_not_emoji" {
-			t.Errorf("wave 3 report %+v", rep)
+			t.Errorf("version 3 report %+v", rep)
 		}
 		if got := ruleNamed(t, s, "telegram_reply_tail"); got.Text != "Hand-tuned in psql." {
 			t.Errorf("hand edit overwritten: %q", got.Text)

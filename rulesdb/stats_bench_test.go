@@ -15,8 +15,8 @@ import (
 )
 
 // BenchmarkSaveMove writes moves of three firings each on PostgreSQL, alternately with the
-// counter upkeep of migration 0004 and with wave 1's statement on wave 1's schema (the
-// baseline), so both see the same load on a shared machine. It reports each one's time
+// counter upkeep of migration 0004 and with the statement from before it on the schema
+// from before it (the baseline), so both see the same load on a shared machine. It reports each one's time
 // per move and their ratio.
 func BenchmarkSaveMove(b *testing.B) {
 	firings := []streamrules.Firing{
@@ -25,18 +25,18 @@ func BenchmarkSaveMove(b *testing.B) {
 		{Rule: "write_diff_over_write_file", Mode: streamrules.ModeRemind, Tool: "write_file", Outcome: streamrules.OutcomeRepeated},
 	}
 	ctx := context.Background()
-	open := func(wave1 bool) *rulesdb.Store {
+	open := func(uncounted bool) *rulesdb.Store {
 		// One connection: one server process to read the CPU time of (backendCPU).
 		cfg := rulesdb.Config{Logger: quietLogger(), MaxOpenConns: 1}
-		if wave1 {
+		if uncounted {
 			rulesdb.SetMigrateTo(&cfg, 3)
 		}
 		s, err := rulesdb.Open(ctx, pgtest.DSN(b), &cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if wave1 {
-			rulesdb.UseWave1SaveMove(s)
+		if uncounted {
+			rulesdb.UseUncountedSaveMove(s)
 		}
 		return s
 	}
@@ -99,7 +99,7 @@ func backendCPU(b *testing.B, s *rulesdb.Store) func() time.Duration {
 
 // BenchmarkStats10M answers GET /v1/stats on PostgreSQL over 10,000,000 stat rows of 100
 // rules: from the counters (the handler, JSON included), and by count(*) over the raw
-// rows as wave 1 did (baseline). The rows are made with generate_series; -short skips it.
+// rows as before the counters (baseline). The rows are made with generate_series; -short skips it.
 func BenchmarkStats10M(b *testing.B) {
 	if testing.Short() {
 		b.Skip("10,000,000 rows: not under -short")

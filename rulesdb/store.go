@@ -39,8 +39,10 @@ const EnvDSN = "STREAMRULES_DSN"
 // ChangeChannel is the PostgreSQL NOTIFY channel a trigger on stream_rules fires on.
 const ChangeChannel = "stream_rules_changed"
 
-// Config tunes a Store. A nil *Config means all defaults. The env tags let a host fill it
-// with github.com/caarlos0/env/v11.
+// Config tunes a Store. A nil *Config means all defaults. Open fills the zero fields with
+// their defaults (WithDefaults) and refuses a negative size or duration with an error
+// naming the field; negative ReloadInterval and BatchDelay mean off. The env tags let a
+// host fill it with github.com/caarlos0/env/v11.
 type Config struct {
 	// DefaultSQLitePath is the SQLite file Open uses for an empty DSN.
 	// Default "streamrules.db" in the working directory.
@@ -159,27 +161,13 @@ type Store struct {
 // On PostgreSQL, Open also starts a listener on ChangeChannel; Close stops it.
 // A connection error names the host and database (or the file), never the password.
 func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
-	if cfg == nil {
-		cfg = &Config{}
-	}
-	sqlitePath := cfg.DefaultSQLitePath
-	if sqlitePath == "" {
-		sqlitePath = "streamrules.db"
-	}
-	t, err := parseDSN(dsn, sqlitePath)
-	if err != nil {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	for _, name := range cfg.Environments {
-		if !streamrules.ValidName(name) {
-			return nil, fmt.Errorf("rulesdb: environment name %q must match [a-z][a-z0-9_]*", name)
-		}
-	}
-	if cfg.ReloadMode != "" && cfg.ReloadMode != ReloadNotify && cfg.ReloadMode != ReloadPoll {
-		return nil, fmt.Errorf("rulesdb: ReloadMode %q: want %q or %q", cfg.ReloadMode, ReloadNotify, ReloadPoll)
-	}
-	if cfg.QueueSize < 0 || cfg.WriteTimeout < 0 || cfg.FlushTimeout < 0 {
-		return nil, fmt.Errorf("rulesdb: QueueSize, WriteTimeout and FlushTimeout must not be negative")
+	t, err := parseDSN(dsn, cfg.DefaultSQLitePath)
+	if err != nil {
+		return nil, err
 	}
 	writer, err := newWriterID()
 	if err != nil {
@@ -195,22 +183,16 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		done:    make(chan struct{}),
 
 		writer:       writer,
-		writeTimeout: cmp.Or(cfg.WriteTimeout, defaultWriteTimeout),
-		flushTimeout: cmp.Or(cfg.FlushTimeout, defaultFlushTimeout),
+		writeTimeout: cfg.WriteTimeout,
+		flushTimeout: cfg.FlushTimeout,
+		batchSize:    cfg.BatchSize,
+		batchDelay:   cfg.BatchDelay,
+		chatTTL:      cfg.ChatCacheTTL,
 	}
 	s.wq.chats = map[string]*chatEntry{}
-	s.wq.max = or(cfg.QueueSize, defaultQueueSize)
-	s.batchSize = or(cfg.BatchSize, defaultBatchSize)
-	s.batchDelay = cfg.BatchDelay
-	s.chatTTL = cfg.ChatCacheTTL
-	if s.batchDelay == 0 {
-		s.batchDelay = defaultBatchDelay
-	}
+	s.wq.max = cfg.QueueSize
 	s.wq.wake = make(chan struct{}, 1)
 	s.life, s.endLife = context.WithCancel(context.Background())
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	var db *sql.DB
 	switch t.dialect {
 	case dialectPostgres:
@@ -221,8 +203,8 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.conns = newConns(cfg.dialer)
 		conn.Dialer(s.conns)
 		db = sql.OpenDB(conn)
-		db.SetMaxOpenConns(or(cfg.MaxOpenConns, 10))
-		s.maxIdle = or(cfg.MaxOpenConns, 10)
+		s.maxIdle = cmp.Or(cfg.MaxOpenConns, defaultPostgresConns)
+		db.SetMaxOpenConns(s.maxIdle)
 		db.SetMaxIdleConns(s.maxIdle)
 		s.db = sqlx.NewDb(db, "postgres")
 	case dialectSQLite:
@@ -236,8 +218,8 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 			db.SetConnMaxLifetime(0)
 			db.SetConnMaxIdleTime(0)
 		} else {
-			db.SetMaxOpenConns(or(cfg.MaxOpenConns, 4))
-			db.SetMaxIdleConns(or(cfg.MaxOpenConns, 4))
+			db.SetMaxOpenConns(cmp.Or(cfg.MaxOpenConns, defaultSQLiteConns))
+			db.SetMaxIdleConns(cmp.Or(cfg.MaxOpenConns, defaultSQLiteConns))
 		}
 		s.db = sqlx.NewDb(db, "sqlite")
 	}
@@ -253,14 +235,8 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.endLife()
 		return nil, err
 	}
-	interval := cfg.ReloadInterval
-	if interval == 0 {
-		interval = 30 * time.Second
-	}
+	interval := cfg.ReloadInterval // negative: no backstop, no polling
 	if cfg.ReloadMode == ReloadPoll {
-		if cfg.ReloadInterval == 0 {
-			interval = defaultPollInterval
-		}
 		if interval > 0 {
 			v, err := s.RulesVersion(ctx)
 			if err != nil {
@@ -354,13 +330,6 @@ func newWriterID() (string, error) {
 		return "", fmt.Errorf("rulesdb: writer id: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-func or(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // Close stops the listener and the reload backstop, writes the move records still queued

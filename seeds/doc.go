@@ -25,7 +25,7 @@
 // Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
 // typo fails loudly with the rule and the field named:
 //
-//	rulefile: line 14: rule #3 "telegram_markdown_image": stream rule: invalid condition: …
+//	rulefile: line 14: rule #3 "telegram_markdown_image": streamrules: invalid condition: …
 //
 // # The default set
 //
@@ -37,9 +37,9 @@
 //   - local_shell_for_his_machine (tool:shell, when client_ops, once): the shell is the
 //     agent's host, not the master's or the client's machine.
 //   - telegram_markdown_image (text, when telegram): ![…](…) is not rendered there; since
-//     wave 2 its fix turns the image into its plain link, with no replay.
+//     seed version 2 its fix turns the image into its plain link, with no replay.
 //   - telegram_reply_tail (text, negate, when telegram): the reply ends with the tail ↩ #id;
-//     since wave 2 its fix appends the tail from the move's message_id variable
+//     since seed version 2 its fix appends the tail from the move's message_id variable
 //     (streamrules.Move.SetVar), with no replay.
 //   - look_before_refusing (text, when picture, after:3): "I can't see the image" while
 //     the picture is in context and visible.

@@ -22,7 +22,7 @@ func DefaultJSON() []byte { return bytes.Clone(defaultJSON) }
 func Default() (Set, error) {
 	set, err := Parse(defaultJSON)
 	if err != nil {
-		return Set{}, fmt.Errorf("embedded seeds.json: %w", err)
+		return Set{}, fmt.Errorf("seeds: embedded seeds.json: %w", err)
 	}
 	return set, nil
 }

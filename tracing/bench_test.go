@@ -38,7 +38,10 @@ func BenchmarkMoveTraced(b *testing.B) {
 	model := &scripted.Bench{Calls: 3, Answer: strings.Repeat("All three listings are done. ", 20), Chunk: 16}
 	run := func(b *testing.B, tracer middleware.Tracer) {
 		eng := quietEngine(b, rules...) // tracing_test.go
-		g := middleware.New(eng, &middleware.Config{Tracer: tracer})
+		g, err := middleware.New(eng, &middleware.Config{Tracer: tracer})
+		if err != nil {
+			b.Fatal(err)
+		}
 		exec := g.Executor(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(shellTool{})))
 		ctx := context.Background()
 		b.ReportAllocs()

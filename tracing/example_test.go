@@ -32,7 +32,10 @@ func ExampleNew() {
 
 	rec := tracetest.NewSpanRecorder() // an exporter, in a real host
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	guard := middleware.New(eng, &middleware.Config{Tracer: tracing.New(tp, &tracing.Options{Model: "gpt-4o-mini"})})
+	guard, err := middleware.New(eng, &middleware.Config{Tracer: tracing.New(tp, &tracing.Options{Model: "gpt-4o-mini"})})
+	if err != nil {
+		panic(err)
+	}
 	model := scripted.New(scripted.Reply{Text: "Sorry, it is late."}, scripted.Reply{Text: "It is late."})
 	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(model), nil))
 	answer, err := guard.Run(ctx, exec, "chat-1", "What time is it?")

@@ -121,7 +121,10 @@ func newRig(t testing.TB, opts *tracing.Options, rules []streamrules.Rule, model
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	seer := &spanSeer{}
-	guard := middleware.New(eng, &middleware.Config{Callbacks: seer, Tracer: tracing.New(tp, opts)})
+	guard, err := middleware.New(eng, &middleware.Config{Callbacks: seer, Tracer: tracing.New(tp, opts)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := agents.NewOpenAIFunctionsAgent(guard.Model(model), guard.Tools(shellTool{}))
 	r := &rig{rec: rec, tp: tp, guard: guard, seer: seer, exec: guard.Executor(a, agents.WithMaxIterations(5))}
 	r.model, _ = model.(*scripted.Model)
@@ -289,7 +292,10 @@ func TestNoTracer(t *testing.T) {
 	eng := quietEngine(t, fullRules()...)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	guard := middleware.New(eng, nil)
+	guard, err := middleware.New(eng, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := agents.NewOpenAIFunctionsAgent(guard.Model(scripted.New(scripted.Reply{Text: "ok — bot"})), guard.Tools(shellTool{}))
 	ctx, host := tp.Tracer("host").Start(context.Background(), "host")
 	if _, err := guard.Run(ctx, guard.Executor(a), "c", "hi"); err != nil {

@@ -210,7 +210,7 @@ func TestBinary(t *testing.T) {
 			broken := filepath.Join(dir, "broken.yaml")
 			os.WriteFile(broken, bytes.Replace(data, []byte("  repeat: once"), []byte("  repeat: twice"), 1), 0o600)
 			if r := run(2, "validate", broken); !strings.Contains(r.stderr, broken+`:`) ||
-				!strings.Contains(r.stderr, `rule #2 "local_shell_for_his_machine": stream rule: invalid repeat`) {
+				!strings.Contains(r.stderr, `rule #2 "local_shell_for_his_machine": streamrules: invalid repeat`) {
 				t.Errorf("validate broken: %q", r.stderr)
 			}
 

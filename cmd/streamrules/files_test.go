@@ -123,7 +123,7 @@ func TestValidate(t *testing.T) {
 	if r.code != 2 {
 		t.Errorf("exit %d", r.code)
 	}
-	if !strings.Contains(r.stderr, bad+`:8: rule #2 "b": stream rule: invalid condition: `) {
+	if !strings.Contains(r.stderr, bad+`:8: rule #2 "b": streamrules: invalid condition: `) {
 		t.Errorf("stderr: %q", r.stderr)
 	}
 	if !strings.Contains(r.stdout, good+": ok, 1 rule") || !strings.Contains(r.stdout, "seeds.json: ok, 9 rules") {

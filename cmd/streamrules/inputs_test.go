@@ -49,7 +49,7 @@ func TestInputsStrict(t *testing.T) {
 		t.Errorf("validate a file with a BOM: %+v", r)
 	}
 	padded := writeTemp(t, "padded.yaml", "version: 1\nrules:\n  - name: \"ab\\n\"\n    scope: text\n    text: t\n")
-	if r := cli(t, env, "", "validate", padded); r.code != 2 || !strings.Contains(r.stderr, padded+`:3: rule #1 "ab\n": stream rule: invalid name:`) {
+	if r := cli(t, env, "", "validate", padded); r.code != 2 || !strings.Contains(r.stderr, padded+`:3: rule #1 "ab\n": streamrules: invalid name:`) {
 		t.Errorf("validate a padded name: %+v", r)
 	}
 	if r := cli(t, env, "", "rules", "create", "--name", "ab ", "--scope", "text", "--text", "t"); r.code != 2 || !strings.Contains(r.stderr, "invalid name") {

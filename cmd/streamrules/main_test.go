@@ -159,7 +159,7 @@ func TestRulesCommands(t *testing.T) {
 	if !strings.Contains(r.stdout, "name: no_lorem") || !strings.Contains(r.stdout, "when: [master, telegram]") {
 		t.Errorf("create printed:\n%s", r.stdout)
 	}
-	if r := cli(t, env, "", "rules", "create", "--name", "bad_re", "--scope", "text", "--condition", "(", "--text", "t"); r.code != 2 || !strings.Contains(r.stderr, `streamrules: rule "bad_re": stream rule: invalid condition: `) {
+	if r := cli(t, env, "", "rules", "create", "--name", "bad_re", "--scope", "text", "--condition", "(", "--text", "t"); r.code != 2 || !strings.Contains(r.stderr, `streamrules: rule "bad_re": streamrules: invalid condition: `) {
 		t.Errorf("bad regex: %+v", r)
 	}
 	if r := cli(t, env, "", "rules", "create", "--name", "no_lorem", "--scope", "text", "--text", "t"); r.code != 1 || !strings.Contains(r.stderr, "already exists") {

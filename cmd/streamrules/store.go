@@ -59,10 +59,8 @@ func (e *proc) config() (rulesdb.Config, error) {
 			return cfg, usagef("STREAMRULES_ENVIRONMENTS: %q must match [a-z][a-z0-9_]*", name)
 		}
 	}
-	if cfg.DefaultSQLitePath == "" {
-		cfg.DefaultSQLitePath = "streamrules.db"
-	}
-	cfg.ReloadInterval = -1 // one command, one look: no reload backstop goroutine
+	cfg = *cfg.WithDefaults() // the SQLite file Describe names too
+	cfg.ReloadInterval = -1   // one command, one look: no reload backstop goroutine
 	return cfg, nil
 }
 

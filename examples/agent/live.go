@@ -48,7 +48,9 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 	if slices.Contains(opts.env, streamrules.EnvMaster) {
 		ts = append(ts, ruletools.New(r.store, r.eng)...) // the master edits the rules
 	}
-	r.wire(&namedModel{Model: llm, about: fmt.Sprintf("model %s at %s", cfg.OpenAIModel, base)}, ts)
+	if err := r.wire(&namedModel{Model: llm, about: fmt.Sprintf("model %s at %s", cfg.OpenAIModel, base)}, ts); err != nil {
+		return err
+	}
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.Name()

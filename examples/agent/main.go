@@ -272,14 +272,17 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 
 // wire builds the stock agent and executor around llm and ts, each wrapped by the guard.
 // The tap sits below the guard's model wrapper, so it records what the model was told.
-func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
+func (r *rig) wire(llm llms.Model, ts []tools.Tool) error {
 	client := callbacks.Clean(r.tr) // the client sees the clean view only
 	bounds := r.bounds
 	bounds.Callbacks = client
 	if r.traces != nil {
 		bounds.Tracer = tracing.New(r.traces, &tracing.Options{Model: r.modelName})
 	}
-	guard := middleware.New(r.eng, &bounds)
+	guard, err := middleware.New(r.eng, &bounds)
+	if err != nil {
+		return err
+	}
 	r.guard = guard
 	r.model = &tap{Model: llm}
 	mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
@@ -289,6 +292,7 @@ func (r *rig) wire(llm llms.Model, ts []tools.Tool) {
 	)
 	// The guard hands the client handler to the executor too: one place to give it.
 	r.exec = guard.Executor(agent, agents.WithMemory(mem), agents.WithMaxIterations(8))
+	return nil
 }
 
 // history puts the chat's earlier messages into the OpenAI functions agent's prompt, as
@@ -476,7 +480,10 @@ func runOffline(ctx context.Context, cfg Config, chat string, log *slog.Logger, 
 	defer r.Close()
 	scenes := demoScenes()
 	r.modelName = "scripted"
-	r.wire(scripted.NewFunc(brain(scenes)), append(r.box.Tools(), ruletools.Reader(r.eng))) // any move reads a manifest rule
+	// any move reads a manifest rule
+	if err := r.wire(scripted.NewFunc(brain(scenes)), append(r.box.Tools(), ruletools.Reader(r.eng))); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(w, "offline session: a scripted model; real tools in the sandbox folder %s, removed at exit\n", r.box.dir)
 	for _, s := range scenes {
 		if _, err := r.play(ctx, s.from, s.env, s.text, s.photo); err != nil {

@@ -1,4 +1,4 @@
-package callbacks
+package cleanview
 
 import (
 	"context"
@@ -12,8 +12,7 @@ import (
 // each tool result laid under reminder blocks, and each retry's interrupt message with the
 // discarded answer right before it. The clean view removes exactly these and nothing else,
 // so whatever a user typed or a model answered reaches the client byte for byte, even when
-// it looks like an engine block. The middleware fills it; a host splicing tool results in
-// its own agent loop records them with AddSplice.
+// it looks like an engine block. The middleware fills it.
 //
 // Why record rather than look for blocks: the prompt copy's own text is neutralised, but
 // the callbacks also carry what the user and the model said as they said it, and a
@@ -71,8 +70,8 @@ func (in *Inserted) AddRetry(discarded, interrupt string) {
 	in.retries = append(in.retries, retry{discarded, interrupt})
 }
 
-// text returns s with every recorded splice replaced by its clean form.
-func (in *Inserted) text(s string) string {
+// Text returns s with every recorded splice replaced by its clean form.
+func (in *Inserted) Text(s string) string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, sp := range in.splices {
@@ -110,13 +109,11 @@ func onlyText(m llms.MessageContent) (string, bool) {
 	return t.Text, ok
 }
 
-// CleanMessages returns the messages of a model call made under ctx as the client should
-// see them: each tool result without the reminder blocks the engine laid on it, each
-// retry's interrupt message and the discarded answer right before it removed. Only what
-// the engine recorded in ctx (see Inserted) is removed; with nothing recorded the messages
-// are returned as they are. The input is not modified.
-func CleanMessages(ctx context.Context, ms []llms.MessageContent) []llms.MessageContent {
-	in := InsertedFrom(ctx)
+// CleanMessages returns the messages of a model call as the client should see them: each
+// tool result without the reminder blocks the engine laid on it, each retry's interrupt
+// message and the discarded answer right before it removed. Only what in records is
+// removed; a nil in returns the messages as they are. The input is not modified.
+func (in *Inserted) CleanMessages(ms []llms.MessageContent) []llms.MessageContent {
 	if in == nil {
 		return ms
 	}
@@ -135,11 +132,11 @@ func CleanMessages(ctx context.Context, ms []llms.MessageContent) []llms.Message
 			var clean llms.ContentPart
 			switch p := p.(type) {
 			case llms.TextContent:
-				if t := in.text(p.Text); t != p.Text {
+				if t := in.Text(p.Text); t != p.Text {
 					clean = llms.TextContent{Text: t}
 				}
 			case llms.ToolCallResponse:
-				if t := in.text(p.Content); t != p.Content {
+				if t := in.Text(p.Content); t != p.Content {
 					p.Content = t
 					clean = p
 				}
