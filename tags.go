@@ -72,7 +72,7 @@ func Neutralize(s string) string { return tagskel.Neutralize(s) }
 // shaped like the engine's own blocks. It reads a prompt as the model got it (a debugging
 // tap, a transcript of prompts): there every other tag is neutralised, so every real tag is
 // one the engine wrote. It is a pattern, so the clean view of callbacks does not use it
-// (callbacks.Inserted records what the engine put where).
+// (internal/cleanview.Inserted records what the engine put where).
 func StripBlocks(s string) string {
 	if !strings.Contains(s, "<system-") {
 		return s
