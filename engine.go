@@ -238,6 +238,10 @@ func (e *Engine) Rules() []Rule {
 	return out
 }
 
+// Logger returns the logger the engine writes to (Config.Logger, or its default), so a
+// handler mounted beside it (statshttp) logs where the engine does.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
 // SpliceOptions returns how this engine lays tool results into the prompt copy.
 func (e *Engine) SpliceOptions() SpliceOptions { return e.splice }
 

@@ -107,7 +107,7 @@ func TestReminderBudgetOnStores(t *testing.T) {
 					t.Fatalf("%s: stat rows %v, want %v", chat, got, want)
 				}
 			}
-			web := httptest.NewServer(statshttp.Handler(eng, nil))
+			web := httptest.NewServer(statshttp.Handler(eng))
 			defer web.Close()
 			resp, err := http.Get(web.URL + "/v1/stats")
 			if err != nil {

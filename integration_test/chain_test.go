@@ -164,7 +164,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 
 	// GET /v1/stats counts them, every seeded rule listed, zero included.
 	mux := http.NewServeMux()
-	mux.Handle("/v1/stats", statshttp.Handler(c.eng, nil))
+	mux.Handle("/v1/stats", statshttp.Handler(c.eng))
 	api := httptest.NewServer(mux)
 	defer api.Close()
 	resp, err := http.Get(api.URL + "/v1/stats")

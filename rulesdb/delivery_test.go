@@ -218,7 +218,7 @@ func deliveryMoves(t *testing.T, dsn string, readYourWrites bool) ([]streamrules
 		return cmp.Or(strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Move, b.Move), strings.Compare(a.Rule, b.Rule))
 	})
 	eng = newEngine(t, s, nil)
-	web := httptest.NewServer(statshttp.Handler(eng, nil))
+	web := httptest.NewServer(statshttp.Handler(eng))
 	defer web.Close()
 	resp, err := http.Get(web.URL + "/v1/stats")
 	if err != nil {

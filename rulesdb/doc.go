@@ -145,7 +145,7 @@
 // firings there were. Mount the engine's handler (package statshttp) to serve the summary, every loaded rule
 // listed, zero included:
 //
-//	http.Handle("/v1/stats", statshttp.Handler(eng, log))
+//	http.Handle("/v1/stats", statshttp.Handler(eng))
 //
 //	GET /v1/stats
 //	{"rules":[{"rule":"local_shell_for_his_machine","fired":3,"outcomes":{"complied":2,"repeated":1},"shadow":0,"last_fired_at":"…"}, …]}

@@ -173,7 +173,7 @@ func TestStatsOutliveRule(t *testing.T) {
 			}
 		}
 
-		srv := httptest.NewServer(statshttp.Handler(eng, nil))
+		srv := httptest.NewServer(statshttp.Handler(eng))
 		defer srv.Close()
 		resp, err := http.Get(srv.URL + "/v1/stats")
 		if err != nil {

@@ -50,7 +50,7 @@ func ExampleOpen() {
 	}
 
 	rec := httptest.NewRecorder()
-	statshttp.Handler(eng, nil).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/stats", nil))
+	statshttp.Handler(eng).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/stats", nil))
 	var stats streamrules.Stats
 	if err := json.Unmarshal(rec.Body.Bytes(), &stats); err != nil {
 		panic(err)

@@ -146,7 +146,7 @@ SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM stream_rule_stat GROUP BY rul
 		b.Fatal(err)
 	}
 	defer eng.Close()
-	h := statshttp.Handler(eng, nil)
+	h := statshttp.Handler(eng)
 	b.Run("counters", func(b *testing.B) {
 		for range b.N {
 			rec := httptest.NewRecorder()

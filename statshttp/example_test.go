@@ -36,7 +36,7 @@ func ExampleHandler() {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/stats", statshttp.Handler(eng, log))
+	mux.Handle("/v1/stats", statshttp.Handler(eng))
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/stats", nil))
 	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))

@@ -2,7 +2,6 @@ package statshttp
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 
 	"github.com/streamrules/streamrules"
@@ -10,12 +9,10 @@ import (
 
 // Handler serves eng's Stats as JSON on GET (and HEAD); other methods get 405 with an
 // Allow header. A store that cannot count firings, or fails to, gets 500 and one error
-// line on log (nil: slog.Default()). Mount it at /v1/stats. Each request reads the
-// counters from the store once (Engine.Stats).
-func Handler(eng *streamrules.Engine, log *slog.Logger) http.Handler {
-	if log == nil {
-		log = slog.Default()
-	}
+// line on the engine's logger (Engine.Logger). Mount it at /v1/stats. Each request
+// reads the counters from the store once (Engine.Stats).
+func Handler(eng *streamrules.Engine) http.Handler {
+	log := eng.Logger()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -24,7 +21,7 @@ func Handler(eng *streamrules.Engine, log *slog.Logger) http.Handler {
 		}
 		stats, err := eng.Stats(r.Context())
 		if err != nil {
-			log.Error("stream rules: stats", "err", err)
+			log.Error("streamrules: stats", "err", err)
 			http.Error(w, "stats unavailable", http.StatusInternalServerError)
 			return
 		}

@@ -16,10 +16,16 @@ import (
 	"github.com/streamrules/streamrules/statshttp"
 )
 
-// newEngine starts an engine on store; it is closed when the test ends.
+// newEngine starts an engine on store, quiet; it is closed when the test ends.
 func newEngine(t *testing.T, store streamrules.Store) *streamrules.Engine {
 	t.Helper()
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
+	return newEngineLogging(t, store, slog.New(slog.DiscardHandler))
+}
+
+// newEngineLogging starts an engine on store that logs to log.
+func newEngineLogging(t *testing.T, store streamrules.Store, log *slog.Logger) *streamrules.Engine {
+	t.Helper()
+	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: log})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -41,14 +47,14 @@ type plainStore struct{ streamrules.Store }
 
 func TestStatsNeedsAFiringCounter(t *testing.T) {
 	t.Parallel()
-	eng := newEngine(t, plainStore{newMemoryStore(t)})
 	log, buf := testlog.New()
+	eng := newEngineLogging(t, plainStore{newMemoryStore(t)}, log) // the handler logs on the engine's logger
 	rec := httptest.NewRecorder()
-	statshttp.Handler(eng, log).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/stats", nil))
+	statshttp.Handler(eng).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/stats", nil))
 	if rec.Code != http.StatusInternalServerError {
 		t.Fatalf("status %d, want 500", rec.Code)
 	}
-	if lines := buf.Lines("stream rules: stats", "does not count firings"); len(lines) != 1 {
+	if lines := buf.Lines("streamrules: stats", "does not count firings"); len(lines) != 1 {
 		t.Fatalf("want one error line naming the cause, log:\n%s", buf)
 	}
 }
@@ -65,7 +71,7 @@ func TestStatsHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := httptest.NewServer(statshttp.Handler(eng, nil))
+	srv := httptest.NewServer(statshttp.Handler(eng))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/v1/stats")
 	if err != nil {
@@ -97,7 +103,7 @@ func TestStatsHandler(t *testing.T) {
 
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 		rec := httptest.NewRecorder()
-		statshttp.Handler(eng, nil).ServeHTTP(rec, httptest.NewRequest(method, "/v1/stats", nil))
+		statshttp.Handler(eng).ServeHTTP(rec, httptest.NewRequest(method, "/v1/stats", nil))
 		if rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("%s: status %d, want 405", method, rec.Code)
 		}
@@ -106,7 +112,7 @@ func TestStatsHandler(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	statshttp.Handler(eng, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/v1/stats", nil))
+	statshttp.Handler(eng).ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/v1/stats", nil))
 	if rec.Code != http.StatusOK {
 		t.Errorf("HEAD: status %d", rec.Code)
 	}
@@ -116,7 +122,7 @@ func TestStatsEmptyIsAList(t *testing.T) {
 	t.Parallel()
 	eng := newEngine(t, newMemoryStore(t))
 	rec := httptest.NewRecorder()
-	statshttp.Handler(eng, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/stats", nil))
+	statshttp.Handler(eng).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/stats", nil))
 	if got := strings.TrimSpace(rec.Body.String()); got != `{"rules":[]}` {
 		t.Fatalf("body %s, want an empty list, not null", got)
 	}

@@ -410,7 +410,7 @@ func (r *rig) serveStats(addr string) error {
 		return fmt.Errorf("STREAMRULES_STATS_ADDR: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/stats", statshttp.Handler(r.eng, r.log))
+	mux.Handle("/v1/stats", statshttp.Handler(r.eng))
 	mux.Handle("/metrics", r.metricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
