@@ -51,16 +51,21 @@ const (
 // LoadChat sees the record at once.
 func (s *Store) QueueMove(rec streamrules.MoveRecord) error {
 	rec = s.stampMove(rec)
-	s.qmu.Lock()
-	if s.wq.closed {
-		s.qmu.Unlock()
+	p := &pendingMove{rec: rec, done: make(chan struct{})}
+	s.imu.Lock()
+	if s.inboxClosed {
+		s.imu.Unlock()
 		return errors.New("rulesdb: queue move: store closed")
 	}
-	c := s.entryLocked(rec.ChatID)
-	s.wq.nextSeq++
-	p := &pendingMove{rec: rec, seq: s.wq.nextSeq, chat: c, done: make(chan struct{})}
-	s.pushLocked(p, false)
-	s.qmu.Unlock()
+	s.inbox = append(s.inbox, p)
+	full := len(s.inbox) >= s.wq.max
+	s.imu.Unlock()
+	if full {
+		// Nothing took the inbox for a while (an outage, no reads): move it into the queue
+		// now, where a full queue drops its oldest, so memory stays bounded by QueueSize.
+		s.lockQueue()
+		s.qmu.Unlock()
+	}
 	s.kick()
 	return nil
 }
@@ -68,7 +73,7 @@ func (s *Store) QueueMove(rec streamrules.MoveRecord) error {
 // Flush waits until every record queued before it is written (or dropped or refused),
 // or ctx ends. The stats read after a Flush are exact.
 func (s *Store) Flush(ctx context.Context) error {
-	s.qmu.Lock()
+	s.lockQueue()
 	var last *pendingMove
 	if e := s.wq.fifo.Back(); e != nil {
 		last = e.Value.(*pendingMove)
@@ -350,7 +355,7 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 // are written first, within ctx and WriteTimeout. While the database is down it does not
 // wait (the read fails or answers without them).
 func (s *Store) flushForRead(ctx context.Context) {
-	s.qmu.Lock()
+	s.lockQueue()
 	skip := s.wq.down || s.wq.fifo.Len() == 0
 	s.qmu.Unlock()
 	if skip {

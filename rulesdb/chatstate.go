@@ -27,21 +27,33 @@ type chatEntry struct {
 // LoadChat implements streamrules.Store in one query, plus the records of the chat this
 // process has not written yet. While the database is down (or when it fails now), a chat
 // this process has seen is answered from memory; one it has not is an error, and the
-// engine fails closed. It returns when ctx is done.
+// engine fails closed. It returns when ctx is done. On PostgreSQL concurrent LoadChats of
+// different chats share one statement (readbatch.go).
 func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
-	s.qmu.Lock()
+	s.lockQueue()
 	if c := s.wq.chats[chatID]; c != nil && c.known && (s.wq.down || s.chatTTL > 0 && time.Since(c.readAt) < s.chatTTL) {
 		st := c.stateLocked()
 		s.qmu.Unlock()
 		return st, nil
 	}
 	s.qmu.Unlock()
+	if s.dialect == dialectPostgres {
+		return s.loadChatShared(ctx, chatID)
+	}
 	st, seq, err := s.loadChat(ctx, chatID)
 	if err != nil && retryable(err) {
 		s.dropIdle(err)
 	}
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
+	return s.mergeReadLocked(chatID, st, seq, err)
+}
+
+// mergeReadLocked takes what a read of the chat returned (its state and the last record
+// of this writer it holds, or err) into the chat's entry, and returns the chat's state
+// with the records not written yet. A retryable err marks the database down; a chat
+// seen before is then answered from memory. Caller holds qmu.
+func (s *Store) mergeReadLocked(chatID string, st streamrules.ChatState, seq int64, err error) (streamrules.ChatState, error) {
 	if err != nil {
 		if retryable(err) {
 			s.wq.down = true

@@ -62,7 +62,7 @@ func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, s
 
 // LastSeq returns the seq of the last record SaveMove took.
 func LastSeq(s *Store) int64 {
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
 	return s.wq.nextSeq
 }

@@ -90,7 +90,7 @@ func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
 // QueuedMoves returns how many move records wait in the write queue now: the database
 // did not take them yet. Safe for concurrent use, as are the counters below.
 func (s *Store) QueuedMoves() int {
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
 	return s.wq.fifo.Len()
 }
@@ -118,7 +118,7 @@ func (s *Store) WrittenMoves() int64 { return s.wq.written.Load() }
 // record is lost: the database refused it for good, or the store is closed.
 func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
 	rec = s.stampMove(rec)
-	s.qmu.Lock()
+	s.lockQueue()
 	if s.wq.closed {
 		s.qmu.Unlock()
 		return errors.New("rulesdb: save move: store closed")
@@ -270,7 +270,7 @@ func (s *Store) kick() {
 // timeout, and ends with parent.
 func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 	for {
-		s.qmu.Lock()
+		s.lockQueue()
 		batch := s.nextBatchLocked()
 		s.qmu.Unlock()
 		if len(batch) == 0 {
@@ -384,7 +384,7 @@ func (s *Store) flush() {
 
 // linger waits BatchDelay for more records to join the batch, unless a batch is full.
 func (s *Store) linger() {
-	s.qmu.Lock()
+	s.lockQueue()
 	full := s.wq.fifo.Len() >= s.batchSize
 	s.qmu.Unlock()
 	if full || s.batchDelay <= 0 {
@@ -404,6 +404,10 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	s.qmu.Lock()
+	s.imu.Lock()
+	s.inboxClosed = true // QueueMove refuses from now on; what it took is absorbed here
+	s.imu.Unlock()
+	s.absorbLocked()
 	s.wq.closed = true
 	var firsts chan struct{}
 	if s.wq.writing > 0 {
@@ -436,7 +440,7 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 		}
 		t.Stop()
 	}
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
 	if n := s.wq.fifo.Len(); n > 0 {
 		chats := map[string]bool{}

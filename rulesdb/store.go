@@ -121,6 +121,12 @@ type Store struct {
 	// The write queue (queue.go).
 	qmu          sync.Mutex // guards wq
 	wq           writeQueue
+	imu          sync.Mutex // guards inbox and inboxClosed (inbox.go)
+	inbox        []*pendingMove
+	inboxClosed  bool
+	spare        []*pendingMove // guarded by qmu: the inbox's other buffer
+	rmu          sync.Mutex     // guards reads (readbatch.go)
+	reads        readQueue
 	writer       string // this Store's id in stream_chat_writer: random, one per Open
 	writeTimeout time.Duration
 	flushTimeout time.Duration
@@ -397,7 +403,7 @@ func (s *Store) Close() error {
 // count a second time) or the database does not answer, they stay: harmless, one row per
 // chat.
 func (s *Store) dropWriterRows() {
-	s.qmu.Lock()
+	s.lockQueue()
 	left, taken := s.wq.fifo.Len(), s.wq.nextSeq
 	s.qmu.Unlock()
 	if left > 0 || taken == 0 || s.wq.inflight.Load() > 0 {
