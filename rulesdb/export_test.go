@@ -78,8 +78,18 @@ func SetTrace(s *Store, fn func(query string, args []any)) { s.trace = fn }
 // by name: the test checks each against what the store really sends.
 func HotStatements(s *Store) map[string]string {
 	return map[string]string{
-		"loadChat": s.q.loadChat, "saveMovePG": s.q.saveMovePG, "saveBatchPG": saveBatchPG,
+		"loadChat": s.q.loadChat, "loadChats": loadChatsPG, "saveMovePG": s.q.saveMovePG, "saveBatchPG": saveBatchPG,
 		"claimOnce": s.db.Rebind(claimOnce), "claimAfter": s.db.Rebind(claimAfter), "rulesVersion": versionQuery,
 		"allRules": s.q.allRules, // a reload: reference data only
 	}
 }
+
+// SetReadHooks has s call hook before each shared read is sent (with its chats), and
+// joined when a LoadChat joined the open read without sending it (readbatch.go). Set
+// them before the store is used concurrently.
+func SetReadHooks(s *Store, hook func(chats []string), joined func()) {
+	s.readHook, s.readJoined = hook, joined
+}
+
+// MaxReads is how many shared reads run at once on PostgreSQL.
+const MaxReads = maxReads

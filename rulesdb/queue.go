@@ -272,9 +272,13 @@ func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 	for {
 		s.lockQueue()
 		batch := s.nextBatchLocked()
+		more := s.wq.fifo.Len() > len(batch)
 		s.qmu.Unlock()
 		if len(batch) == 0 {
 			return true
+		}
+		if more {
+			s.kick() // another flusher may take the next batch meanwhile
 		}
 		ctx, cancel := context.WithTimeout(parent, timeout)
 		err := s.attemptBatch(ctx, batch)
@@ -347,10 +351,16 @@ func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
 	return true
 }
 
-// flush is the queue's goroutine: it drains on every kick, and after a failure retries
+// flush is a queue's goroutine: it drains on every kick, and after a failure retries
 // with exponential backoff (retryMin to retryMax) and jitter, so that many
 // replicas coming back at once do not hammer the database in step.
-func (s *Store) flush() {
+//
+// On PostgreSQL flushers of them run (issue 22): a batch marks its chats busy, so the
+// second takes the next records of other chats while the first one's statement runs,
+// and the database's cores write both. Only the first (primary) retries after a failure:
+// the others stand aside while the database is down, so an outage sees one retry at a
+// time, as with one flusher.
+func (s *Store) flush(primary bool) {
 	defer s.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -372,9 +382,20 @@ func (s *Store) flush() {
 			return
 		default:
 		}
+		if !primary {
+			s.qmu.Lock()
+			down := s.wq.down
+			s.qmu.Unlock()
+			if down {
+				continue // the primary retries
+			}
+		}
 		if s.drain(s.life, s.writeTimeout) {
 			attempt, wake = 0, s.wq.wake
 			continue
+		}
+		if !primary {
+			continue // failed: the database is down now, the primary retries
 		}
 		attempt++
 		wake = nil

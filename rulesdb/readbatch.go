@@ -85,6 +85,8 @@ func (s *Store) loadChatShared(ctx context.Context, chatID string) (streamrules.
 	s.rmu.Unlock()
 	if start {
 		go s.serveReads(b)
+	} else if s.readJoined != nil {
+		s.readJoined()
 	}
 	select {
 	case <-b.done:
@@ -120,6 +122,9 @@ func (s *Store) serveReads(b *readBatch) {
 
 // readShared sends one read for b's chats, merges each chat's state, and closes b.done.
 func (s *Store) readShared(b *readBatch) {
+	if s.readHook != nil {
+		s.readHook(b.chats)
+	}
 	deadline := b.deadline
 	if b.forever || deadline.IsZero() {
 		deadline = time.Now().Add(s.writeTimeout)

@@ -141,6 +141,10 @@ type Store struct {
 
 	seedHook func()                         // tests: called inside Seed's transaction once the seed state is read
 	trace    func(query string, args []any) // tests: every statement sent (scale_test.go)
+	// tests: readHook is called before a shared read is sent, readJoined when a LoadChat
+	// joined the open read without sending it (readbatch.go).
+	readHook   func(chats []string)
+	readJoined func()
 
 	subMu   sync.Mutex
 	subs    map[int]func()
@@ -291,8 +295,10 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.pruneLoop(keep, tick)
 	}
-	s.wg.Add(1)
-	go s.flush()
+	for i := range flushers(t.dialect) {
+		s.wg.Add(1)
+		go s.flush(i == 0)
+	}
 	return s, nil
 }
 
