@@ -162,7 +162,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	}
 	switch {
 	case err == nil:
-		s.appliedLocked(p)
+		s.appliedLocked(p, false)
 		close(p.done)
 	case !retryable(err):
 		s.wq.rejected.Add(1)
@@ -217,6 +217,7 @@ func (s *Store) pushLocked(p *pendingMove, first bool) {
 		c.pending = append(c.pending, p)
 		p.elem = q.fifo.PushBack(p)
 	}
+	c.queuedLocked(p)
 }
 
 func (s *Store) dropOldestLocked() {
@@ -227,6 +228,7 @@ func (s *Store) dropOldestLocked() {
 			continue // being written now (alone, or in its group of a batch)
 		}
 		s.removeLocked(p)
+		p.chat.tipOK = false // dropped: not in the chat's state after all
 		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
 		close(p.done)
 		n := q.dropped.Add(1)
@@ -334,10 +336,11 @@ func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
 	switch {
 	case err == nil:
 		s.removeLocked(p)
-		s.appliedLocked(p)
+		s.appliedLocked(p, true)
 		close(p.done)
 	case !retryable(err):
 		s.removeLocked(p)
+		p.chat.tipOK = false // refused: not in the chat's state after all
 		s.wq.rejected.Add(1)
 		p.err = err
 		close(p.done)
