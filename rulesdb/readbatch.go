@@ -21,8 +21,9 @@ import (
 //   - if fewer than maxReads reads are running, it sends the open read at once (alone:
 //     loadChat, the single-chat statement; with others: loadChats, one statement for all
 //     of them); otherwise the open read grows until a running one returns, and that
-//     goroutine sends it next. So a lone move reads as before, and under load one
-//     statement serves the chats of every move that began while the last one ran;
+//     goroutine sends it next, or until it holds readShare chats, and goes then. So a
+//     lone move reads as before, and under load one statement serves the chats of every
+//     move that began while the last one ran;
 //   - each chat's rows are merged into its entry as a single read would be
 //     (mergeReadLocked: the writer's seq guards against a stale read), under one lock
 //     for the whole read;
@@ -34,10 +35,15 @@ import (
 // On Citus loadChats names many chat ids: a multi-shard read (docs/scale.md says how to
 // split it per shard). SQLite reads in process and does not share.
 
-// maxReads is how many read statements of LoadChat run at once on PostgreSQL. Two keep the
-// reads going while one waits on the network and shares the rest: at 64 moves beginning at
-// once, two statements serve them.
-const maxReads = 2
+// maxReads is how many read statements of LoadChat run at once on PostgreSQL, unless the
+// open read gathered readShare chats: then it goes at once too, so that a busy replica
+// does not wait for a running read to end to send the next one, and each statement still
+// serves readShare chats at least: past maxReads, reads add at most 1/readShare statements
+// per move.
+const (
+	maxReads  = 2
+	readShare = 32
+)
 
 type readQueue struct {
 	open    *readBatch // chats waiting for the next read; nil: none
@@ -77,7 +83,7 @@ func (s *Store) loadChatShared(ctx context.Context, chatID string) (streamrules.
 	} else if d.After(b.deadline) {
 		b.deadline = d
 	}
-	start := s.reads.running < maxReads || len(b.chats) >= s.batchSize
+	start := s.reads.running < maxReads || len(b.chats) >= readShare
 	if start {
 		s.reads.running++
 		s.reads.open = nil
