@@ -70,9 +70,15 @@ func LastSeq(s *Store) int64 {
 // SetSeedHook makes Seed call fn inside its transaction, once it has read the seed state.
 func SetSeedHook(s *Store, fn func()) { s.seedHook = fn }
 
-// SetTrace has s call fn with every statement it sends, before it sends it. Set it before
-// the store is used concurrently.
-func SetTrace(s *Store, fn func(query string, args []any)) { s.trace = fn }
+// SetTrace has s call fn with every statement it sends, before it sends it (nil: stop).
+// Safe while the store is in use (its reload goroutine may be querying).
+func SetTrace(s *Store, fn func(query string, args []any)) {
+	if fn == nil {
+		s.trace.Store(nil)
+		return
+	}
+	s.trace.Store(&fn)
+}
 
 // HotStatements is the registry of the statements a move sends (issue 22, docs/scale.md),
 // by name: the test checks each against what the store really sends.

@@ -85,6 +85,24 @@ func TestHotPathSingleChat(t *testing.T) {
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The batch must be among what was sent. The flushers take what is queued when they
+	// wake: under load one may take a lone record, written alone (saveMovePG). Records of
+	// several chats queued at once then go in one batch.
+	sentBatch := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(log, func(st sent) bool { return st.query == registry["saveBatchPG"] })
+	}
+	for i := int64(1); !sentBatch() && i <= 50; i++ {
+		for _, chat := range chats {
+			if err := s.QueueMove(streamrules.MoveRecord{ChatID: chat, Move: 100 + i, Answered: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := s.RulesVersion(ctx); err != nil {
 		t.Fatal(err)
 	}

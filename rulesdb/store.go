@@ -139,8 +139,8 @@ type Store struct {
 	life         context.Context    // ends when Close begins: the flusher's writes stop
 	endLife      context.CancelFunc // ends life
 
-	seedHook func()                         // tests: called inside Seed's transaction once the seed state is read
-	trace    func(query string, args []any) // tests: every statement sent (scale_test.go)
+	seedHook func()                                         // tests: called inside Seed's transaction once the seed state is read
+	trace    atomic.Pointer[func(query string, args []any)] // tests: every statement sent (scale_test.go)
 	// tests: readHook is called before a shared read is sent, readJoined when a LoadChat
 	// joined the open read without sending it (readbatch.go).
 	readHook   func(chats []string)
@@ -446,32 +446,32 @@ type runner interface {
 }
 
 func (s *Store) exec(ctx context.Context, r runner, query string, args ...any) (sql.Result, error) {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return r.ExecContext(ctx, query, args...)
 }
 
 func (s *Store) get(ctx context.Context, r runner, dest any, query string, args ...any) error {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return sqlx.GetContext(ctx, r, dest, query, args...)
 }
 
 func (s *Store) sel(ctx context.Context, r runner, dest any, query string, args ...any) error {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return sqlx.SelectContext(ctx, r, dest, query, args...)
 }
 
 func (s *Store) query(ctx context.Context, r runner, query string, args ...any) (*sqlx.Rows, error) {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return r.QueryxContext(ctx, query, args...)
