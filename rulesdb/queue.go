@@ -274,7 +274,7 @@ func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 	for {
 		s.lockQueue()
 		batch := s.nextBatchLocked()
-		more := s.wq.fifo.Len() > len(batch)
+		more := s.wq.fifo.Len() > len(batch) && flushers(s.dialect) > 1
 		s.qmu.Unlock()
 		if len(batch) == 0 {
 			return true

@@ -145,7 +145,6 @@ func benchMoves(b *testing.B, workers int, ttl time.Duration) {
 	slices.Sort(all)
 	rate := float64(moves) / elapsed.Seconds()
 	b.ReportMetric(rate, "moves/s")
-
 	b.ReportMetric(float64(b.N)/produced.Seconds(), "moves_ended/s")
 	b.ReportMetric(float64(s.RoundTrips()-trips)/float64(b.N), "statements/move")
 	b.ReportMetric(float64(s.WriteStatements()-wtrips)/float64(b.N), "write_statements/move")
