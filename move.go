@@ -431,14 +431,14 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 		return runErr
 	}
 	defer m.outcomes(ctx, rec.Firings) // after the write: the hook sees what the store was given
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.eng.storeTimeout)
-	defer cancel()
 	start := time.Now()
 	var err error
 	if q, ok := m.eng.store.(MoveQueuer); ok && !m.eng.readYourWrites {
 		err = q.QueueMove(rec) // group commit: End does not wait for its write (store.go)
 	} else {
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.eng.storeTimeout)
 		err = m.eng.store.SaveMove(saveCtx, rec)
+		cancel()
 	}
 	if m.eng.hooks.onSave != nil {
 		m.eng.hooks.onSave(time.Since(start), err)

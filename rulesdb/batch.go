@@ -41,6 +41,16 @@ var _ streamrules.MoveQueuer = (*Store)(nil)
 // A batch the database refuses for good (a constraint) is split: each record is then
 // written alone, so one bad record does not take the others with it.
 
+// flushers is how many batches are written at once (queue.go, flush): two on
+// PostgreSQL, whose server writes them on two cores; one on SQLite, whose writers take
+// turns anyway.
+func flushers(d dialect) int {
+	if d == dialectPostgres {
+		return 2
+	}
+	return 1
+}
+
 const (
 	defaultBatchSize  = 512
 	defaultBatchDelay = 2 * time.Millisecond
@@ -51,16 +61,21 @@ const (
 // LoadChat sees the record at once.
 func (s *Store) QueueMove(rec streamrules.MoveRecord) error {
 	rec = s.stampMove(rec)
-	s.qmu.Lock()
-	if s.wq.closed {
-		s.qmu.Unlock()
+	p := &pendingMove{rec: rec, done: make(chan struct{})}
+	s.imu.Lock()
+	if s.inboxClosed {
+		s.imu.Unlock()
 		return errors.New("rulesdb: queue move: store closed")
 	}
-	c := s.entryLocked(rec.ChatID)
-	s.wq.nextSeq++
-	p := &pendingMove{rec: rec, seq: s.wq.nextSeq, chat: c, done: make(chan struct{})}
-	s.pushLocked(p, false)
-	s.qmu.Unlock()
+	s.inbox = append(s.inbox, p)
+	full := len(s.inbox) >= s.wq.max
+	s.imu.Unlock()
+	if full {
+		// Nothing took the inbox for a while (an outage, no reads): move it into the queue
+		// now, where a full queue drops its oldest, so memory stays bounded by QueueSize.
+		s.lockQueue()
+		s.qmu.Unlock()
+	}
 	s.kick()
 	return nil
 }
@@ -68,7 +83,7 @@ func (s *Store) QueueMove(rec streamrules.MoveRecord) error {
 // Flush waits until every record queued before it is written (or dropped or refused),
 // or ctx ends. The stats read after a Flush are exact.
 func (s *Store) Flush(ctx context.Context) error {
-	s.qmu.Lock()
+	s.lockQueue()
 	var last *pendingMove
 	if e := s.wq.fifo.Back(); e != nil {
 		last = e.Value.(*pendingMove)
@@ -207,29 +222,24 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 // get one delta per (rule, outcome) for the whole batch, and the delivery counters
 // (migration 0008) one per (rule, delivery), counting what saveMovePG's "delivered" does
 // (deliveriesOf: live firings with a delivery).
+//
+// Order of the CTEs: PostgreSQL runs the writing CTEs no other one reads last to first
+// (stat, fired, chat, delivered, counted; guard and f run when first read). So the
+// per-rule counter rows, which every batch of every replica updates, are locked last and
+// held only from the end of the statement to its commit: the flushers' batches (and other
+// replicas') do not wait on each other for the whole statement. saveMovePG keeps the same
+// order, so a batch and a single write lock rows table by table in one order.
 const saveBatchPG = `WITH guard AS (
 	INSERT INTO stream_chat_writer (chat_id, writer, seq, updated_at)
 	SELECT g.chat_id, $5, g.seq, $4 FROM unnest($1::text[], $2::bigint[]) AS g(chat_id, seq) ORDER BY g.chat_id
 	ON CONFLICT (chat_id, writer) DO UPDATE SET seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
 	WHERE stream_chat_writer.seq < EXCLUDED.seq
 	RETURNING chat_id
-), chat AS (
-	INSERT INTO stream_chat (chat_id, moves, updated_at)
-	SELECT g.chat_id, g.inc, $4 FROM unnest($1::text[], $3::bigint[]) AS g(chat_id, inc)
-	WHERE g.chat_id IN (SELECT chat_id FROM guard) ORDER BY g.chat_id
-	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
 ), f AS (
 	SELECT * FROM unnest($6::text[], $8::text[], $7::bigint[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::text[], $14::text[], $15::boolean[], $16::bigint[],
 		$17::text[], $18::boolean[])
 		AS f(rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
 	WHERE f.chat_id IN (SELECT chat_id FROM guard)
-), fired AS (
-	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
-	SELECT chat_id, rule, MAX(move) FROM f GROUP BY chat_id, rule ORDER BY chat_id, rule
-	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
-), stat AS (
-	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
-	SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read FROM f
 ), counted AS (
 	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
 	SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM f GROUP BY rule, outcome ORDER BY rule, outcome
@@ -242,6 +252,18 @@ const saveBatchPG = `WITH guard AS (
 	GROUP BY rule, delivery ORDER BY rule, delivery
 	ON CONFLICT (rule, delivery) DO UPDATE SET fired = stream_rule_delivery_counter.fired + EXCLUDED.fired,
 		manifest_read = stream_rule_delivery_counter.manifest_read + EXCLUDED.manifest_read
+), chat AS (
+	INSERT INTO stream_chat (chat_id, moves, updated_at)
+	SELECT g.chat_id, g.inc, $4 FROM unnest($1::text[], $3::bigint[]) AS g(chat_id, inc)
+	WHERE g.chat_id IN (SELECT chat_id FROM guard) ORDER BY g.chat_id
+	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
+), fired AS (
+	INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move)
+	SELECT chat_id, rule, MAX(move) FROM f GROUP BY chat_id, rule ORDER BY chat_id, rule
+	ON CONFLICT (chat_id, rule) DO UPDATE SET last_fired_move = GREATEST(stream_chat_rule.last_fired_move, EXCLUDED.last_fired_move)
+), stat AS (
+	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read)
+	SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read FROM f
 )
 SELECT 1`
 
@@ -350,7 +372,7 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 // are written first, within ctx and WriteTimeout. While the database is down it does not
 // wait (the read fails or answers without them).
 func (s *Store) flushForRead(ctx context.Context) {
-	s.qmu.Lock()
+	s.lockQueue()
 	skip := s.wq.down || s.wq.fifo.Len() == 0
 	s.qmu.Unlock()
 	if skip {

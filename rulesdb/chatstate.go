@@ -22,26 +22,43 @@ type chatEntry struct {
 	busy    bool                  // a write of this chat is in flight: its next one waits
 	elem    *list.Element         // in lru, when pending is empty and !busy
 	readAt  time.Time             // when base was read (Config.ChatCacheTTL)
+	// tip is base with pending's records after baseSeq applied, kept as records are
+	// queued and written, so that LoadChat does not apply a chat's whole backlog on every
+	// read; valid while tipOK (anything else, a read, a drop or a refusal, clears it).
+	tip   streamrules.ChatState
+	tipOK bool
 }
 
 // LoadChat implements streamrules.Store in one query, plus the records of the chat this
 // process has not written yet. While the database is down (or when it fails now), a chat
 // this process has seen is answered from memory; one it has not is an error, and the
-// engine fails closed. It returns when ctx is done.
+// engine fails closed. It returns when ctx is done. On PostgreSQL concurrent LoadChats of
+// different chats share one statement (readbatch.go).
 func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
-	s.qmu.Lock()
+	s.lockQueue()
 	if c := s.wq.chats[chatID]; c != nil && c.known && (s.wq.down || s.chatTTL > 0 && time.Since(c.readAt) < s.chatTTL) {
 		st := c.stateLocked()
 		s.qmu.Unlock()
 		return st, nil
 	}
 	s.qmu.Unlock()
+	if s.dialect == dialectPostgres {
+		return s.loadChatShared(ctx, chatID)
+	}
 	st, seq, err := s.loadChat(ctx, chatID)
 	if err != nil && retryable(err) {
 		s.dropIdle(err)
 	}
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
+	return s.mergeReadLocked(chatID, st, seq, err)
+}
+
+// mergeReadLocked takes what a read of the chat returned (its state and the last record
+// of this writer it holds, or err) into the chat's entry, and returns the chat's state
+// with the records not written yet. A retryable err marks the database down; a chat
+// seen before is then answered from memory. Caller holds qmu.
+func (s *Store) mergeReadLocked(chatID string, st streamrules.ChatState, seq int64, err error) (streamrules.ChatState, error) {
 	if err != nil {
 		if retryable(err) {
 			s.wq.down = true
@@ -57,19 +74,30 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 	if !c.known || seq >= c.baseSeq {
 		c.base, c.baseSeq, c.known = st, seq, true
 		c.readAt = time.Now()
+		c.tipOK = false
 	}
 	return c.stateLocked(), nil
 }
 
 // stateLocked is the chat's state with the records not written yet applied.
 func (c *chatEntry) stateLocked() streamrules.ChatState {
-	st := streamrules.ChatState{Moves: c.base.Moves, LastFired: maps.Clone(c.base.LastFired)}
-	for _, p := range c.pending {
-		if p.seq > c.baseSeq {
-			apply(&st, p.rec)
+	if !c.tipOK {
+		c.tip = streamrules.ChatState{Moves: c.base.Moves, LastFired: maps.Clone(c.base.LastFired)}
+		for _, p := range c.pending {
+			if p.seq > c.baseSeq {
+				apply(&c.tip, p.rec)
+			}
 		}
+		c.tipOK = true
 	}
-	return st
+	return streamrules.ChatState{Moves: c.tip.Moves, LastFired: maps.Clone(c.tip.LastFired)}
+}
+
+// queuedLocked keeps tip as p joins the chat's pending records.
+func (c *chatEntry) queuedLocked(p *pendingMove) {
+	if c.tipOK && p.seq > c.baseSeq {
+		apply(&c.tip, p.rec)
+	}
 }
 
 func apply(st *streamrules.ChatState, rec streamrules.MoveRecord) {
@@ -121,13 +149,19 @@ func (s *Store) settleLocked(c *chatEntry) {
 	}
 }
 
-// appliedLocked records that p is in the database.
-func (s *Store) appliedLocked(p *pendingMove) {
+// appliedLocked records that p is in the database. queued: p was among the chat's
+// pending records (the caller removed it), and tip holds it already.
+func (s *Store) appliedLocked(p *pendingMove, queued bool) {
 	s.wq.written.Add(1)
 	c := p.chat
 	if c.known && p.seq > c.baseSeq {
 		apply(&c.base, p.rec)
 		c.baseSeq = p.seq
+		if !queued {
+			c.tipOK = false
+		}
+	} else if !c.known {
+		c.tipOK = false
 	}
 	s.settleLocked(c)
 }

@@ -57,11 +57,14 @@
 //
 // # The hot path
 //
-// A move costs the store two statements: LoadChat when it begins (one query) and SaveMove
-// when it ends. On PostgreSQL SaveMove is a single statement (data-modifying CTEs over
-// unnest arrays) that adds one to the chat's move counter, raises each fired rule's
+// A move costs the store two statements at most: LoadChat when it begins (one query) and
+// SaveMove when it ends. On PostgreSQL SaveMove is a single statement (data-modifying CTEs
+// over unnest arrays) that adds one to the chat's move counter, raises each fired rule's
 // last-fired move and appends the stat rows; concurrent moves of a chat add up. On SQLite
-// it is one short transaction. Tool calls and answers never touch the database.
+// it is one short transaction. Tool calls and answers never touch the database. Under
+// load a move costs far less (issue 22, docs/scale.md): the engine's End queues its record
+// (QueueMove), and the flusher writes the records of many chats in one statement (group
+// commit); on PostgreSQL the LoadChats of moves that begin together share one read.
 // [Store.RoundTrips] counts every statement sent, for tests and benchmarks.
 //
 // # Outages

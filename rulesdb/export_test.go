@@ -63,7 +63,7 @@ func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, s
 
 // LastSeq returns the seq of the last record SaveMove took.
 func LastSeq(s *Store) int64 {
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
 	return s.wq.nextSeq
 }
@@ -71,16 +71,32 @@ func LastSeq(s *Store) int64 {
 // SetSeedHook makes Seed call fn inside its transaction, once it has read the seed state.
 func SetSeedHook(s *Store, fn func()) { s.seedHook = fn }
 
-// SetTrace has s call fn with every statement it sends, before it sends it. Set it before
-// the store is used concurrently.
-func SetTrace(s *Store, fn func(query string, args []any)) { s.trace = fn }
+// SetTrace has s call fn with every statement it sends, before it sends it (nil: stop).
+// Safe while the store is in use (its reload goroutine may be querying).
+func SetTrace(s *Store, fn func(query string, args []any)) {
+	if fn == nil {
+		s.trace.Store(nil)
+		return
+	}
+	s.trace.Store(&fn)
+}
 
 // HotStatements is the registry of the statements a move sends (issue 22, docs/scale.md),
 // by name: the test checks each against what the store really sends.
 func HotStatements(s *Store) map[string]string {
 	return map[string]string{
-		"loadChat": s.q.loadChat, "saveMovePG": s.q.saveMovePG, "saveBatchPG": saveBatchPG,
+		"loadChat": s.q.loadChat, "loadChats": loadChatsPG, "saveMovePG": s.q.saveMovePG, "saveBatchPG": saveBatchPG,
 		"claimOnce": s.db.Rebind(claimOnce), "claimAfter": s.db.Rebind(claimAfter), "rulesVersion": versionQuery,
 		"allRules": s.q.allRules, // a reload: reference data only
 	}
 }
+
+// SetReadHooks has s call hook before each shared read is sent (with its chats), and
+// joined when a LoadChat joined the open read without sending it (readbatch.go). Set
+// them before the store is used concurrently.
+func SetReadHooks(s *Store, hook func(chats []string), joined func()) {
+	s.readHook, s.readJoined = hook, joined
+}
+
+// MaxReads is how many shared reads run at once on PostgreSQL.
+const MaxReads = maxReads

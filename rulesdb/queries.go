@@ -90,11 +90,27 @@ WHERE stream_chat_writer.seq < excluded.seq`,
 	// every other CTE takes its rows FROM guard (or checks EXISTS), so a record written
 	// before, whose answer was lost, changes nothing the second time. Keep the guard in any
 	// new CTE that writes ("counted" included).
+	//
+	// The counters come first in the list: PostgreSQL runs the writing CTEs that nothing
+	// reads last to first, so their rows (shared by every move) are locked last, held
+	// briefly, and in the same table order as saveBatchPG's (batch.go).
 	q.saveMovePG = `WITH guard AS (
 	INSERT INTO stream_chat_writer (chat_id, writer, seq, updated_at) VALUES ($1, $19, $20, $3)
 	ON CONFLICT (chat_id, writer) DO UPDATE SET seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
 	WHERE stream_chat_writer.seq < EXCLUDED.seq
 	RETURNING 1
+), counted AS (
+	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
+	SELECT * FROM unnest($15::text[], $16::text[], $17::bigint[], $18::timestamptz[])
+	WHERE EXISTS (SELECT 1 FROM guard)
+	ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + EXCLUDED.fired,
+		last_fired_at = GREATEST(stream_rule_counter.last_fired_at, EXCLUDED.last_fired_at)
+), delivered AS (
+	INSERT INTO stream_rule_delivery_counter (rule, delivery, fired, manifest_read)
+	SELECT * FROM unnest($23::text[], $24::text[], $25::bigint[], $26::bigint[])
+	WHERE EXISTS (SELECT 1 FROM guard)
+	ON CONFLICT (rule, delivery) DO UPDATE SET fired = stream_rule_delivery_counter.fired + EXCLUDED.fired,
+		manifest_read = stream_rule_delivery_counter.manifest_read + EXCLUDED.manifest_read
 ), chat AS (
 	INSERT INTO stream_chat (chat_id, moves, updated_at) SELECT $1, $2, $3 FROM guard
 	ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + EXCLUDED.moves, updated_at = EXCLUDED.updated_at
@@ -109,18 +125,6 @@ WHERE stream_chat_writer.seq < excluded.seq`,
 	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[], $14::bigint[],
 		$21::text[], $22::boolean[])
 	WHERE EXISTS (SELECT 1 FROM guard)
-), counted AS (
-	INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at)
-	SELECT * FROM unnest($15::text[], $16::text[], $17::bigint[], $18::timestamptz[])
-	WHERE EXISTS (SELECT 1 FROM guard)
-	ON CONFLICT (rule, outcome) DO UPDATE SET fired = stream_rule_counter.fired + EXCLUDED.fired,
-		last_fired_at = GREATEST(stream_rule_counter.last_fired_at, EXCLUDED.last_fired_at)
-), delivered AS (
-	INSERT INTO stream_rule_delivery_counter (rule, delivery, fired, manifest_read)
-	SELECT * FROM unnest($23::text[], $24::text[], $25::bigint[], $26::bigint[])
-	WHERE EXISTS (SELECT 1 FROM guard)
-	ON CONFLICT (rule, delivery) DO UPDATE SET fired = stream_rule_delivery_counter.fired + EXCLUDED.fired,
-		manifest_read = stream_rule_delivery_counter.manifest_read + EXCLUDED.manifest_read
 )
 SELECT 1`
 	return q

@@ -90,7 +90,7 @@ func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
 // QueuedMoves returns how many move records wait in the write queue now: the database
 // did not take them yet. Safe for concurrent use, as are the counters below.
 func (s *Store) QueuedMoves() int {
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
 	return s.wq.fifo.Len()
 }
@@ -118,7 +118,7 @@ func (s *Store) WrittenMoves() int64 { return s.wq.written.Load() }
 // record is lost: the database refused it for good, or the store is closed.
 func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
 	rec = s.stampMove(rec)
-	s.qmu.Lock()
+	s.lockQueue()
 	if s.wq.closed {
 		s.qmu.Unlock()
 		return errors.New("rulesdb: save move: store closed")
@@ -162,7 +162,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	}
 	switch {
 	case err == nil:
-		s.appliedLocked(p)
+		s.appliedLocked(p, false)
 		close(p.done)
 	case !retryable(err):
 		s.wq.rejected.Add(1)
@@ -217,6 +217,7 @@ func (s *Store) pushLocked(p *pendingMove, first bool) {
 		c.pending = append(c.pending, p)
 		p.elem = q.fifo.PushBack(p)
 	}
+	c.queuedLocked(p)
 }
 
 func (s *Store) dropOldestLocked() {
@@ -227,6 +228,7 @@ func (s *Store) dropOldestLocked() {
 			continue // being written now (alone, or in its group of a batch)
 		}
 		s.removeLocked(p)
+		p.chat.tipOK = false // dropped: not in the chat's state after all
 		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
 		close(p.done)
 		n := q.dropped.Add(1)
@@ -270,11 +272,15 @@ func (s *Store) kick() {
 // timeout, and ends with parent.
 func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 	for {
-		s.qmu.Lock()
+		s.lockQueue()
 		batch := s.nextBatchLocked()
+		more := s.wq.fifo.Len() > len(batch) && flushers(s.dialect) > 1
 		s.qmu.Unlock()
 		if len(batch) == 0 {
 			return true
+		}
+		if more {
+			s.kick() // another flusher may take the next batch meanwhile
 		}
 		ctx, cancel := context.WithTimeout(parent, timeout)
 		err := s.attemptBatch(ctx, batch)
@@ -330,10 +336,11 @@ func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
 	switch {
 	case err == nil:
 		s.removeLocked(p)
-		s.appliedLocked(p)
+		s.appliedLocked(p, true)
 		close(p.done)
 	case !retryable(err):
 		s.removeLocked(p)
+		p.chat.tipOK = false // refused: not in the chat's state after all
 		s.wq.rejected.Add(1)
 		p.err = err
 		close(p.done)
@@ -347,10 +354,16 @@ func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
 	return true
 }
 
-// flush is the queue's goroutine: it drains on every kick, and after a failure retries
+// flush is a queue's goroutine: it drains on every kick, and after a failure retries
 // with exponential backoff (retryMin to retryMax) and jitter, so that many
 // replicas coming back at once do not hammer the database in step.
-func (s *Store) flush() {
+//
+// On PostgreSQL flushers of them run (issue 22): a batch marks its chats busy, so the
+// second takes the next records of other chats while the first one's statement runs,
+// and the database's cores write both. Only the first (primary) retries after a failure:
+// the others stand aside while the database is down, so an outage sees one retry at a
+// time, as with one flusher.
+func (s *Store) flush(primary bool) {
 	defer s.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -372,9 +385,20 @@ func (s *Store) flush() {
 			return
 		default:
 		}
+		if !primary {
+			s.qmu.Lock()
+			down := s.wq.down
+			s.qmu.Unlock()
+			if down {
+				continue // the primary retries
+			}
+		}
 		if s.drain(s.life, s.writeTimeout) {
 			attempt, wake = 0, s.wq.wake
 			continue
+		}
+		if !primary {
+			continue // failed: the database is down now, the primary retries
 		}
 		attempt++
 		wake = nil
@@ -384,7 +408,7 @@ func (s *Store) flush() {
 
 // linger waits BatchDelay for more records to join the batch, unless a batch is full.
 func (s *Store) linger() {
-	s.qmu.Lock()
+	s.lockQueue()
 	full := s.wq.fifo.Len() >= s.batchSize
 	s.qmu.Unlock()
 	if full || s.batchDelay <= 0 {
@@ -404,6 +428,10 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	s.qmu.Lock()
+	s.imu.Lock()
+	s.inboxClosed = true // QueueMove refuses from now on; what it took is absorbed here
+	s.imu.Unlock()
+	s.absorbLocked()
 	s.wq.closed = true
 	var firsts chan struct{}
 	if s.wq.writing > 0 {
@@ -436,7 +464,7 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 		}
 		t.Stop()
 	}
-	s.qmu.Lock()
+	s.lockQueue()
 	defer s.qmu.Unlock()
 	if n := s.wq.fifo.Len(); n > 0 {
 		chats := map[string]bool{}

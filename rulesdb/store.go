@@ -123,6 +123,12 @@ type Store struct {
 	// The write queue (queue.go).
 	qmu          sync.Mutex // guards wq
 	wq           writeQueue
+	imu          sync.Mutex // guards inbox and inboxClosed (inbox.go)
+	inbox        []*pendingMove
+	inboxClosed  bool
+	spare        []*pendingMove // guarded by qmu: the inbox's other buffer
+	rmu          sync.Mutex     // guards reads (readbatch.go)
+	reads        readQueue
 	writer       string // this Store's id in stream_chat_writer: random, one per Open
 	writeTimeout time.Duration
 	flushTimeout time.Duration
@@ -135,8 +141,12 @@ type Store struct {
 	life         context.Context    // ends when Close begins: the flusher's writes stop
 	endLife      context.CancelFunc // ends life
 
-	seedHook func()                         // tests: called inside Seed's transaction once the seed state is read
-	trace    func(query string, args []any) // tests: every statement sent (scale_test.go)
+	seedHook func()                                         // tests: called inside Seed's transaction once the seed state is read
+	trace    atomic.Pointer[func(query string, args []any)] // tests: every statement sent (scale_test.go)
+	// tests: readHook is called before a shared read is sent, readJoined when a LoadChat
+	// joined the open read without sending it (readbatch.go).
+	readHook   func(chats []string)
+	readJoined func()
 
 	subMu   sync.Mutex
 	subs    map[int]func()
@@ -261,8 +271,10 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.pruneLoop(keep, tick)
 	}
-	s.wg.Add(1)
-	go s.flush()
+	for i := range flushers(t.dialect) {
+		s.wg.Add(1)
+		go s.flush(i == 0)
+	}
 	return s, nil
 }
 
@@ -366,7 +378,7 @@ func (s *Store) Close() error {
 // count a second time) or the database does not answer, they stay: harmless, one row per
 // chat.
 func (s *Store) dropWriterRows() {
-	s.qmu.Lock()
+	s.lockQueue()
 	left, taken := s.wq.fifo.Len(), s.wq.nextSeq
 	s.qmu.Unlock()
 	if left > 0 || taken == 0 || s.wq.inflight.Load() > 0 {
@@ -403,32 +415,32 @@ type runner interface {
 }
 
 func (s *Store) exec(ctx context.Context, r runner, query string, args ...any) (sql.Result, error) {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return r.ExecContext(ctx, query, args...)
 }
 
 func (s *Store) get(ctx context.Context, r runner, dest any, query string, args ...any) error {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return sqlx.GetContext(ctx, r, dest, query, args...)
 }
 
 func (s *Store) sel(ctx context.Context, r runner, dest any, query string, args ...any) error {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return sqlx.SelectContext(ctx, r, dest, query, args...)
 }
 
 func (s *Store) query(ctx context.Context, r runner, query string, args ...any) (*sqlx.Rows, error) {
-	if s.trace != nil {
-		s.trace(query, args)
+	if t := s.trace.Load(); t != nil {
+		(*t)(query, args)
 	}
 	s.trips.Add(1)
 	return r.QueryxContext(ctx, query, args...)
