@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/otlptest"
 	"github.com/streamrules/streamrules/tracing/provider"
 )
 
@@ -93,20 +92,7 @@ func TestNewConsole(t *testing.T) {
 // the variable itself: Shutdown flushes the batch to a real HTTP server as protobuf,
 // where the span's and the service's names are plain bytes.
 func TestNewOTLP(t *testing.T) {
-	var mu sync.Mutex
-	var body []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" || err != nil {
-			http.Error(w, "want a protobuf POST to /v1/traces", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		body = append(body, b...)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	defer srv.Close()
+	srv := otlptest.NewServer(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL) // no t.Parallel: it sets the variable
 	ctx := context.Background()
 	tp, err := provider.New(ctx, provider.Config{OTLPEndpoint: srv.URL, ServiceName: "otlp-bot"})
@@ -118,8 +104,7 @@ func TestNewOTLP(t *testing.T) {
 	if err := tp.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	body := srv.Body()
 	for _, name := range []string{"streamrules.move", "otlp-bot"} {
 		if !bytes.Contains(body, []byte(name)) {
 			t.Errorf("%q not in what the OTLP server got (%d bytes)", name, len(body))
