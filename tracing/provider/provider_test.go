@@ -17,20 +17,22 @@ import (
 	"github.com/streamrules/streamrules/tracing/provider"
 )
 
-// TestNewNone: none, and nothing set, give no provider and no error; an exporter New
-// does not know wraps ErrUnknownExporter and names the value.
+// TestNewNone: none, and nothing set, give no provider and no error, even with
+// OTLPEndpoint set beside none; an exporter New does not know, no provider and an error
+// wrapping ErrUnknownExporter that quotes the value.
 func TestNewNone(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	for _, exporter := range []string{"", "none"} {
-		if tp, err := provider.New(ctx, provider.Config{Exporter: exporter, ServiceName: "bot"}); tp != nil || err != nil {
-			t.Errorf("exporter %q: provider %v, error %v; want neither", exporter, tp, err)
-		}
+	cases := map[provider.Config]error{
+		{}:                 nil,
+		{Exporter: "none"}: nil,
+		{Exporter: "none", OTLPEndpoint: "http://localhost:4318"}: nil,
+		{Exporter: "zipkin"}: provider.ErrUnknownExporter,
+		{Exporter: "Console", OTLPEndpoint: "http://localhost:4318"}: provider.ErrUnknownExporter,
 	}
-	for _, exporter := range []string{"zipkin", "Console", "jaeger"} {
-		tp, err := provider.New(ctx, provider.Config{Exporter: exporter, OTLPEndpoint: "http://localhost:4318"})
-		if tp != nil || !errors.Is(err, provider.ErrUnknownExporter) || !strings.Contains(err.Error(), `"`+exporter+`"`) {
-			t.Errorf("exporter %q: provider %v, error %v", exporter, tp, err)
+	for cfg, want := range cases {
+		tp, err := provider.New(context.Background(), cfg)
+		if tp != nil || !errors.Is(err, want) || err != nil && !strings.Contains(err.Error(), `"`+cfg.Exporter+`"`) {
+			t.Errorf("%+v: provider %v, error %v; want none and %v", cfg, tp, err, want)
 		}
 	}
 }
