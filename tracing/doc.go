@@ -21,6 +21,22 @@
 // package implements. package replay takes the same interface (replay.Options.Tracer),
 // so a backtest can emit the same move spans and events: `streamrules replay --trace`.
 //
+// # A provider from the standard variables
+//
+// Package tracing takes any trace.TracerProvider and imports only the OpenTelemetry API.
+// Package tracing/provider makes an SDK provider from the standard variables
+// (OTEL_TRACES_EXPORTER console, otlp or none; OTEL_EXPORTER_OTLP_ENDPOINT alone meaning
+// otlp; OTEL_SERVICE_NAME), with each program's defaults left to it: `streamrules replay
+// --trace` and the demo both use it. It lives apart because its OTLP exporter brings
+// gRPC and protobuf, which a host with its own SDK setup need not link.
+//
+//	tp, err := provider.New(ctx, provider.Config{Exporter: os.Getenv("OTEL_TRACES_EXPORTER"), …})
+//	if err != nil { … }
+//	if tp != nil { // nil: none asked for
+//		defer tp.Shutdown(context.WithoutCancel(ctx))
+//		guardCfg.Tracer = tracing.New(tp, nil)
+//	}
+//
 // # Cost
 //
 // A span's start (its name, its start attributes and the option carrying them) is made

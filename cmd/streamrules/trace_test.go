@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/otlptest"
 )
 
 // span is a span as OTEL_TRACES_EXPORTER=console writes it (stdouttrace), as much as the
@@ -136,26 +134,12 @@ func TestReplayTraceExporter(t *testing.T) {
 // would-fire reach a real HTTP server (read in the protobuf, where names are plain bytes).
 func TestReplayTraceOTLP(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var body []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" || err != nil {
-			http.Error(w, "want a protobuf POST to /v1/traces", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		body = append(body, b...)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	defer srv.Close()
+	srv := otlptest.NewServer(t)
 	rules := writeTemp(t, "rules.yaml", replayRules)
 	tr := writeTemp(t, "week.jsonl", replayTranscript)
 	r := exe(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL}, "replay", "--rules", rules, "--json", "--trace", tr)
 	checkReplay(t, must(t, r))
-	mu.Lock()
-	defer mu.Unlock()
+	body := srv.Body()
 	for name, n := range map[string]int{"streamrules.move": 5, "gen_ai.guardrail.result": 5, "execute_tool shell": 4, "streamrules-replay": 1} {
 		if got := bytes.Count(body, []byte(name)); got < n {
 			t.Errorf("%q %d times in what the OTLP server got, want at least %d", name, got, n)
