@@ -33,7 +33,7 @@ var worstKnown = []string{
 	`[a-z]*e[a-z]{12}q`,
 	`\w*e\w{20}\d`,
 	`(?i)[a-z]e[a-z]{8}[a-z]t\b`,
-	// The rules an earlier, live-thread estimate let through (235 and 150 ms on 1 MB).
+	// The rules the first live-thread estimate let through (235 and 150 ms on 1 MB).
 	`the(?:\S+\s*)+\n\d{9,}`,
 	`\d{0,44}\d{4,}[a-z]{2,}\n\w{31,}`,
 	`\n[^"]+the\s+"(?:\w+\s+){40,}(?:[^"]{1,3}the){0,15}`,

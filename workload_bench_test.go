@@ -12,7 +12,7 @@ import (
 )
 
 // realworld is the corpus of real guardrail rules and real assistant answers.
-const realworld = "internal/multimatch/testdata/realworld"
+const realworld = "internal/workload/testdata/realworld"
 
 // workload is one row of the README's performance table: a rule set, a text,
 // and whether the rules are negates (the text then satisfies every one).

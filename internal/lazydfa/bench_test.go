@@ -11,7 +11,7 @@ import (
 //
 //	go test ./internal/lazydfa -run '^$' -bench Match -benchmem
 func BenchmarkMatch(b *testing.B) {
-	raw, err := os.ReadFile("../multimatch/testdata/realworld/answer2.md")
+	raw, err := os.ReadFile("../workload/testdata/realworld/answer2.md")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -130,10 +130,10 @@ func TestTricky(t *testing.T) {
 
 // TestRealworld runs the guardrail corpus over the real answers, whole and in lines.
 func TestRealworld(t *testing.T) {
-	pats := readLines(t, "../multimatch/testdata/realworld/guardrails.txt")
+	pats := readLines(t, "../workload/testdata/realworld/guardrails.txt")
 	var answers []string
 	for _, n := range []string{"1", "2", "3", "4"} {
-		b, err := os.ReadFile("../multimatch/testdata/realworld/answer" + n + ".md")
+		b, err := os.ReadFile("../workload/testdata/realworld/answer" + n + ".md")
 		if err != nil {
 			t.Fatal(err)
 		}

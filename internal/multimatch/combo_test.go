@@ -72,11 +72,11 @@ func TestCombosOnGuardrails(t *testing.T) {
 // corpus into a fresh set.
 func guardrailSet(t *testing.T) (rules, answers []string, s *Set) {
 	t.Helper()
-	rules, err := workload.ReadRules("testdata/realworld/guardrails.txt")
+	rules, err := workload.ReadRules("../workload/testdata/realworld/guardrails.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if answers, err = workload.ReadAnswers("testdata/realworld"); err != nil {
+	if answers, err = workload.ReadAnswers("../workload/testdata/realworld"); err != nil {
 		t.Fatal(err)
 	}
 	if s, err = New(rules); err != nil {
@@ -158,7 +158,7 @@ func TestComboBounds(t *testing.T) {
 			t.Errorf("combo of %d members, %d instructions", len(c.members), insts)
 		}
 	}
-	answers, err := workload.ReadAnswers("testdata/realworld")
+	answers, err := workload.ReadAnswers("../workload/testdata/realworld")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 //     CommonWordPatterns, ShortKeywordPatterns, LiteralFreePatterns,
 //     SatisfiedPatterns, AnchoredPatterns and FixedPrefixPatterns.
 //   - Real: ReadRules and ReadAnswers read the corpus of real guardrail rules
-//     and real assistant answers in internal/multimatch/testdata/realworld,
+//     and real assistant answers in internal/workload/testdata/realworld,
 //     and AnswerText lays the answers end to end to any size.
 //
 // Every generator depends only on its arguments (n, seed, size), so a

@@ -10,7 +10,7 @@ import (
 )
 
 // This file reads the corpus of real guardrail rules and real assistant
-// answers (internal/multimatch/testdata/realworld) and lays answers end to end.
+// answers (internal/workload/testdata/realworld) and lays answers end to end.
 
 // ReadRules reads a rule corpus: one pattern per line, '#' lines and blank
 // lines skipped.
