@@ -52,7 +52,8 @@ func UseUncountedSaveMove(s *Store) {
 	INSERT INTO stream_rule_stat (rule, chat_id, move, mode, retry, tool, fired_at)
 	SELECT * FROM unnest($4::text[], $6::text[], $5::bigint[], $7::text[], $8::boolean[], $9::text[], $10::timestamptz[])
 )
-SELECT $11::text[], $12::text[], $13::boolean[], $14::bigint[], $15::text[], $16::text[], $17::bigint[], $18::text[], $19::text, $20::bigint -- the parameters SaveMove passes now`
+SELECT $11::text[], $12::text[], $13::boolean[], $14::bigint[], $15::text[], $16::text[], $17::bigint[], $18::text[], $19::text, $20::bigint,
+	$21::text[], $22::boolean[], $23::text[], $24::text[], $25::bigint[], $26::bigint[] -- the parameters SaveMove passes now`
 }
 
 // WriteMoveAgain writes rec with seq as the write queue would on a retry: a test of the
@@ -100,3 +101,11 @@ func SetReadHooks(s *Store, hook func(chats []string), joined func()) {
 
 // MaxReads is how many shared reads run at once on PostgreSQL.
 const MaxReads = maxReads
+
+// CountStatRows returns how many firing rows stream_rule_stat holds: a benchmark's check
+// that its writes reached the table.
+func CountStatRows(ctx context.Context, s *Store) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM stream_rule_stat`)
+	return n, err
+}
