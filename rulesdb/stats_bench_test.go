@@ -63,8 +63,8 @@ func BenchmarkSaveMove(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	// A statement the database refuses is logged, not returned: a baseline that wrote
-	// nothing would look fast. Every record must have reached its table.
+	// A write that fails is queued for the database's return, not returned: a baseline
+	// whose statement fails would look fast. Every record must have reached its table.
 	for name, s := range map[string]*rulesdb.Store{"baseline": baseline, "counters": counters} {
 		if n, err := rulesdb.CountStatRows(ctx, s); err != nil || n != 3*b.N {
 			b.Fatalf("%s: %d stat rows (%v), want %d: its statement failed", name, n, err, 3*b.N)
