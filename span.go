@@ -16,7 +16,8 @@ type Span struct {
 // the first contains/starts/ends node of its predicate, in tree order, whose pattern the
 // group's matcher found, as a match of its cut form (see Span). Only firings pay for it:
 // the cut form's lazy DFA runs to the first match, then its regexp over a window of twice
-// the match's widest span (multimatch.Analysis.Span). An empty condition spans the whole
+// the match's widest span, or 1 KB either side for a wider form, whose span is then the
+// first match in that window (multimatch.Analysis.Span). An empty condition spans the whole
 // target. nil for a negated plain condition and a tree with no matched regex atom.
 // text is t.text, passed apart: the regexp keeps its string, and taking it from t would
 // make the target's scratch (the caller's stack buffer of verdicts) escape to the heap.

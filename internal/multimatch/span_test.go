@@ -26,6 +26,9 @@ func TestSpanCut(t *testing.T) {
 		{`x{2,5}y`, "xxxxxxy", 4, 7, true}, // cut to x{2}y
 		{`zz`, "abc", 0, 0, false},
 		{`é`, "aé", 1, 3, true},
+		// Unbounded: the first match within spanWidthMax of the earliest match's end.
+		{`z[a-y]+x`, "z" + strings.Repeat("a", 3000) + "zax", 3001, 3004, true},
+		{`z[a-y]+x`, "zax", 0, 3, true},
 	}
 	for _, tt := range tests {
 		a, err := Analyze(tt.pattern)
@@ -79,6 +82,13 @@ func checkSpan(t *testing.T, a *Analysis, re *regexp.Regexp, text string) {
 	t.Helper()
 	want := re.FindStringIndex(text)
 	s, e, ok := a.Span(text)
+	if a.width < 0 || a.width > spanWidthMax {
+		// Not always the leftmost: a match within the text.
+		if ok != (want != nil) || ok && (s < want[0] || e < s || e > len(text)) {
+			t.Fatalf("%q (run %q) on %q: span %d %d %v, leftmost %v", a.Pattern(), a.Run(), text, s, e, ok, want)
+		}
+		return
+	}
 	if ok != (want != nil) || ok && (s != want[0] || e != want[1]) {
 		t.Fatalf("%q (run %q) on %q: span %d %d %v, want %v", a.Pattern(), a.Run(), text, s, e, ok, want)
 	}
