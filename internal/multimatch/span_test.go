@@ -93,3 +93,22 @@ func checkSpan(t *testing.T, a *Analysis, re *regexp.Regexp, text string) {
 		t.Fatalf("%q (run %q) on %q: span %d %d %v, want %v", a.Pattern(), a.Run(), text, s, e, ok, want)
 	}
 }
+
+// FuzzSpan compares Span with regexp's FindStringIndex of the cut form.
+func FuzzSpan(f *testing.F) {
+	f.Add(`(?s)[\s\S]{0,1000}z`, "aaz")
+	f.Add(`(?i)\bkelvin\b`, "273 \u212aELVIN")
+	f.Add(`(?m)^\s*#{1,6} `, "text\n  ## Title")
+	f.Add(`z[a-y]+x`, "zzax")
+	f.Add(`\bfoo\b`, "a foo_ foo")
+	f.Fuzz(func(t *testing.T, pattern, text string) {
+		if _, err := regexp.Compile(pattern); err != nil {
+			return
+		}
+		a, err := Analyze(pattern)
+		if err != nil {
+			return
+		}
+		checkSpan(t, a, regexp.MustCompile(a.Run()), text)
+	})
+}
