@@ -170,9 +170,12 @@ func TestJudgeSpan(t *testing.T) {
 		text string
 		want *Span
 	}{
-		{"plain", textRule("p", `b+`), "aabbbc", &Span{2, 5}},
+		// The span is the cut form's (Span): b+ runs as b, (?s)[\s\S]{0,1000}z as z.
+		{"plain", textRule("p", `b+`), "aabbbc", &Span{2, 3}},
+		{"cut edges", textRule("c", `(?s)[\s\S]{0,1000}z`), strings.Repeat("a", 3000) + "z!", &Span{3000, 3001}},
+		{"bounded width", textRule("w", `(?i)\bsecret\b`), "secrets, a SECRET.", &Span{11, 17}},
 		{"tree, first matched atom", treeTextRule(AnyOf(Contains("zz"), AllOf(MaxWords(9), Contains(`c`)))), "abc c", &Span{2, 3}},
-		{"starts_with", treeTextRule(StartsWith(`a+`)), "aab", &Span{0, 2}},
+		{"starts_with", treeTextRule(StartsWith(`a+`)), "aab", &Span{0, 1}},
 		{"context atom only", treeTextRule(Not(ToolCalled("x"))), "abc", nil},
 		{"negated plain", with(textRule("n", `zz`), func(r *Rule) { r.Negate = true }), "abc", nil},
 	}

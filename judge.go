@@ -101,7 +101,7 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 type Result struct {
 	Status Status
 	// Span is where the rule's first matched regex atom matched the target, in bytes, on a
-	// violation; nil otherwise (see Firing.Span).
+	// violation, as a match of the regex's cut form; nil otherwise (see Firing.Span).
 	Span *Span
 }
 

@@ -31,7 +31,6 @@ type matcher struct {
 	over   *multimatch.Set        // the patterns the base lacks; nil: none
 	overTo []int32                // overlay index -> local index
 	as     []*multimatch.Analysis // by local index
-	spans  sync.Map               // local index -> *regexp.Regexp, for Firing.Span (span.go)
 }
 
 // matcherBase is one built set and the analyses it was built from.

@@ -1,8 +1,12 @@
 package streamrules
 
-import "regexp"
-
 // Span is a part of a target, in bytes: target[Start:End].
+//
+// A firing's span is the first match of the form of its regex that the matcher runs:
+// the regex with the optional and unbounded repetitions at its edges cut, which matches
+// the same texts (see docs/rules.md). (?s).*secret.* spans "secret", b+ one b. The cut
+// form is what the cost bound charges for; the regex as written could cost far more
+// ((?s)[\s\S]{0,1000}z over 64 KB: 100 ms).
 type Span struct {
 	Start int `json:"start"`
 	End   int `json:"end"`
@@ -10,8 +14,11 @@ type Span struct {
 
 // spanOn returns where r's first matched regex atom matched t: the plain condition, or
 // the first contains/starts/ends node of its predicate, in tree order, whose pattern the
-// group's matcher found. Only firings pay for it: the regexp is run once more, on the
-// target only. An empty condition spans the whole target. nil for a negated plain condition and a tree with no matched regex atom.
+// group's matcher found, as a match of its cut form (see Span). Only firings pay for it:
+// the cut form's lazy DFA runs to the first match, then its regexp over a window of twice
+// the match's widest span, or 1 KB either side for a wider form, whose span is then the
+// first match in that window (multimatch.Analysis.Span). An empty condition spans the whole
+// target. nil for a negated plain condition and a tree with no matched regex atom.
 // text is t.text, passed apart: the regexp keeps its string, and taking it from t would
 // make the target's scratch (the caller's stack buffer of verdicts) escape to the heap.
 func (c *compiledRule) spanOn(t *target, text string, m textMatcher) *Span {
@@ -32,11 +39,11 @@ func (c *compiledRule) spanOn(t *target, text string, m textMatcher) *Span {
 	if pat < 0 || pat >= len(m.as) {
 		return nil
 	}
-	loc := m.spanRegexp(pat).FindStringIndex(text)
-	if loc == nil {
+	start, end, ok := m.as[pat].Span(text)
+	if !ok {
 		return nil
 	}
-	return &Span{Start: loc[0], End: loc[1]}
+	return &Span{Start: start, End: end}
 }
 
 // firstMatched returns the pattern of the first opMatch node, in tree order, that matched t; -1: none.
@@ -50,15 +57,4 @@ func (n *predNode) firstMatched(t *target) int {
 		}
 	}
 	return -1
-}
-
-// spanRegexp returns the regexp of local pattern i as written (the matcher runs a cut form
-// whose matches may be shorter), compiled on first need and kept.
-func (m *matcher) spanRegexp(i int) *regexp.Regexp {
-	if re, ok := m.spans.Load(i); ok {
-		return re.(*regexp.Regexp)
-	}
-	re := regexp.MustCompile(m.as[i].Pattern())
-	m.spans.Store(i, re)
-	return re
 }

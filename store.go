@@ -85,7 +85,10 @@ type Firing struct {
 	Diff []Change `json:"diff,omitempty" db:"-"`
 	// Span is where the rule's first matched regex atom matched its target (the answer,
 	// or the call's compact-JSON arguments), in bytes; nil when none did (a negated
-	// condition, a tree of counts or context atoms, a field rule). Not stored.
+	// condition, a tree of counts or context atoms, a field rule). It is a match of the
+	// regex's cut form, the one the matcher runs and the cost bound charges: optional and
+	// unbounded repetitions at its edges are cut, so (?s).*secret.* spans "secret" (see
+	// Span). Not stored.
 	Span *Span     `json:"span,omitempty" db:"-"`
 	At   time.Time `json:"at" db:"fired_at"`
 }

@@ -38,6 +38,7 @@ type Analysis struct {
 	// byte of text (1: as much as the whole text; see chooseAnchor).
 	anchorCost float64
 	ctx        ctxFlags
+	width      int // the most bytes a match of runText spans; -1: unbounded (see Span)
 	// fromBody, when set, is the pattern preceded by (?s:.){0,k}; from0 (\A and
 	// it) and from1 (\A, one character, and it) are run anchored just before
 	// each anchor occurrence when only before is bounded (see verifyFrom).
@@ -168,6 +169,7 @@ func Analyze(pattern string) (*Analysis, error) {
 	defer m.release()
 	a.rarePrefix = rarePrefix(m)
 	a.ctx = contextOf(qs)
+	a.width = maxWidth(qs)
 	if startsAnchored(qs) {
 		// regexp tries such a pattern at position 0 only: cheaper than any scan.
 		a.direct = true

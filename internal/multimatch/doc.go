@@ -124,6 +124,7 @@
 //   - arena.go: the arena one Analyze takes literal sets and infos from.
 //   - automaton.go: the Aho–Corasick automaton over byte classes.
 //   - window.go: verifying a candidate in windows around its anchor.
+//   - span.go: Analysis.Span, where the cut form first matches, in a bounded window.
 //   - combo.go: combined runs, one lazy DFA for several whole-text patterns.
 //   - print.go: printing a syntax tree fast when it has large classes.
 package multimatch
