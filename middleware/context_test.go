@@ -46,6 +46,16 @@ func seedRules(t *testing.T, names ...string) []streamrules.Rule {
 	return out
 }
 
+// allSeedRules returns every rule of the default seed set.
+func allSeedRules(t *testing.T) []streamrules.Rule {
+	t.Helper()
+	set, err := seeds.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seedRules(t, set.Names()...)
+}
+
 func TestContextSafetyQuestion(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -13,7 +13,6 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
-	"github.com/streamrules/streamrules/seeds"
 )
 
 // chunkCounter sits between the guard and the provider and counts the provider's
@@ -69,16 +68,7 @@ func streamSeeded(t *testing.T, llm llms.Model, cfg *streamrules.Config) (string
 
 func streamSeededWith(t *testing.T, llm llms.Model, cfg *streamrules.Config, input string, speechMade bool) (string, []clientChunk, *rig) {
 	t.Helper()
-	set, err := seeds.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules []streamrules.Rule
-	for _, name := range set.Names() {
-		r, _ := set.Rule(name)
-		rules = append(rules, r)
-	}
-	r := newRig(t, cfg, rules...)
+	r := newRig(t, cfg, allSeedRules(t)...)
 	counter := &chunkCounter{Model: llm}
 	exec, _ := r.executor(kindFunctions, counter)
 	ctx, move := r.eng.BeginMove(context.Background(), "tg-1", streamrules.EnvTelegram)
@@ -255,16 +245,7 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 	final := "Done.\n\n↩ #4711"
 	collect := func(env ...string) (string, int) {
 		srv := openaitest.New(t, reply(), scripted.Reply{Text: final, Chunk: 8})
-		set, err := seeds.Default()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rules []streamrules.Rule
-		for _, name := range set.Names() {
-			r, _ := set.Rule(name)
-			rules = append(rules, r)
-		}
-		r := newRig(t, nil, rules...)
+		r := newRig(t, nil, allSeedRules(t)...)
 		counter := &chunkCounter{Model: srv.LLM(t)}
 		exec, _ := r.executor(kindFunctions, counter, &echoTool{name: "shell"})
 		ctx, move := r.eng.BeginMove(context.Background(), "tg", env...)
@@ -282,7 +263,7 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 			b.Write(chunk)
 			return nil
 		})
-		_, err = chains.Call(ctx, exec, map[string]any{"input": "what time is it"}, stream)
+		_, err := chains.Call(ctx, exec, map[string]any{"input": "what time is it"}, stream)
 		if err = move.End(ctx, err); err != nil {
 			t.Fatal(err)
 		}
@@ -339,15 +320,7 @@ func TestEarlyTreeOpenAI(t *testing.T) {
 // reaches the client; the replay's does.
 func TestReleaseHeldWhileGateArmed(t *testing.T) {
 	t.Parallel()
-	set, err := seeds.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules []streamrules.Rule
-	for _, name := range set.Names() {
-		r, _ := set.Rule(name)
-		rules = append(rules, r)
-	}
+	rules := allSeedRules(t)
 	for _, provider := range []string{"scripted", "openai"} {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()

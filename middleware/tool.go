@@ -49,7 +49,8 @@ func (t *guardedTool) Call(ctx context.Context, input string) (string, error) {
 // call runs the tool and returns, beside its result, the reminders its call got, and
 // whether a gate refused it (then it never ran, and the reminders are the refusal's).
 func (t *guardedTool) call(ctx context.Context, input string) (string, []streamrules.Reminder, bool, error) {
-	if m := streamrules.MoveFrom(ctx); m != nil {
+	m := streamrules.MoveFrom(ctx)
+	if m != nil {
 		if refusal := m.GateCall(ctx, t.Tool.Name(), input); refusal != nil {
 			return "", refusal, true, nil
 		}
@@ -58,7 +59,6 @@ func (t *guardedTool) call(ctx context.Context, input string) (string, []streamr
 	if cb != nil {
 		cb.HandleToolStart(ctx, input)
 	}
-	m := streamrules.MoveFrom(ctx)
 	if m != nil {
 		ctx = streamrules.WithToolCall(ctx) // where the tool may MarkToolFailed this call
 	}

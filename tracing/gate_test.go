@@ -33,6 +33,23 @@ func TestGateSpans(t *testing.T) {
 	if out != "I did not delete it." {
 		t.Fatalf("answer %q", out)
 	}
+	// The refused call never ran: the model's last request carries the refusal as its
+	// result, and nothing the tool would have said.
+	calls := r.model.Calls()
+	if len(calls) != 4 {
+		t.Fatalf("%d model calls, want 4", len(calls))
+	}
+	var results []string
+	for _, m := range calls[3].Messages {
+		for _, p := range m.Parts {
+			if tr, ok := p.(llms.ToolCallResponse); ok {
+				results = append(results, tr.Content)
+			}
+		}
+	}
+	if len(results) != 1 || strings.Contains(results[0], "tool-output-marker") || !strings.Contains(results[0], streamrules.RefusalLead) {
+		t.Errorf("the last request's tool results %q: want the refusal alone", results)
+	}
 	spans := r.rec.Ended()
 	var chats, discarded, refused, ran int
 	for _, s := range spans {
