@@ -17,14 +17,7 @@ var fuzzTools = []string{"write_file", "run_tests", "generate_speech"}
 // bytes build the same tree. Ops 0-6 are treeFrom's atoms, 7-12 the context atoms, 13-15
 // all_of, any_of and not_.
 func ctxTreeFrom(data *[]byte, depth int) Predicate {
-	next := func() int {
-		if len(*data) == 0 {
-			return 0
-		}
-		b := (*data)[0]
-		*data = (*data)[1:]
-		return int(b)
-	}
+	next := func() int { return takeByte(data) }
 	op := next() % 16
 	if depth >= 4 && op >= 13 {
 		op %= 13
@@ -45,20 +38,8 @@ func ctxTreeFrom(data *[]byte, depth int) Predicate {
 		return out
 	}
 	switch op {
-	case 0:
-		return Contains(re)
-	case 1:
-		return NotContains(re)
-	case 2:
-		return StartsWith(re)
-	case 3:
-		return EndsWith(re)
-	case 4:
-		return MaxWords(n % 6)
-	case 5:
-		return MinWords(n % 6)
-	case 6:
-		return MaxChars(n % 6 * 3)
+	case 0, 1, 2, 3, 4, 5, 6:
+		return textAtom(op, re, n)
 	case 7:
 		return InputContains(re)
 	case 8:

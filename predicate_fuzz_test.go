@@ -11,22 +11,20 @@ import (
 // cannot, anchors and $ inside, case folding, alternations.
 var fuzzRegexes = []string{`a`, `b+`, `^a`, `a$`, `(?i)ab`, `\d`, `x|yz`, `a.*b`, `\s$`, `(?m)^c`, `.`, `ж`}
 
-// treeFrom builds a valid tree from bytes, consuming them; the same bytes build the same tree.
-func treeFrom(data *[]byte, depth int) Predicate {
-	next := func() int {
-		if len(*data) == 0 {
-			return 0
-		}
-		b := (*data)[0]
-		*data = (*data)[1:]
-		return int(b)
+// takeByte consumes data's first byte and returns it; 0 when data is empty.
+func takeByte(data *[]byte) int {
+	if len(*data) == 0 {
+		return 0
 	}
-	op := next() % 10
-	if depth >= 4 && op >= 7 {
-		op %= 7
-	}
-	re := fuzzRegexes[next()%len(fuzzRegexes)]
-	n := next() % 6
+	b := (*data)[0]
+	*data = (*data)[1:]
+	return int(b)
+}
+
+// textAtom is atom op (0-6) of the fuzzed trees over the target: re's four regex atoms,
+// then the word and character bounds at n%6.
+func textAtom(op int, re string, n int) Predicate {
+	n %= 6
 	switch op {
 	case 0:
 		return Contains(re)
@@ -40,8 +38,22 @@ func treeFrom(data *[]byte, depth int) Predicate {
 		return MaxWords(n)
 	case 5:
 		return MinWords(n)
-	case 6:
-		return MaxChars(n * 3)
+	}
+	return MaxChars(n * 3)
+}
+
+// treeFrom builds a valid tree from bytes, consuming them; the same bytes build the same tree.
+func treeFrom(data *[]byte, depth int) Predicate {
+	next := func() int { return takeByte(data) }
+	op := next() % 10
+	if depth >= 4 && op >= 7 {
+		op %= 7
+	}
+	re := fuzzRegexes[next()%len(fuzzRegexes)]
+	n := next() % 6
+	switch op {
+	case 0, 1, 2, 3, 4, 5, 6:
+		return textAtom(op, re, n)
 	case 9:
 		return Not(treeFrom(data, depth+1))
 	}

@@ -214,7 +214,9 @@ func planRelease(r *Rule) *releasePlan {
 		}
 	}
 	if r.Fix != nil && r.Fix.ReplaceRegex != nil && p.repl == nil {
-		p.lit = planLit(r)
+		if p.lit = planLit(r); p.lit != nil {
+			p.lit.markAtoms(p.atoms)
+		}
 	}
 	return p
 }
@@ -366,7 +368,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 			replRules = append(replRules, r)
 			x.repl = append(x.repl, &replState{p: p.repl, ufrom: -1, ls: -1})
 			continue
-		case p.lit != nil && p.lit.armedOn(fires, p) && replsApart(x.repl, p.lit.repl):
+		case p.lit != nil && p.lit.armedOn(fires) && replsApart(x.repl, p.lit.repl):
 			replRules = append(replRules, r)
 			x.repl = append(x.repl, &replState{p: p.lit.repl, ufrom: -1, ls: -1})
 			continue

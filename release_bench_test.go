@@ -16,8 +16,8 @@ import (
 // held path calls them per chunk. The move made its speech (a generate_speech call
 // succeeded), so unbacked_tool_claim is folded away and the release streams; with the
 // claim unbacked it would hold the Telegram tour whole. "release-claim" is a tour without
-// the Telegram rules where the claim is live: the release follows its repair (a literal
-// replace) on the answer. Compare ns/chunk and allocs of scan and release:
+// the Telegram rules where the claim is live (the user asked for audio, no speech was
+// made): the release follows its repair (a literal replace) on the answer. Compare ns/chunk and allocs of scan and release:
 //
 //	go test . -run '^$' -bench 'ReleasePerChunk|ScanPerChunk' -count 6 -benchmem
 func BenchmarkReleasePerChunk(b *testing.B) {
@@ -36,6 +36,7 @@ func BenchmarkReleasePerChunk(b *testing.B) {
 				var m *streamrules.Move
 				if mode == "release-claim" {
 					_, m = eng.BeginMove(ctx, "c")
+					m.SetInput("Read this out as audio, please.")
 				} else {
 					_, m = eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
 					m.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)

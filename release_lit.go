@@ -28,6 +28,9 @@ import (
 type litPlan struct {
 	repl *replPlan
 	cond string // the simplified pattern [\b]K the folded rule must fire on
+	// on marks the rule's atoms (releasePlan.atoms) whose pattern is cond, found once
+	// when the plan is made (markAtoms), so a move's releaser parses nothing.
+	on []bool
 }
 
 // planLit returns the plan of r's replace fix when it has the claim's shape, or nil.
@@ -145,12 +148,17 @@ func simplified(t *syntax.Regexp) string {
 	return stripCaptures(t.Simplify()).String()
 }
 
+// markAtoms marks which of the rule's atoms are a match of the plan's condition.
+func (l *litPlan) markAtoms(atoms []*relAtom) {
+	l.on = make([]bool, len(atoms))
+	for i, a := range atoms {
+		t, err := syntax.Parse(a.pattern, syntax.Perl)
+		l.on[i] = err == nil && simplified(t) == l.cond
+	}
+}
+
 // armedOn reports whether fires, a rule's tree folded on the tour's facts, is exactly a
 // match of the plan's condition.
-func (l *litPlan) armedOn(fires relNode, p *releasePlan) bool {
-	if fires.op != relAtomOp {
-		return false
-	}
-	t, err := syntax.Parse(p.atoms[fires.atom].pattern, syntax.Perl)
-	return err == nil && simplified(t) == l.cond
+func (l *litPlan) armedOn(fires relNode) bool {
+	return fires.op == relAtomOp && l.on[fires.atom]
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
 // Pieces of the release made once per plan rather than once per tour or batch.
@@ -105,27 +107,17 @@ func firstBytes(prog *syntax.Prog) *byteSet {
 			}
 		}
 	}
-	seen := map[uint32]bool{}
-	stack := []uint32{uint32(prog.Start)}
-	for len(stack) > 0 {
-		pc := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[pc] {
-			continue
-		}
-		seen[pc] = true
-		switch in := &prog.Inst[pc]; in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Out, in.Arg)
-		case syntax.InstNop, syntax.InstCapture:
-			stack = append(stack, in.Out)
+	unknown := false
+	var w lazydfa.Walker
+	w.Walk(prog, []uint32{uint32(prog.Start)}, func(_ uint32, in *syntax.Inst) bool {
+		switch in.Op {
 		case syntax.InstRune1:
 			add(in.Rune[0], false)
 		case syntax.InstRune:
 			fold := syntax.Flags(in.Arg)&syntax.FoldCase != 0
 			if len(in.Rune) == 1 {
 				add(in.Rune[0], fold)
-				continue
+				break
 			}
 			for i := 0; i+1 < len(in.Rune); i += 2 {
 				lo, hi := in.Rune[i], in.Rune[i+1]
@@ -142,8 +134,12 @@ func firstBytes(prog *syntax.Prog) *byteSet {
 				}
 			}
 		default: // InstEmptyWidth, InstMatch, InstFail, any rune
-			return nil
+			unknown = true
 		}
+		return false
+	})
+	if unknown {
+		return nil
 	}
 	n := 0
 	for b, in := range s.in {

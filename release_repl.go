@@ -201,25 +201,15 @@ func runeInsts(prog *syntax.Prog) (out []*syntax.Inst) {
 
 // lastInsts returns the rune instructions that can consume a match's last rune.
 func lastInsts(prog *syntax.Prog) (out []*syntax.Inst) {
+	var w lazydfa.Walker
 	for _, in := range runeInsts(prog) {
-		seen := map[uint32]bool{}
-		stack := []uint32{in.Out}
-		for len(stack) > 0 {
-			pc := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[pc] {
-				continue
-			}
-			seen[pc] = true
-			switch x := &prog.Inst[pc]; x.Op {
-			case syntax.InstMatch:
-				out = append(out, in)
-				stack = nil
-			case syntax.InstAlt, syntax.InstAltMatch:
-				stack = append(stack, x.Out, x.Arg)
-			case syntax.InstNop, syntax.InstCapture, syntax.InstEmptyWidth:
-				stack = append(stack, x.Out)
-			}
+		ends := false
+		w.Walk(prog, []uint32{in.Out}, func(_ uint32, x *syntax.Inst) bool {
+			ends = ends || x.Op == syntax.InstMatch
+			return x.Op == syntax.InstEmptyWidth
+		})
+		if ends {
+			out = append(out, in)
 		}
 	}
 	return out

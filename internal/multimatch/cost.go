@@ -2,7 +2,6 @@ package multimatch
 
 import (
 	"regexp/syntax"
-	"slices"
 	"sync"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
@@ -29,9 +28,8 @@ func wide(in *syntax.Inst) bool {
 // progBuf is a pattern's compiled program (syntax.Compile) and the working memory of
 // the walks over it; the memory is kept from pattern to pattern in progBufPool.
 type progBuf struct {
-	prog  *syntax.Prog
-	seen  []bool
-	stack []uint32
+	prog *syntax.Prog
+	walk lazydfa.Walker
 }
 
 var progBufPool = sync.Pool{New: func() any { return new(progBuf) }}
@@ -43,10 +41,19 @@ const maxPooledInsts = 1 << 16
 // release drops the program and returns the walk memory to the pool.
 func (b *progBuf) release() {
 	b.prog = nil
-	if cap(b.seen) > maxPooledInsts || cap(b.stack) > maxPooledInsts {
+	if b.walk.Cap() > maxPooledInsts {
 		return
 	}
 	progBufPool.Put(b)
+}
+
+// isRune reports whether in consumes a rune.
+func isRune(in *syntax.Inst) bool {
+	switch in.Op {
+	case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		return true
+	}
+	return false
 }
 
 // liveThreads counts the rune instructions reachable from the start of the
@@ -55,38 +62,19 @@ func (b *progBuf) release() {
 // start of a pattern keeps 1,000; a literal first keeps about none.
 // It reads b.prog and works in b's memory.
 func (b *progBuf) liveThreads() int {
-	prog := b.prog
-	seen := slices.Grow(b.seen[:0], len(prog.Inst))[:len(prog.Inst)]
-	clear(seen)
 	count := 0
-	stack := append(b.stack[:0], uint32(prog.Start))
-	for len(stack) > 0 {
-		pc := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[pc] {
-			continue
-		}
-		seen[pc] = true
-		in := &prog.Inst[pc]
-		switch in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Out, in.Arg)
-		case syntax.InstCapture, syntax.InstNop:
-			stack = append(stack, in.Out)
-		case syntax.InstEmptyWidth:
+	b.walk.Walk(b.prog, []uint32{uint32(b.prog.Start)}, func(_ uint32, in *syntax.Inst) bool {
+		switch {
+		case in.Op == syntax.InstEmptyWidth:
 			// \A, ^, $ and \b hold at few positions: a chain behind them
 			// gets a thread now and then, not on every byte.
-			if syntax.EmptyOp(in.Arg)&^syntax.EmptyNoWordBoundary == 0 {
-				stack = append(stack, in.Out)
-			}
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			return syntax.EmptyOp(in.Arg)&^syntax.EmptyNoWordBoundary == 0
+		case isRune(in):
 			count++
-			if wide(in) {
-				stack = append(stack, in.Out)
-			}
+			return wide(in)
 		}
-	}
-	b.seen, b.stack = seen, stack
+		return false
+	})
 	return count
 }
 
@@ -98,9 +86,8 @@ func (b *progBuf) liveThreads() int {
 // the narrow instructions the start reaches.
 func (b *progBuf) restartThreads() int {
 	prog := b.prog
-	entries := b.wideWalk([]uint32{uint32(prog.Start)}, nil)
 	best := 0
-	for _, pc := range entries {
+	for _, pc := range b.narrowEntries() {
 		in := &prog.Inst[pc]
 		for _, c := range repChars {
 			if !in.MatchRune(c) {
@@ -124,64 +111,36 @@ var repChars = func() []rune {
 // chainOn counts the rune instructions reachable from pc through instructions that
 // match c (and empty ones): the threads a run of c's keeps alive behind one start.
 func (b *progBuf) chainOn(pc uint32, c rune) int {
-	prog := b.prog
-	seen := make([]bool, len(prog.Inst))
 	n := 0
-	stack := []uint32{pc}
-	for len(stack) > 0 {
-		pc := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[pc] {
-			continue
+	b.walk.Walk(b.prog, []uint32{pc}, func(_ uint32, in *syntax.Inst) bool {
+		switch {
+		case in.Op == syntax.InstEmptyWidth:
+			return true
+		case isRune(in) && in.MatchRune(c):
+			n++
+			return true
 		}
-		seen[pc] = true
-		in := &prog.Inst[pc]
-		switch in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Out, in.Arg)
-		case syntax.InstCapture, syntax.InstNop, syntax.InstEmptyWidth:
-			stack = append(stack, in.Out)
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			if in.MatchRune(c) {
-				n++
-				stack = append(stack, in.Out)
-			}
-		}
-	}
+		return false
+	})
 	return n
 }
 
-// wideWalk follows the program from starts through empty and wide instructions; it
-// calls each (when not nil) with every rune instruction met, and returns the narrow ones.
-func (b *progBuf) wideWalk(starts []uint32, each func(pc uint32)) []uint32 {
-	prog := b.prog
-	seen := make([]bool, len(prog.Inst))
+// narrowEntries follows the program from its start through empty and wide instructions,
+// and returns the narrow rune instructions it meets.
+func (b *progBuf) narrowEntries() []uint32 {
 	var narrow []uint32
-	stack := slices.Clone(starts)
-	for len(stack) > 0 {
-		pc := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[pc] {
-			continue
-		}
-		seen[pc] = true
-		in := &prog.Inst[pc]
-		switch in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Out, in.Arg)
-		case syntax.InstCapture, syntax.InstNop, syntax.InstEmptyWidth:
-			stack = append(stack, in.Out)
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			if each != nil {
-				each(pc)
-			}
+	b.walk.Walk(b.prog, []uint32{uint32(b.prog.Start)}, func(pc uint32, in *syntax.Inst) bool {
+		switch {
+		case in.Op == syntax.InstEmptyWidth:
+			return true
+		case isRune(in):
 			if wide(in) {
-				stack = append(stack, in.Out)
-			} else {
-				narrow = append(narrow, pc)
+				return true
 			}
+			narrow = append(narrow, pc)
 		}
-	}
+		return false
+	})
 	return narrow
 }
 
