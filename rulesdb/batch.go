@@ -84,16 +84,12 @@ func (s *Store) QueueMove(rec streamrules.MoveRecord) error {
 // or ctx ends. The stats read after a Flush are exact.
 func (s *Store) Flush(ctx context.Context) error {
 	s.lockQueue()
-	var last *pendingMove
-	if e := s.wq.fifo.Back(); e != nil {
-		last = e.Value.(*pendingMove)
-	}
-	var waits []chan struct{}
+	waits := make([]chan struct{}, 0, s.wq.fifo.Len())
 	for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
 		waits = append(waits, e.Value.(*pendingMove).done)
 	}
 	s.qmu.Unlock()
-	if last == nil {
+	if len(waits) == 0 {
 		return nil
 	}
 	s.kick()

@@ -33,11 +33,11 @@ WHERE excluded.last_fired_move - stream_chat_rule.last_fired_move >= ?`
 
 // ClaimFiring implements streamrules.Claimer in one statement, within ctx.
 func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64, policy streamrules.Repeat) (bool, error) {
-	query, args := s.db.Rebind(claimOnce), []any{chatID, rule, move}
+	query, args := s.q.claimOnce, []any{chatID, rule, move}
 	switch policy.Kind {
 	case streamrules.RepeatOnce:
 	case streamrules.RepeatAfter:
-		query, args = s.db.Rebind(claimAfter), append(args, policy.Moves)
+		query, args = s.q.claimAfter, append(args, policy.Moves)
 	default:
 		return true, nil
 	}

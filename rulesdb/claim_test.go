@@ -72,16 +72,7 @@ func TestOnceAcrossReplicas(t *testing.T) {
 		a := open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
 		createRules(t, a, claimRules)
 		b := open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
-		ea, eb := newEngine(t, a, nil), newEngine(t, b, nil)
-		wrong := 0
-		for i := range 200 {
-			if n := fireTogether(t, fmt.Sprintf("chat-%d", i), ea, eb); n != 1 {
-				wrong++
-			}
-		}
-		if wrong != 0 {
-			t.Fatalf("once_shell fired other than once in %d of 200 trials", wrong)
-		}
+		onceEveryTrial(t, 200, newEngine(t, a, nil), newEngine(t, b, nil))
 	})
 }
 
@@ -92,16 +83,23 @@ func TestOverlappingMovesOneChat(t *testing.T) {
 		s := open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
 		createRules(t, s, claimRules)
 		e := newEngine(t, s, nil)
-		wrong := 0
-		for i := range 50 {
-			if n := fireTogether(t, fmt.Sprintf("chat-%d", i), e, e); n != 1 {
-				wrong++
-			}
-		}
-		if wrong != 0 {
-			t.Fatalf("once_shell fired other than once in %d of 50 trials", wrong)
-		}
+		onceEveryTrial(t, 50, e, e)
 	})
+}
+
+// onceEveryTrial runs trials moves of a new chat each on a and b at once, and fails
+// unless once_shell fired exactly once in every one.
+func onceEveryTrial(t *testing.T, trials int, a, b *streamrules.Engine) {
+	t.Helper()
+	wrong := 0
+	for i := range trials {
+		if n := fireTogether(t, fmt.Sprintf("chat-%d", i), a, b); n != 1 {
+			wrong++
+		}
+	}
+	if wrong != 0 {
+		t.Fatalf("once_shell fired other than once in %d of %d trials", wrong, trials)
+	}
 }
 
 // TestClaimAfterN: after:2 fires in moves 1, 3, 5 of a chat, and a second store (another

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,6 +364,9 @@ func TestQueueDropsOldest(t *testing.T) {
 	var all []int64
 	if err := db.Select(&all, `SELECT move FROM stream_rule_stat ORDER BY id`); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.IsSorted(all) {
+		t.Fatalf("stat rows' moves in write order %v: the chat's records were written out of order", all)
 	}
 	if err := db.QueryRow(`SELECT moves FROM stream_chat WHERE chat_id = 'c'`).Scan(&moves); err != nil || moves != 3 {
 		t.Fatalf("moves %d (%v), want the 3 kept; stat rows for moves %v; log:\n%s", moves, err, all, buf)

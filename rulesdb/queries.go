@@ -19,6 +19,8 @@ type queries struct {
 	upsertCounter string // SQLite: prefix; "(?, ?, ?, ?)" groups follow, then counterUpsert's ON CONFLICT
 	guardMove     string // SQLite: the idempotency guard, first in the move's transaction
 	dropWriter    string // this Store's guard rows, deleted at Close
+	claimOnce     string // claim.go
+	claimAfter    string
 	countFirings  string
 	ruleCounters  string
 	pruneStats    string
@@ -63,11 +65,13 @@ ON CONFLICT (chat_id) DO UPDATE SET moves = stream_chat.moves + excluded.moves, 
 ON CONFLICT (chat_id, writer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at
 WHERE stream_chat_writer.seq < excluded.seq`,
 		dropWriter: `DELETE FROM stream_chat_writer WHERE writer = ?`,
+		claimOnce:  claimOnce,
+		claimAfter: claimAfter,
 	}
 	if d == dialectPostgres {
 		q.lockRule += ` FOR UPDATE`
 	}
-	for _, p := range []*string{&q.allRules, &q.ruleByName, &q.lockRule, &q.insertRule, &q.updateRule, &q.deleteRule, &q.loadChat, &q.upsertChat, &q.pruneStats, &q.guardMove, &q.dropWriter} {
+	for _, p := range []*string{&q.allRules, &q.ruleByName, &q.lockRule, &q.insertRule, &q.updateRule, &q.deleteRule, &q.loadChat, &q.upsertChat, &q.pruneStats, &q.guardMove, &q.dropWriter, &q.claimOnce, &q.claimAfter} {
 		*p = db.Rebind(*p)
 	}
 	// A move in one statement: the data-modifying CTEs all run, in one snapshot, in one

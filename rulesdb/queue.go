@@ -52,6 +52,9 @@ type writeQueue struct {
 	firstsDone chan struct{}
 	late       bool
 	wake       chan struct{} // capacity 1: the flusher has work
+	// retry (capacity 1) passes a kick to the primary flusher: another flusher that takes
+	// a kick while the database is down leaves the retry to it, and must not swallow it.
+	retry chan struct{}
 
 	dropped, rejected, failures, written, batches atomic.Int64
 	// inflight counts write attempts still running, including those their caller stopped
@@ -369,13 +372,18 @@ func (s *Store) flush(primary bool) {
 	timer.Stop()
 	defer timer.Stop()
 	attempt := 0
-	wake := s.wq.wake // nil while backing off: new records do not cut the wait short
+	// nil while backing off: new records do not cut the wait short
+	wake, retry := s.wq.wake, s.wq.retry
+	if !primary {
+		retry = nil
+	}
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-wake:
 			s.linger()
+		case <-retry:
 		case <-timer.C:
 		}
 		select {
@@ -390,19 +398,34 @@ func (s *Store) flush(primary bool) {
 			down := s.wq.down
 			s.qmu.Unlock()
 			if down {
-				continue // the primary retries
+				s.passRetry()
+				continue
 			}
 		}
 		if s.drain(s.life, s.writeTimeout) {
 			attempt, wake = 0, s.wq.wake
+			if primary {
+				retry = s.wq.retry
+			}
 			continue
 		}
 		if !primary {
-			continue // failed: the database is down now, the primary retries
+			s.passRetry() // failed: the database is down now, the primary retries
+			continue
 		}
 		attempt++
-		wake = nil
+		wake, retry = nil, nil
 		timer.Reset(backoff(attempt))
+	}
+}
+
+// passRetry leaves a retry to the primary flusher: it may be waiting for a kick with no
+// backoff timer running (the failure was another's: a SaveMove's first write or another
+// flusher's batch), and the kick this flusher took would otherwise be lost.
+func (s *Store) passRetry() {
+	select {
+	case s.wq.retry <- struct{}{}:
+	default:
 	}
 }
 

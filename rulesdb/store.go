@@ -202,6 +202,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	s.wq.chats = map[string]*chatEntry{}
 	s.wq.max = cfg.QueueSize
 	s.wq.wake = make(chan struct{}, 1)
+	s.wq.retry = make(chan struct{}, 1)
 	s.life, s.endLife = context.WithCancel(context.Background())
 	var db *sql.DB
 	switch t.dialect {

@@ -1,9 +1,7 @@
 package ruletools
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -36,13 +34,7 @@ type ReadResult struct {
 	Text string `json:"text"`
 }
 
-func (r ReadResult) String() string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(r)
-	return strings.TrimSpace(buf.String())
-}
+func (r ReadResult) String() string { return jsonText(r) }
 
 // deliveryScheme is what the CRUD tools' descriptions say of the reminder budget's fields.
 var deliveryScheme = ` Reminder budget: delivery (tool rules: "full" keeps the reminder whole even over the budget, for rules with teeth; empty: whole while the budget lasts, then a short manifest block); hint (at most ` +

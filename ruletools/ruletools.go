@@ -115,11 +115,15 @@ type Result struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-func (r Result) String() string {
+func (r Result) String() string { return jsonText(r) }
+
+// jsonText is v as one line of JSON, with <, > and & as they are (a tool output is read
+// by a model, not embedded in HTML).
+func jsonText(v any) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(r)
+	_ = enc.Encode(v)
 	return strings.TrimSpace(buf.String())
 }
 
