@@ -3,6 +3,7 @@ package rulesdb_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -97,4 +98,69 @@ func TestPollSQLite(t *testing.T) {
 	if _, err := rulesdb.Open(context.Background(), dsn, &rulesdb.Config{ReloadMode: "listen"}); err == nil {
 		t.Fatal("ReloadMode listen accepted")
 	}
+}
+
+// TestPollVersionRowDeleted: the version row deleted by hand, with an edit made while it
+// is missing (its trigger bumps nothing): the poller puts the row back and reloads, and
+// sees the edits after that too. Once a warning, then never again, it used to stop.
+func TestPollVersionRowDeleted(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		editor := open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
+		s := open(t, dsn, &rulesdb.Config{ReloadMode: rulesdb.ReloadPoll, ReloadInterval: 20 * time.Millisecond})
+		eng := newEngine(t, s, nil)
+		// Subscribed after the engine: told after the engine reloaded.
+		changed := make(chan struct{}, 1)
+		defer s.Subscribe(signalled(changed))()
+		loaded := func(name string) bool {
+			return slices.ContainsFunc(eng.Rules(), func(r streamrules.Rule) bool { return r.Name == name })
+		}
+		waitLoaded := func(name string) {
+			t.Helper()
+			for !loaded(name) {
+				waitSignal(t, changed, "a reload with "+name)
+			}
+		}
+		v0, err := s.RulesVersion(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// In one transaction: the edit's trigger finds no row to bump.
+		tx, err := editor.DB().Beginx()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{
+			`DELETE FROM stream_rules_version`,
+			`INSERT INTO stream_rules (name, scope, text, mode, enabled) VALUES ('while_missing', 'tool:grep', 'Grep gently.', 'remind', true)`,
+		} {
+			if _, err := tx.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		waitLoaded("while_missing")
+		v1, err := s.RulesVersion(context.Background())
+		if err != nil || v1 <= v0 {
+			t.Fatalf("version %d after %d (%v): want the row back, grown", v1, v0, err)
+		}
+
+		// And the next edit, through the row put back.
+		if _, err := editor.CreateRule(context.Background(), streamrules.Rule{Name: "after_missing", Scope: "tool:cat", Text: "Cat gently."}); err != nil {
+			t.Fatal(err)
+		}
+		waitLoaded("after_missing")
+		if v2, err := s.RulesVersion(context.Background()); err != nil || v2 <= v1 {
+			t.Fatalf("version %d after %d (%v): want it grown by the edit", v2, v1, err)
+		}
+
+		// A store opened in poll mode while the row is missing puts it back too.
+		mustExec(t, editor, `DELETE FROM stream_rules_version`)
+		late := open(t, dsn, &rulesdb.Config{ReloadMode: rulesdb.ReloadPoll, ReloadInterval: time.Hour})
+		if _, err := late.RulesVersion(context.Background()); err != nil {
+			t.Fatalf("RulesVersion after Open: %v", err)
+		}
+	})
 }

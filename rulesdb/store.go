@@ -250,6 +250,9 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if cfg.ReloadMode == ReloadPoll {
 		if interval > 0 {
 			v, err := s.RulesVersion(ctx)
+			if errors.Is(err, errNoVersion) {
+				v, err = s.restoreVersion(ctx, 0) // the load below reads every rule anyway
+			}
 			if err != nil {
 				s.Close()
 				return nil, err
