@@ -188,9 +188,9 @@ func (s *Store) saveBatchPG(ctx context.Context, ps []*pendingMove) error {
 		reads                                            []bool
 	)
 	for i, p := range ps {
-		inc := int64(0)
+		inc := p.carry // the moves of records dropped before it (pendingMove.carry)
 		if p.rec.Answered {
-			inc = 1
+			inc++
 		}
 		if i > 0 && ps[i-1].chat == p.chat { // the chat's group: one guard row, last seq
 			gSeqs[len(gSeqs)-1], gIncs[len(gIncs)-1] = p.seq, gIncs[len(gIncs)-1]+inc
@@ -298,9 +298,9 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 			if skip {
 				continue
 			}
-			inc := int64(0)
+			inc := p.carry // as in saveBatchPG
 			if rec.Answered {
-				inc = 1
+				inc++
 			}
 			s.wtrips.Add(1)
 			if _, err := s.exec(ctx, tx, s.q.upsertChat, rec.ChatID, inc, now); err != nil {

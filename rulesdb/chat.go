@@ -91,14 +91,16 @@ func (s *Store) stampMove(rec streamrules.MoveRecord) streamrules.MoveRecord {
 // by one if the move answered, each fired rule's last-fired move is raised, and the
 // firings are appended to stream_rule_stat. On PostgreSQL that is a single statement: one
 // round trip. seq makes it idempotent: a record whose seq was written for this chat
-// before changes nothing (see saveMovePG). It returns when ctx is done.
+// before changes nothing (see saveMovePG). carry more moves join the counter: those of
+// the chat's records dropped before this one (pendingMove.carry). It returns when ctx
+// is done.
 //
 // ended, if not nil, is called when the write has really ended, which may be after
 // writeMove returned on ctx (see bounded).
-func (s *Store) writeMove(ctx context.Context, rec streamrules.MoveRecord, seq int64, ended func()) error {
-	inc := int64(0)
+func (s *Store) writeMove(ctx context.Context, rec streamrules.MoveRecord, seq, carry int64, ended func()) error {
+	inc := carry
 	if rec.Answered {
-		inc = 1
+		inc++
 	}
 	now := s.now()
 	_, err := bounded(s, ctx, func() (struct{}, error) {

@@ -27,6 +27,9 @@ type chatEntry struct {
 	// read; valid while tipOK (anything else, a read, a drop or a refusal, clears it).
 	tip   streamrules.ChatState
 	tipOK bool
+	// carry counts answered moves of records dropped or refused when none of the chat's
+	// was queued after them: the next record queued takes them (pendingMove.carry).
+	carry int64
 }
 
 // LoadChat implements streamrules.Store in one query, plus the records of the chat this
@@ -85,9 +88,10 @@ func (c *chatEntry) stateLocked() streamrules.ChatState {
 		c.tip = streamrules.ChatState{Moves: c.base.Moves, LastFired: maps.Clone(c.base.LastFired)}
 		for _, p := range c.pending {
 			if p.seq > c.baseSeq {
-				apply(&c.tip, p.rec)
+				apply(&c.tip, p.rec, p.carry)
 			}
 		}
+		c.tip.Moves += c.carry
 		c.tipOK = true
 	}
 	return streamrules.ChatState{Moves: c.tip.Moves, LastFired: maps.Clone(c.tip.LastFired)}
@@ -96,11 +100,14 @@ func (c *chatEntry) stateLocked() streamrules.ChatState {
 // queuedLocked keeps tip as p joins the chat's pending records.
 func (c *chatEntry) queuedLocked(p *pendingMove) {
 	if c.tipOK && p.seq > c.baseSeq {
-		apply(&c.tip, p.rec)
+		apply(&c.tip, p.rec, p.carry)
 	}
 }
 
-func apply(st *streamrules.ChatState, rec streamrules.MoveRecord) {
+// apply adds a record to a chat's state: its move, if answered, and carry more (the
+// moves of records dropped before it, pendingMove.carry), and its firings.
+func apply(st *streamrules.ChatState, rec streamrules.MoveRecord, carry int64) {
+	st.Moves += carry
 	if rec.Answered {
 		st.Moves++
 	}
@@ -155,7 +162,7 @@ func (s *Store) appliedLocked(p *pendingMove, queued bool) {
 	s.wq.written.Add(1)
 	c := p.chat
 	if c.known && p.seq > c.baseSeq {
-		apply(&c.base, p.rec)
+		apply(&c.base, p.rec, p.carry)
 		c.baseSeq = p.seq
 		if !queued {
 			c.tipOK = false

@@ -59,7 +59,7 @@ SELECT $11::text[], $12::text[], $13::boolean[], $14::bigint[], $15::text[], $16
 // WriteMoveAgain writes rec with seq as the write queue would on a retry: a test of the
 // idempotency guard without cutting a connection at the right microsecond.
 func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, seq int64) error {
-	return s.writeMove(ctx, s.stampMove(rec), seq, nil)
+	return s.writeMove(ctx, s.stampMove(rec), seq, 0, nil)
 }
 
 // LastSeq returns the seq of the last record SaveMove took.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -78,13 +79,18 @@ type pendingMove struct {
 	// (0: never tried). A retry tries the same group again, so that the chat's guard row
 	// holds either less than the group's first seq or its last (batch.go).
 	group int64
+	// carry counts the answered moves of the chat's records that left the queue unwritten
+	// before this one (dropped by a full queue, refused by the database): its write adds
+	// them to the chat's move counter with its own, so that the counter, and the move
+	// numbers read from it, never fall back for what was dropped (see carryLocked).
+	carry int64
 }
 
 // attempt writes p once, within ctx.
 func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
 	p.running.Add(1)
 	s.wq.inflight.Add(1)
-	return s.writeMove(ctx, p.rec, p.seq, func() {
+	return s.writeMove(ctx, p.rec, p.seq, p.carry, func() {
 		p.running.Add(-1)
 		s.wq.inflight.Add(-1)
 	})
@@ -152,6 +158,10 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	}
 	s.markBusyLocked(c)
 	s.wq.writing++
+	if c.carry > 0 {
+		p.carry, c.carry = c.carry, 0 // written with p now: the state shows it once p is
+		c.tipOK = false
+	}
 	s.qmu.Unlock()
 
 	err := s.attempt(ctx, p)
@@ -169,6 +179,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		close(p.done)
 	case !retryable(err):
 		s.wq.rejected.Add(1)
+		s.carryLocked(p)
 		s.settleLocked(c)
 	case s.wq.late:
 		// Close gave up waiting for this write: the flush may be over, and nothing would
@@ -213,6 +224,10 @@ func (s *Store) pushLocked(p *pendingMove, first bool) {
 		q.lru.Remove(c.elem)
 		c.elem = nil
 	}
+	if c.carry > 0 {
+		p.carry, c.carry = p.carry+c.carry, 0
+		c.tipOK = false
+	}
 	if first {
 		c.pending = append([]*pendingMove{p}, c.pending...)
 		p.elem = q.fifo.PushFront(p)
@@ -230,8 +245,8 @@ func (s *Store) dropOldestLocked() {
 		if p.chat.busy && (p.chat.pending[0] == p || p.group != 0 && p.group == p.chat.pending[0].group) || p.running.Load() > 0 {
 			continue // being written now (alone, or in its group of a batch)
 		}
+		s.carryLocked(p)
 		s.removeLocked(p)
-		p.chat.tipOK = false // dropped: not in the chat's state after all
 		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
 		close(p.done)
 		n := q.dropped.Add(1)
@@ -249,6 +264,30 @@ func (s *Store) dropOldestLocked() {
 		}
 		return
 	}
+}
+
+// carryLocked keeps the answered moves p adds to its chat's counter, p leaving the queue
+// unwritten: the chat's next record queued adds them (pendingMove.carry), or, if it has
+// none yet, the chat's entry holds them for the next one (chatEntry.carry). Moves stay
+// counted, so move numbers keep growing through drops and no later move reuses the
+// number of one whose record went; only the dropped record's stat rows are lost.
+// Caller holds qmu, before p leaves c.pending.
+func (s *Store) carryLocked(p *pendingMove) {
+	n := p.carry
+	if p.rec.Answered {
+		n++
+	}
+	p.carry = 0
+	c := p.chat
+	c.tipOK = false // its firings leave the state, its moves stay
+	if n == 0 {
+		return
+	}
+	if i := slices.Index(c.pending, p); i >= 0 && i+1 < len(c.pending) {
+		c.pending[i+1].carry += n
+		return
+	}
+	c.carry += n
 }
 
 func (s *Store) removeLocked(p *pendingMove) {
@@ -342,8 +381,8 @@ func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
 		s.appliedLocked(p, true)
 		close(p.done)
 	case !retryable(err):
+		s.carryLocked(p) // refused: its firings are not in the chat's state after all; its move is
 		s.removeLocked(p)
-		p.chat.tipOK = false // refused: not in the chat's state after all
 		s.wq.rejected.Add(1)
 		p.err = err
 		close(p.done)
