@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"context"
+	"sync"
 )
 
 // Claims (issue 22): a rule with a repeat limit (`once`, `after:N`) fires only after the
@@ -27,16 +28,72 @@ type Claimer interface {
 // a Claimer; true means r may fire. A lost or failed claim silences r for the rest of the
 // move. Shadowed rules do not claim: they emit nothing. Caller holds m.mu.
 func (m *Move) claimLocked(r *compiledRule) bool {
-	if r.repeat.Kind == RepeatEvery || r.shadow {
-		return true
-	}
 	c, ok := m.eng.store.(Claimer)
-	if !ok {
+	if !ok || !claims(r) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.eng.storeTimeout)
 	won, err := c.ClaimFiring(ctx, m.chatID, r.Name, m.number, r.repeat)
 	cancel()
+	return m.claimedLocked(r, won, err)
+}
+
+func claims(r *compiledRule) bool { return r.repeat.Kind != RepeatEvery && !r.shadow }
+
+// claimAllLocked claims, as claimLocked does, the firings of every rule of rs that fires
+// in one call, and keeps in rs those that may fire, in order. The claims run at once,
+// under one StoreTimeout: a call that fires several repeat-limited rules waits one bound
+// for all of them, not one per rule in series (a store that does not answer would hold
+// the call for eight bounds with eight `once` rules). Caller holds m.mu.
+func (m *Move) claimAllLocked(rs []*compiledRule) []*compiledRule {
+	c, ok := m.eng.store.(Claimer)
+	if !ok {
+		return rs
+	}
+	n := 0
+	for _, r := range rs {
+		if claims(r) {
+			n++
+		}
+	}
+	if n <= 1 {
+		out := rs[:0]
+		for _, r := range rs {
+			if m.claimLocked(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	type result struct {
+		won bool
+		err error
+	}
+	res := make([]result, len(rs))
+	ctx, cancel := context.WithTimeout(context.Background(), m.eng.storeTimeout)
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		if claims(r) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i].won, res[i].err = c.ClaimFiring(ctx, m.chatID, r.Name, m.number, r.repeat)
+			}()
+		}
+	}
+	wg.Wait()
+	cancel()
+	out := rs[:0]
+	for i, r := range rs {
+		if !claims(r) || m.claimedLocked(r, res[i].won, res[i].err) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// claimedLocked takes a claim's answer: true means r may fire. Caller holds m.mu.
+func (m *Move) claimedLocked(r *compiledRule, won bool, err error) bool {
 	if err != nil {
 		m.eng.log.Warn("stream rules: repeat-limited firing not claimed; the rule is silent in this move (fail closed)",
 			"chat", m.chatID, "move", m.number, "rule", r.Name, "err", err)

@@ -363,10 +363,11 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 	}
 	var missed []*compiledRule
 	for _, r := range rules {
-		if m.armed(r) && m.claimLocked(r) { // repeat-limited: claimed first (claim.go)
+		if m.armed(r) {
 			missed = append(missed, r)
 		}
 	}
+	missed = m.claimAllLocked(missed) // repeat-limited: claimed first, all at once (claim.go)
 	if len(missed) == 0 {
 		m.mu.Unlock()
 		return Verdict{}, false

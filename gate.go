@@ -65,6 +65,28 @@ func (m *Move) gateClaimLocked(r *compiledRule) bool {
 	return true
 }
 
+// gatePreclaimLocked claims at once (claimAllLocked) the armed live gates of hits whose
+// claim the move does not hold yet, when there are several: gateClaimLocked then finds
+// each claimed, or denied. Caller holds m.mu.
+func (m *Move) gatePreclaimLocked(hits []gateHit) {
+	var need []*compiledRule
+	for _, h := range hits {
+		r := h.rule
+		if claims(r) && !m.gateClaims[r.Name] && m.gateArmed(r) && !slices.Contains(need, r) {
+			need = append(need, r)
+		}
+	}
+	if len(need) < 2 {
+		return // none, or one: gateClaimLocked makes it
+	}
+	for _, r := range m.claimAllLocked(need) {
+		if m.gateClaims == nil {
+			m.gateClaims = map[string]bool{}
+		}
+		m.gateClaims[r.Name] = true
+	}
+}
+
 // GateArmed reports whether a declared call could make the model wrapper discard a
 // response now: the move has a retry left and a live gate is armed. Only then must the
 // response (its streamed chunks, its agent events) be held until the verdict. A rule set
@@ -167,6 +189,7 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 		return v // after the ceiling: the tool wrapper refuses the calls
 	}
 	// Repeat-limited gates fire only if their claim holds (claim.go).
+	m.gatePreclaimLocked(live)
 	live = slices.DeleteFunc(live, func(h gateHit) bool { return !m.gateClaimLocked(h.rule) })
 	if len(live) == 0 {
 		m.mu.Unlock()
@@ -239,6 +262,7 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 	}
 	var out []Reminder
 	var fired []Firing
+	m.gatePreclaimLocked(hits)
 	for _, h := range hits {
 		r := h.rule
 		if r.shadow {

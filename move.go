@@ -177,6 +177,8 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 	due := dueBuf[:0] // the rules of out's reminders, for the budget (delivery.go)
 	first := len(m.firings)
 	if tr != nil {
+		var hitBuf [16]*compiledRule
+		hits := hitBuf[:0]
 		for _, r := range tr.rules {
 			if r.Mode == ModeInterrupt {
 				continue // a gate: judged before the call runs (gate.go)
@@ -188,9 +190,11 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 				m.repeatedLocked(r) // fired earlier in this move: it was not complied with (outcome.go)
 				continue
 			}
-			if !m.claimLocked(r) {
-				continue // another move of the chat fired it (claim.go)
-			}
+			hits = append(hits, r)
+		}
+		// Repeat-limited rules fire only if their claim holds: another move of the chat may
+		// have fired them (claim.go). All claimed at once, under one bound.
+		for _, r := range m.claimAllLocked(hits) {
 			if m.fired == nil {
 				m.fired = map[string]bool{}
 			}

@@ -26,7 +26,7 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 		if m.armed(r) && r.fires(t) {
 			if r.shadow {
 				shadowed = append(shadowed, r)
-			} else if m.claimLocked(r) { // repeat-limited: claimed first (claim.go)
+			} else {
 				live = append(live, r)
 			}
 		}
@@ -42,6 +42,7 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 	for _, r := range m.set.textOthers {
 		add(r)
 	}
+	live = m.claimAllLocked(live) // repeat-limited: claimed first, all at once (claim.go)
 	byIndex := func(a, b *compiledRule) int { return a.index - b.index }
 	slices.SortFunc(live, byIndex) // m.set.text is in name order
 	slices.SortFunc(shadowed, byIndex)

@@ -65,6 +65,7 @@ func (s *Store) mergeReadLocked(chatID string, st streamrules.ChatState, seq int
 	if err != nil {
 		if retryable(err) {
 			s.wq.down = true
+			s.kick() // drain probes the database when nothing is queued
 		}
 		if c := s.wq.chats[chatID]; c != nil && c.known {
 			return c.stateLocked(), nil

@@ -21,7 +21,11 @@ var _ streamrules.Claimer = (*Store)(nil)
 // Through an outage: a claim is tried within StoreTimeout (bounded, as every call of the
 // store), a failure drops the pool's dead connections as a failed write does (dial.go),
 // and the engine keeps the rule silent (fail closed). A claim does not queue: it is only
-// worth something before the reminder goes out.
+// worth something before the reminder goes out. A failure the database may get over
+// marks it down, as a failed write or read does, and while it is down a claim fails at
+// once, without a wait: a black hole would otherwise cost every later call its
+// StoreTimeout again. The flusher finds out when it answers again (a written record, or
+// with nothing queued a probe, queue.go) and claims are tried again from then on.
 
 const (
 	claimOnce = `INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move) VALUES (?, ?, ?)
@@ -41,6 +45,12 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 	default:
 		return true, nil
 	}
+	s.qmu.Lock()
+	down := s.wq.down
+	s.qmu.Unlock()
+	if down {
+		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, errDown)
+	}
 	won, err := bounded(s, ctx, func() (bool, error) {
 		unlock := s.lockWrites()
 		defer unlock()
@@ -54,6 +64,7 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 	if err != nil {
 		if retryable(err) {
 			s.dropIdle(err) // as a failed write does: the pool's dead connections go
+			s.markDown()
 		}
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, err)
 	}

@@ -302,6 +302,18 @@ func (s *Store) removeLocked(p *pendingMove) {
 	s.settleLocked(c)
 }
 
+// errDown: the database is known to be down (writeQueue.down); the call was not tried.
+var errDown = errors.New("the database is down; not tried until it answers again")
+
+// markDown marks the database down after a failed read or claim, and has the flusher find
+// out when it answers again (drain probes it when nothing is queued).
+func (s *Store) markDown() {
+	s.qmu.Lock()
+	s.wq.down = true
+	s.qmu.Unlock()
+	s.kick()
+}
+
 func (s *Store) kick() {
 	select {
 	case s.wq.wake <- struct{}{}:
@@ -311,13 +323,22 @@ func (s *Store) kick() {
 
 // drain writes queued records in batches (batch.go), oldest first, until none is left
 // (true) or a write fails for a reason a retry may cure (false). Each write waits at most
-// timeout, and ends with parent.
-func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
+// timeout, and ends with parent. With nothing queued while the database is marked down
+// (a read or a claim failed), the flusher's drain (probe) asks the database instead, so
+// that claims are tried again once it answers; Close's does not.
+func (s *Store) drain(parent context.Context, timeout time.Duration, probe bool) bool {
 	for {
 		s.lockQueue()
 		batch := s.nextBatchLocked()
 		more := s.wq.fifo.Len() > len(batch) && flushers(s.dialect) > 1
+		probe := probe && len(batch) == 0 && s.wq.down && s.wq.fifo.Len() == 0
 		s.qmu.Unlock()
+		if probe {
+			if !s.probe(parent, timeout) {
+				return false
+			}
+			continue
+		}
 		if len(batch) == 0 {
 			return true
 		}
@@ -370,6 +391,29 @@ func (s *Store) drain(parent context.Context, timeout time.Duration) bool {
 			return false
 		}
 	}
+}
+
+// probe asks the database for one row, within timeout, and clears the down mark if it
+// answers and nothing was queued meanwhile (a record queued is written by the next drain,
+// whose success clears the mark).
+func (s *Store) probe(parent context.Context, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	_, err := bounded(s, ctx, func() (int, error) {
+		var one int
+		return one, s.get(ctx, s.db, &one, `SELECT 1`)
+	})
+	if err != nil {
+		s.dropIdle(err)
+		return false
+	}
+	s.lockQueue()
+	defer s.qmu.Unlock()
+	if s.wq.down && s.wq.fifo.Len() == 0 {
+		s.wq.down = false
+		s.log.Info("stream rules: the database answers again", "db", s.target.about)
+	}
+	return true
 }
 
 // settleOneLocked ends p's write attempt with its error: written, refused (not retried)
@@ -441,7 +485,7 @@ func (s *Store) flush(primary bool) {
 				continue
 			}
 		}
-		if s.drain(s.life, s.writeTimeout) {
+		if s.drain(s.life, s.writeTimeout, true) {
 			attempt, wake = 0, s.wq.wake
 			if primary {
 				retry = s.wq.retry
@@ -516,7 +560,7 @@ func (s *Store) closeQueue(flushTimeout time.Duration) {
 	s.wq.late = true
 	s.qmu.Unlock()
 	for attempt := 1; ctx.Err() == nil; attempt++ {
-		if s.drain(ctx, s.writeTimeout) {
+		if s.drain(ctx, s.writeTimeout, false) {
 			break
 		}
 		t := time.NewTimer(backoff(attempt))

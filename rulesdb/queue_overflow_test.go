@@ -73,9 +73,11 @@ func TestQueueOverflowKeepsMoveNumbers(t *testing.T) {
 		GROUP BY chat_id, move, rule HAVING COUNT(*) > 1) d`).Scan(&shared); err != nil || shared != 0 {
 		t.Fatalf("%d (chat, move, rule) keys with more than one stat row (%v)", shared, err)
 	}
+	// Every record kept is written; a dropped one may have been written too, by an
+	// attempt whose answer was lost at the restart (its outcome unknown when it went).
 	var rows int64
-	if err := db.QueryRow(`SELECT COUNT(*) FROM stream_rule_stat WHERE rule = 'every_shell'`).Scan(&rows); err != nil || rows != 40-s.DroppedMoves() {
-		t.Fatalf("%d every_shell rows (%v), want one per record kept: 40 - %d dropped", rows, err, s.DroppedMoves())
+	if err := db.QueryRow(`SELECT COUNT(*) FROM stream_rule_stat WHERE rule = 'every_shell'`).Scan(&rows); err != nil || rows < 40-s.DroppedMoves() {
+		t.Fatalf("%d every_shell rows (%v), want at least one per record kept: 40 - %d dropped", rows, err, s.DroppedMoves())
 	}
 	// A fresh process reads the counter: its next move is 41.
 	s2, err := rulesdb.Open(context.Background(), dsn, &rulesdb.Config{Logger: quietLogger(), ReloadInterval: -1})
