@@ -2,6 +2,7 @@ package rulesdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/streamrules/streamrules"
@@ -64,7 +65,9 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 	if err != nil {
 		if retryable(err) {
 			s.dropIdle(err) // as a failed write does: the pool's dead connections go
-			s.markDown()
+			if !errors.Is(ctx.Err(), context.Canceled) {
+				s.markDown() // no answer within the bound: not the caller giving up
+			}
 		}
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, err)
 	}

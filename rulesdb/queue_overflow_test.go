@@ -3,11 +3,13 @@ package rulesdb_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
 )
@@ -19,12 +21,29 @@ import (
 // chat's counter is 40, and no two stat rows share a (chat, move, rule). (The numbers
 // used to freeze at 14 once the queue overflowed, and nine rows shared move 14.)
 func TestQueueOverflowKeepsMoveNumbers(t *testing.T) {
+	// End queues its record (the default), or writes it and waits (ReadYourWrites:
+	// SaveMove's own first try, queued when it fails).
+	for _, ryw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ReadYourWrites=%v", ryw), func(t *testing.T) { overflowKeepsMoveNumbers(t, ryw) })
+	}
+}
+
+func overflowKeepsMoveNumbers(t *testing.T, readYourWrites bool) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // Close waits for everything it started
 	cl := pgtest.NewCluster(t)
 	dsn := cl.DSN(t)
-	s, eng, _, stop := faultEngine(t, dsn, &rulesdb.Config{Logger: quietLogger(), QueueSize: 10,
+	s, err := rulesdb.Open(context.Background(), dsn, &rulesdb.Config{Logger: quietLogger(), QueueSize: 10,
 		WriteTimeout: time.Second, FlushTimeout: 30 * time.Second, ReloadInterval: -1})
-	defer stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	createRules(t, s, faultRules)
+	eng, err := streamrules.New(context.Background(), s, &streamrules.Config{Logger: quietLogger(), StoreTimeout: faultBound, ReadYourWrites: readYourWrites})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
 
 	var numbers []int64
 	move := func() {
