@@ -81,6 +81,7 @@ func TestFaultBlackHoleClaims(t *testing.T) {
 	ctx, m := eng.BeginMove(context.Background(), "found-by-claim")
 	d.set(true)
 	got, took, sent := call(ctx, m)
+	first := took
 	if len(got) != 0 || sent != 8 || took > oneWait {
 		t.Fatalf("first call in the hole: %d reminders, %d claims sent, took %s; want 0, 8, one StoreTimeout (%s)", len(got), sent, took, bound)
 	}
@@ -88,6 +89,7 @@ func TestFaultBlackHoleClaims(t *testing.T) {
 	// Known down now: the next move's call claims nothing and does not wait.
 	ctx, m = eng.BeginMove(context.Background(), "after-claim")
 	got, took, sent = call(ctx, m)
+	later := took
 	if len(got) != 0 || sent != 0 || took > bound/2 {
 		t.Fatalf("call after the hole was found: %d reminders, %d claims sent, took %s; want 0, 0, no wait", len(got), sent, took)
 	}
@@ -109,6 +111,7 @@ func TestFaultBlackHoleClaims(t *testing.T) {
 	d.set(true)
 	ctx, m = eng.BeginMove(context.Background(), "found-by-read")
 	got, took, sent = call(ctx, m)
+	afterRead := took
 	if len(got) != 0 || sent != 0 || took > bound/2 {
 		t.Fatalf("call after BeginMove found the hole: %d reminders, %d claims sent, took %s; want 0, 0, no wait", len(got), sent, took)
 	}
@@ -134,6 +137,8 @@ func TestFaultBlackHoleClaims(t *testing.T) {
 	if len(claimed) != 8 || claimed[0] != "healed" || claimed[7] != "healed" {
 		t.Fatalf("claims held by %v; want the 8 of chat healed only (fail closed in the hole)", claimed)
 	}
+	t.Logf("black hole, 8 once rules, StoreTimeout %s: the call that found it took %s, the next %s, the one after BeginMove found it %s",
+		bound, first.Round(time.Millisecond), later.Round(time.Microsecond), afterRead.Round(time.Microsecond))
 }
 
 // signalHandler signals ch (without blocking) on every record whose message contains msg.

@@ -76,8 +76,11 @@
 //     answers. Open also returns as soon as its context ends (Ctrl-C), whatever the
 //     server does: it cuts its connections. Its error says what to do, e.g.
 //     "(the server does not speak TLS: add sslmode=disable to the DSN, …)".
-//   - LoadChat and SaveMove return when their context ends; the engine gives each
-//     streamrules.Config.StoreTimeout (2s).
+//   - LoadChat, SaveMove and ClaimFiring return when their context ends; the engine gives
+//     each streamrules.Config.StoreTimeout (2s), and the claims of one call share one.
+//   - Once a read, a write or a claim found the database down, claims fail at once (the
+//     engine keeps the rule silent) until the flusher finds it answering again: its next
+//     write succeeds or, with nothing queued, a probe (SELECT 1) does.
 //
 // SaveMove never drops a move because the database failed. What it could not write
 // within its context (down, too slow, an answer lost after the COMMIT) goes into a write
@@ -90,7 +93,9 @@
 //
 // The queue holds Config.QueueSize records (10000, about 600 bytes each with two
 // firings). When it is full the oldest record is dropped, counted
-// ([Store.DroppedMoves]) and logged; SaveMove still does not wait. Close lets the
+// ([Store.DroppedMoves]) and logged; SaveMove still does not wait. A dropped record loses
+// its stat rows, not its move: the chat's next record carries it into the move counter,
+// so move numbers keep growing and no later move reuses a dropped one's number. Close lets the
 // SaveMove calls under way finish (a first write that fails meanwhile queues its record)
 // and writes what is queued, within Config.FlushTimeout (10s), and logs what it could not
 // write; a SaveMove whose write fails after that returns an error.
