@@ -11,8 +11,10 @@ import (
 // it. The chat state read at BeginMove still filters first, so a rule the chat's history
 // already rules out costs nothing, and rules without a repeat limit never claim.
 //
-// A claim waits at most Config.StoreTimeout. If it cannot be made (the database is down),
-// the rule stays silent in the move: fail closed, as when the chat state could not be read.
+// A claim waits at most Config.StoreTimeout, and the claims of one call (a tool call, an
+// answer, a response's declared calls) run at once and share that bound (claimAllLocked).
+// If it cannot be made (the database is down), the rule stays silent in the move: fail
+// closed, as when the chat state could not be read.
 // A store that is not a Claimer (a host's own) keeps the old behaviour: the chat state
 // read at BeginMove decides alone.
 
