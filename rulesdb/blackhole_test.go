@@ -159,17 +159,21 @@ type holeConn struct {
 	lost   atomic.Bool // a write vanished: the conversation is broken for good, as after a reset
 }
 
+// errReset is what a read on a connection the partition broke returns: a *net.OpError, as
+// a real reset is, so that lib/pq marks the connection bad and the pool does not reuse it.
+var errReset = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset after the partition")}
+
 func (c *holeConn) Read(b []byte) (int, error) {
 	hole, heal := c.d.state()
 	if !hole {
 		if c.lost.Load() {
-			return 0, errors.New("connection reset after the partition")
+			return 0, errReset
 		}
 		return c.Conn.Read(b)
 	}
 	select {
 	case <-heal:
-		return 0, errors.New("connection reset after the partition")
+		return 0, errReset
 	case <-c.closed:
 		return 0, net.ErrClosed
 	}
