@@ -51,13 +51,13 @@ type Analysis struct {
 	dfa, dfa0, dfa1 *lazydfa.DFA
 	dfaMade         atomic.Bool  // dfa is set
 	own             atomic.Int64 // states of the DFA when owned (see Own); 0: not owned
-	direct          bool // run on every text without the prefilter (anchored at the start)
-	prefix          bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
-	insts           int  // instructions of the compiled program of run
-	live            int  // threads the program keeps alive on ordinary text (see liveThreads)
-	restart         int  // threads woken behind a frequent narrow character (see restartThreads)
-	wide            int  // wide instructions (see WideInsts)
-	rarePrefix      bool // every match starts with a rare literal (see RarePrefix)
+	direct          bool         // run on every text without the prefilter (anchored at the start)
+	prefix          bool         // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
+	insts           int          // instructions of the compiled program of run
+	live            int          // threads the program keeps alive on ordinary text (see liveThreads)
+	restart         int          // threads woken behind a frequent narrow character (see restartThreads)
+	wide            int          // wide instructions (see WideInsts)
+	rarePrefix      bool         // every match starts with a rare literal (see RarePrefix)
 }
 
 // maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
