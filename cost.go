@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -321,6 +322,11 @@ func (c analysisCache) check(next analysisCache) func(field, pattern string) err
 func (c analysisCache) cost(next analysisCache) func(pattern string, refined bool) regexCost {
 	return func(pattern string, refined bool) regexCost {
 		e := c.entry(next, "condition", pattern)
+		if e.err != nil {
+			// A form the engine made (an any_of's alternation, see compilePredicate) that
+			// does not pass alone: never charged as free.
+			return regexCost{ns: math.Inf(1)}
+		}
 		if refined && !e.refined && e.a != nil {
 			e.cost = patternCost(e.a, true)
 			e.refined = true
