@@ -57,9 +57,10 @@ const (
 	// lazydfa.MaxStates: a DFA that size keeps all its states).
 	exploreStates = 1000
 	// costWorkNs is what building a DFA costs per unit of lazydfa's work (an instruction
-	// followed, tested or interned; a step and a new state count as several): Explore's
-	// time over its work on large and small DFAs (TestBuildCostCalibrated), rounded up.
-	costWorkNs = 15.0
+	// followed, tested or interned; a step and a new state count as several): the process's
+	// CPU time over the work, 6.4 to 10.0 ns on small and large DFAs (lazydfa's
+	// BenchmarkBuild, -cpu 1), rounded up with a fifth to spare.
+	costWorkNs = 12.0
 	// maxOwnedBytes bounds the memory one owned DFA (multimatch.Analysis.Own) may hold in
 	// states: it is kept whatever the process's other DFAs hold.
 	maxOwnedBytes = 4 << 20

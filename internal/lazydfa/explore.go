@@ -139,6 +139,7 @@ func (d *DFA) Own(states int) {
 func (d *DFA) runeInsts(st *state) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer func(w int64) { d.work = w }(d.work) // validation's question, not a run's work
 	n := 0
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
 		d.closure(st, k)
