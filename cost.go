@@ -21,19 +21,24 @@ import (
 // applies_when trees as compiled, its fix's regex) plus, for a field rule, the walk of
 // the arguments. Validate rejects, naming the field, a regex or a rule past it.
 //
-// What a regex costs per byte, at most (patternCost). The matcher runs each pattern's cut
-// form ([multimatch.Analysis.Run]) on its lazy DFA, and on regexp where the DFA gives up.
+// What a regex costs, at most (patternCost). The matcher runs each pattern's cut form
+// ([multimatch.Analysis.Run]) on its lazy DFA, and on regexp where the DFA gives up. An
+// any_of's plain contains atoms run as one alternation (compilePredicate): one pattern,
+// charged once.
 //   - The DFA of the cut form is built whole, up to exploreStates states
-//     ([multimatch.Analysis.WorstCase]). When that is all of it, the DFA never needs a
-//     state it has not built once (exploreStates is below lazydfa.MaxStates, so they are
-//     kept), and non-ASCII runes step by class: it gives up only while its first states
-//     are built (more than 64 in one run), a few times in its life, or when the process's
-//     DFAs hold their memory limit. The pattern then costs costDFANs a byte.
+//     ([multimatch.Analysis.WorstCase]), on a DFA of its own that the process's memory
+//     limit does not apply to: the verdict depends on the rule alone. When that is all of
+//     it, the pattern's DFA is owned ([multimatch.Analysis.Own]): it never gives up to
+//     regexp and keeps its states whatever the other DFAs hold, so every run, the first
+//     included, costs at most costDFANs a byte plus the construction of every state and
+//     transition the exploration built (its work, costWorkNs a unit), paid once.
 //   - Otherwise the DFA may give up on an adversarial text and regexp runs: per byte
 //     costBaseNs plus costThreadNs per live thread, the threads estimated
 //     ([multimatch.Analysis.WorstCase]: those of ordinary text, plus the chains that a
 //     frequent narrow character restarts at each occurrence, `e\w{20}\d` on `eeae…`).
 //
+// TestFirstAnswerWithinBound times the first answer of fresh judges on texts built
+// against each rule; BenchmarkWorstRules measures warm ones.
 // BenchmarkWorstRules measures the worst rules that pass, on texts a search builds
 // against each.
 const (

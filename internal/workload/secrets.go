@@ -127,7 +127,7 @@ func SecretText(size int, seed uint64) string {
 		`"datadog_api_key": "` + rnd("0123456789abcdef", 32) + `"`,
 		"postgres://admin:" + rnd(alnum, 12) + "@db.internal.example:5432/app",
 		"-----BEGIN OPENSSH PRIVATE KEY-----\n" + rnd(alnum, 64) + "\n-----END OPENSSH PRIVATE KEY-----",
-		"gitlab token glpat-" + rnd(alnum, 19) + "!", // one short: no match
+		"gitlab token glpat-" + rnd(alnum, 19) + "!",                    // one short: no match
 		"the id AKIB" + rnd("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", 16), // wrong prefix
 	}
 	var b strings.Builder
