@@ -17,7 +17,8 @@ import (
 // depends on the pattern's text alone, so a caller that rebuilds sets often
 // (a rule engine on every edit) can keep analyses by pattern and pass them to
 // Build: one edited pattern then costs one analysis plus the automaton.
-// An Analysis is immutable and may be shared by any number of sets.
+// An Analysis is immutable, but for Own (which only tells its DFA to keep what it builds),
+// and may be shared by any number of sets.
 type Analysis struct {
 	pattern string
 	// runText is the pattern that is run: the pattern with its unbounded edges
