@@ -83,9 +83,7 @@ const (
 // to it with strings.Index.
 func (s *Set) wholeProne(i int) bool {
 	a := s.pats[i]
-	if a.direct || a.prefix || a.rarePrefix || a.owned() {
-		// An owned pattern (Analysis.Own) runs on its own DFA only: a combo's DFA of it
-		// was never explored, and its states may grow past what the bound charged.
+	if a.direct || a.prefix || a.rarePrefix {
 		return false
 	}
 	return s.anchor[i] == nil || s.dense(i) || (a.before < 0 || a.after < 0) && a.fromBody == ""
@@ -94,7 +92,7 @@ func (s *Set) wholeProne(i int) bool {
 // rider reports whether pattern i of s joins a combo as a rider (see rideAnchorCost).
 func (s *Set) rider(i int) bool {
 	a := s.pats[i]
-	return !a.direct && !a.owned() && s.anchor[i] != nil && a.fromBody == "" && a.before >= 0 && a.after >= 0 &&
+	return !a.direct && s.anchor[i] != nil && a.fromBody == "" && a.before >= 0 && a.after >= 0 &&
 		a.anchorCost >= rideAnchorCost && !s.dense(i)
 }
 
