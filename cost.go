@@ -175,8 +175,9 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, regexCost, error
 	return a, c, nil
 }
 
-// explainCost says why a pattern's cost is past the bound, naming the construct that
-// costs and, where one is known, a rewrite that would pass.
+// explainCost says why a pattern's cost is past the bound: the construct that costs, what
+// it costs, and what kind of change lowers it (an equivalent rewrite is rarely known: the
+// any_of case, where one alternation runs as one, is said by ruleCost).
 func explainCost(a *multimatch.Analysis, c regexCost) string {
 	bound := fmt.Sprintf("the limit is %v on %d KB and %v on %d MB", costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20)
 	rep, size := multimatch.LargestRepeat(a.Pattern())
@@ -188,17 +189,8 @@ func explainCost(a *multimatch.Analysis, c regexCost) string {
 		return fmt.Sprintf("%q has a DFA of %d states whose construction costs about %.1f ms on the first answer (%.1f ms with its steps on %d KB; %s)%s; a smaller count, or a narrower class inside it, builds fewer states",
 			a.Run(), c.worst.States, c.build/1e6, onAnswer(c.ns, c.build), costAnswerBytes>>10, bound, what)
 	}
-	return fmt.Sprintf("%q has no small DFA (more than %d states), and regexp can keep %d threads alive on every byte of a text built against it (about %.0f ms on %d MB; %s: at most %d threads)%s%s",
-		a.Run(), exploreStates, c.threads, float64(costArgsBytes)*c.ns/1e6, costArgsBytes>>20, bound, maxLiveThreads, what, rewriteHint(a.Pattern()))
-}
-
-// rewriteHint suggests an equivalent rewrite of a refused pattern when one is known to be
-// cheaper, or "".
-func rewriteHint(pattern string) string {
-	if strings.Contains(pattern, "{") && (strings.Contains(pattern, `\s\S`) || strings.Contains(pattern, `.{`)) {
-		return "; a wide class repeated in front of or behind a literal matches the same texts cut at the literal (x.{0,100}y as two rules, or the literal alone)"
-	}
-	return ""
+	return fmt.Sprintf("%q has no small DFA (more than %d states), and regexp can keep %d threads alive on every byte of a text built against it (about %.0f ms on %d MB; %s: at most %d threads)%s; a shorter count, or a class that cannot match the literal after it, keeps fewer alive",
+		a.Run(), exploreStates, c.threads, float64(costArgsBytes)*c.ns/1e6, costArgsBytes>>20, bound, maxLiveThreads, what)
 }
 
 // checkRuleCost bounds the rule as a whole: the sum, over the distinct regexes its
