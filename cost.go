@@ -1,6 +1,8 @@
 package streamrules
 
 import (
+	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -19,19 +21,24 @@ import (
 // applies_when trees as compiled, its fix's regex) plus, for a field rule, the walk of
 // the arguments. Validate rejects, naming the field, a regex or a rule past it.
 //
-// What a regex costs per byte, at most (patternCost). The matcher runs each pattern's cut
-// form ([multimatch.Analysis.Run]) on its lazy DFA, and on regexp where the DFA gives up.
+// What a regex costs, at most (patternCost). The matcher runs each pattern's cut form
+// ([multimatch.Analysis.Run]) on its lazy DFA, and on regexp where the DFA gives up. An
+// any_of's plain contains atoms run as one alternation (compilePredicate): one pattern,
+// charged once.
 //   - The DFA of the cut form is built whole, up to exploreStates states
-//     ([multimatch.Analysis.WorstCase]). When that is all of it, the DFA never needs a
-//     state it has not built once (exploreStates is below lazydfa.MaxStates, so they are
-//     kept), and non-ASCII runes step by class: it gives up only while its first states
-//     are built (more than 64 in one run), a few times in its life, or when the process's
-//     DFAs hold their memory limit. The pattern then costs costDFANs a byte.
+//     ([multimatch.Analysis.WorstCase]), on a DFA of its own that the process's memory
+//     limit does not apply to: the verdict depends on the rule alone. When that is all of
+//     it, the pattern's DFA is owned ([multimatch.Analysis.Own]): it never gives up to
+//     regexp and keeps its states whatever the other DFAs hold, so every run, the first
+//     included, costs at most costDFANs a byte plus the construction of every state and
+//     transition the exploration built (its work, costWorkNs a unit), paid once.
 //   - Otherwise the DFA may give up on an adversarial text and regexp runs: per byte
 //     costBaseNs plus costThreadNs per live thread, the threads estimated
 //     ([multimatch.Analysis.WorstCase]: those of ordinary text, plus the chains that a
 //     frequent narrow character restarts at each occurrence, `e\w{20}\d` on `eeae…`).
 //
+// TestFirstAnswerWithinBound times the first answer of fresh judges on texts built
+// against each rule; BenchmarkWorstRules measures warm ones.
 // BenchmarkWorstRules measures the worst rules that pass, on texts a search builds
 // against each.
 const (
@@ -54,6 +61,14 @@ const (
 	// exploreStates bounds the states validation builds of one pattern's DFA (below
 	// lazydfa.MaxStates: a DFA that size keeps all its states).
 	exploreStates = 1000
+	// costWorkNs is what building a DFA costs per unit of lazydfa's work (an instruction
+	// followed, tested or interned; a step and a new state count as several): the process's
+	// CPU time over the work, 6.4 to 10.0 ns on small and large DFAs (lazydfa's
+	// BenchmarkBuild, -cpu 1), rounded up with a fifth to spare.
+	costWorkNs = 12.0
+	// maxOwnedBytes bounds the memory one owned DFA (multimatch.Analysis.Own) may hold in
+	// states: it is kept whatever the process's other DFAs hold.
+	maxOwnedBytes = 4 << 20
 
 	// maxWide bounds the wide instructions (., [^x], \S, \w, \s) of the program, but
 	// for rules anchored at the start or starting with a rare literal ("github_pat_").
@@ -78,21 +93,43 @@ var maxLiveThreads = int((maxNsPerByte - costBaseNs) / costThreadNs)
 // regexpNs is what regexp costs per byte keeping threads alive.
 func regexpNs(threads int) float64 { return costBaseNs + costThreadNs*float64(threads) }
 
-// patternCost is what the analysed pattern costs per byte at most, on any text (see the
-// comment on the constants), and the threads regexp could keep alive for it. Without
-// explore it is the regexp estimate alone, which costs nothing to read; with it, the
-// DFA is built (up to exploreStates states, a millisecond or so) and, when that is all
-// of it, the pattern costs a DFA's steps.
-func patternCost(a *multimatch.Analysis, explore bool) (ns float64, threads int) {
+// regexCost is what one regex costs a rule: ns per byte of the target at most, and build,
+// the construction of its DFA, paid at most once per target (the first answers; later
+// ones find the states built).
+type regexCost struct {
+	ns, build float64
+	threads   int
+	worst     multimatch.Worst
+}
+
+// fits reports whether per-byte cost ns and a fixed cost build (ns) fit both bounds.
+func fits(ns, build float64) bool {
+	return ns*costAnswerBytes+build <= float64(costAnswerLimit.Nanoseconds()) &&
+		ns*costArgsBytes+build <= float64(costArgsLimit.Nanoseconds())
+}
+
+// onAnswer is what a cost comes to on costAnswerBytes, in ms (the stricter of the two
+// bounds for a cost with a large fixed part).
+func onAnswer(ns, build float64) float64 { return (ns*costAnswerBytes + build) / 1e6 }
+
+// patternCost is what the analysed pattern costs at most, on any text (see the comment
+// on the constants). Without explore it is the regexp estimate alone, which costs
+// nothing to read; with it, the DFA is built (up to exploreStates states) and, when that
+// is all of it, the pattern costs a DFA's steps plus the construction of every state and
+// transition (Worst.Work, costWorkNs each): its DFA is owned from then on
+// (multimatch.Analysis.Own), so no run hands the text to regexp, and the first answer
+// costs no more than the bound says. The answer depends on the pattern alone.
+func patternCost(a *multimatch.Analysis, explore bool) regexCost {
 	limit := 0
 	if explore {
 		limit = exploreStates
 	}
-	_, threads, complete := a.WorstCase(limit)
-	if complete {
-		return costDFANs, threads
+	w := a.WorstCase(limit)
+	if w.Complete && w.Bytes <= maxOwnedBytes {
+		a.Own(w)
+		return regexCost{ns: costDFANs, build: float64(w.Work) * costWorkNs, threads: w.Threads, worst: w}
 	}
-	return regexpNs(threads), threads
+	return regexCost{ns: regexpNs(w.Threads), threads: w.Threads, worst: w}
 }
 
 // checkRegex checks one regular expression of a rule, field naming it in the error:
@@ -103,96 +140,115 @@ func checkRegex(field, pattern string) error {
 }
 
 // analyzeRegex is checkRegex returning the analysis the matcher is built from and what
-// the pattern costs per byte at most (patternCost).
-func analyzeRegex(field, pattern string) (*multimatch.Analysis, float64, error) {
+// the pattern costs at most (patternCost).
+func analyzeRegex(field, pattern string) (*multimatch.Analysis, regexCost, error) {
 	if len(writtenForm(pattern)) > MaxConditionBytes {
-		return nil, 0, invalid(field, "longer than %d bytes", MaxConditionBytes)
+		return nil, regexCost{}, invalid(field, "longer than %d bytes", MaxConditionBytes)
 	}
 	a, err := multimatch.Analyze(pattern)
 	if err != nil {
-		return nil, 0, invalid(field, "not an RE2 regular expression: %v", err)
+		return nil, regexCost{}, invalid(field, "not an RE2 regular expression: %v", err)
 	}
 	if n := a.Insts(); n > maxInsts {
 		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
-			return nil, 0, invalid(field, "too costly: the repetition %s expands to %d instructions, the whole program to %d; the limit is %d", rep, size, n, maxInsts)
+			return nil, regexCost{}, invalid(field, "too costly: the repetition %s expands to %d instructions, the whole program to %d; the limit is %d", rep, size, n, maxInsts)
 		}
-		return nil, 0, invalid(field, "too costly: the program has %d instructions; the limit is %d", n, maxInsts)
+		return nil, regexCost{}, invalid(field, "too costly: the program has %d instructions; the limit is %d", n, maxInsts)
 	}
-	if n := a.WideInsts(); n > maxWide && !a.Anchored() && !a.RarePrefix() {
+	c := patternCost(a, false)
+	wide := a.WideInsts() > maxWide && !a.Anchored() && !a.RarePrefix()
+	if wide || !fits(c.ns, c.build) {
+		c = patternCost(a, true)
+	}
+	if wide && !c.worst.Complete {
+		// The thread estimate is for threads asleep behind literals; past maxWide wide
+		// instructions a frequent literal wakes more than it counts. Only a DFA built
+		// whole lets such a pattern in.
 		if rep, size := multimatch.LargestRepeat(pattern); rep != "" {
-			return nil, 0, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters or spaces", rep, size, maxWide)
+			return nil, regexCost{}, invalid(field, "too costly: the repetition %s expands to %d instructions; at most %d may match letters or spaces unless the pattern's DFA is small (this one has more than %d states)", rep, size, maxWide, exploreStates)
 		}
-		return nil, 0, invalid(field, "too costly: %d instructions match letters or spaces; the limit is %d", n, maxWide)
+		return nil, regexCost{}, invalid(field, "too costly: %d instructions match letters or spaces; the limit is %d unless the pattern's DFA is small (this one has more than %d states)", a.WideInsts(), maxWide, exploreStates)
 	}
-	ns, threads := patternCost(a, false)
-	if ns > maxNsPerByte {
-		ns, threads = patternCost(a, true)
+	if !fits(c.ns, c.build) {
+		return nil, regexCost{}, invalid(field, "too costly: %s", explainCost(a, c))
 	}
-	if ns > maxNsPerByte {
-		return nil, 0, invalid(field, "too costly: %q can keep %d regexp threads alive on every byte of a text built against it (about %.0f ms on %d MB); the limit is %d threads (%v on %d KB, %v on %d MB)",
-			a.Run(), threads, float64(costArgsBytes)*ns/1e6, costArgsBytes>>20,
-			maxLiveThreads, costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20)
+	return a, c, nil
+}
+
+// explainCost says why a pattern's cost is past the bound: the construct that costs, what
+// it costs, and what kind of change lowers it (an equivalent rewrite is rarely known: the
+// any_of case, where one alternation runs as one, is said by ruleCost).
+func explainCost(a *multimatch.Analysis, c regexCost) string {
+	bound := fmt.Sprintf("the limit is %v on %d KB and %v on %d MB", costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20)
+	rep, size := multimatch.LargestRepeat(a.Pattern())
+	what := ""
+	if rep != "" {
+		what = fmt.Sprintf("; its largest repetition, %s, expands to %d instructions", rep, size)
 	}
-	return a, ns, nil
+	if c.worst.Complete {
+		return fmt.Sprintf("%q has a DFA of %d states whose construction costs about %.1f ms on the first answer (%.1f ms with its steps on %d KB; %s)%s; a smaller count, or a narrower class inside it, builds fewer states",
+			a.Run(), c.worst.States, c.build/1e6, onAnswer(c.ns, c.build), costAnswerBytes>>10, bound, what)
+	}
+	return fmt.Sprintf("%q has no small DFA (more than %d states), and regexp can keep %d threads alive on every byte of a text built against it (about %.0f ms on %d MB; %s: at most %d threads)%s; a shorter count, or a class that cannot match the literal after it, keeps fewer alive",
+		a.Run(), exploreStates, c.threads, float64(costArgsBytes)*c.ns/1e6, costArgsBytes>>20, bound, maxLiveThreads, what)
 }
 
 // checkRuleCost bounds the rule as a whole: the sum, over the distinct regexes its
-// matchers run (rulePatterns) and its fix's regex, of what each costs per byte, plus the
-// walk of a field path. cost returns a regex's cost per byte (the regexes are valid);
-// refined, its bound with the DFA explored (patternCost), asked only when the cheap
-// bounds add up past the limit. The error names the field whose regexes cost most.
-func checkRuleCost(r *Rule, cost func(pattern string, refined bool) float64) error {
-	err := ruleCost(r, func(p string) float64 { return cost(p, false) })
+// matchers run (rulePatterns) and its fix's regex, of what each costs, plus the walk of a
+// field path. cost returns a regex's cost (the regexes are valid); refined, its bound
+// with the DFA explored (patternCost), asked only when the cheap bounds add up past the
+// limit. The error names the field whose regexes cost most.
+func checkRuleCost(r *Rule, cost func(pattern string, refined bool) regexCost) error {
+	err := ruleCost(r, func(p string) regexCost { return cost(p, false) })
 	if err != nil {
-		err = ruleCost(r, func(p string) float64 { return cost(p, true) })
+		err = ruleCost(r, func(p string) regexCost { return cost(p, true) })
 	}
 	return err
 }
 
-func ruleCost(r *Rule, cost func(pattern string) float64) error {
-	total := 0.0
-	byField := map[string]float64{}
+func ruleCost(r *Rule, cost func(pattern string) regexCost) error {
+	var total regexCost
+	byField := map[string]float64{} // ms on costAnswerBytes
 	count := map[string]int{}
 	seen := map[string]bool{}
+	add := func(field string, c regexCost) {
+		total.ns += c.ns
+		total.build += c.build
+		byField[field] += onAnswer(c.ns, c.build)
+		count[field]++
+	}
 	for _, n := range rulePatterns(r) {
 		if seen[n.pattern] {
 			continue
 		}
 		seen[n.pattern] = true
-		ns := cost(n.pattern)
-		total += ns
-		byField[n.field] += ns
-		count[n.field]++
+		add(n.field, cost(n.pattern))
 	}
 	if r.Fix != nil && r.Fix.ReplaceRegex != nil {
 		// regexp.ReplaceAllString: regexp alone, on the answer; its threads as the
 		// matcher's would be (cost bound) when the DFA is not known to be small.
-		ns := costBaseNs
+		c := regexCost{ns: costBaseNs}
 		if a, err := multimatch.Analyze(r.Fix.ReplaceRegex.Pattern); err == nil {
-			_, threads, _ := a.WorstCase(0)
-			ns = regexpNs(threads)
+			c.ns = regexpNs(a.WorstCase(0).Threads)
 		}
-		total += ns
-		byField["fix.replace_regex.pattern"] += ns
-		count["fix.replace_regex.pattern"]++
+		add("fix.replace_regex.pattern", c)
 	}
 	if r.Field != "" {
-		total += costFieldNs
-		byField["field"] += costFieldNs
-		count["field"]++
+		add("field", regexCost{ns: costFieldNs})
 	}
-	if total <= maxNsPerByte {
+	if fits(total.ns, total.build) {
 		return nil
 	}
 	worst := ""
-	for f, ns := range byField {
-		if worst == "" || ns > byField[worst] || ns == byField[worst] && f < worst {
+	for f, ms := range byField {
+		if worst == "" || ms > byField[worst] || ms == byField[worst] && f < worst {
 			worst = f
 		}
 	}
-	return invalid(worst, "too costly as a whole: the rule's regexes and walks may cost about %.0f ns a byte together on a text built against them (about %.0f ms on %d MB; the limit is %v on %d KB, %v on %d MB), %s's %d about %.0f; combine the regexes of an any_of or all_of into fewer (one alternation runs as one)",
-		total, total*costArgsBytes/1e6, costArgsBytes>>20, costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20,
-		worst, count[worst], byField[worst])
+	return invalid(worst, "too costly as a whole: the rule's regexes and walks may cost about %.0f ns a byte together, and %.1f ms building their DFAs, on a text built against them (about %.1f ms on %d KB, %.0f ms on %d MB; the limit is %v on %d KB, %v on %d MB), %s's %d about %.1f ms on %d KB; combine the regexes of an any_of or all_of into fewer (one alternation runs as one)",
+		total.ns, total.build/1e6, onAnswer(total.ns, total.build), costAnswerBytes>>10, (total.ns*costArgsBytes+total.build)/1e6, costArgsBytes>>20,
+		costAnswerLimit, costAnswerBytes>>10, costArgsLimit, costArgsBytes>>20,
+		worst, count[worst], byField[worst], costAnswerBytes>>10)
 }
 
 // namedPattern is a regex a rule's matcher runs and the field it comes from.
@@ -245,7 +301,7 @@ type analysisKey struct{ field, pattern string }
 
 type analysisEntry struct {
 	a       *multimatch.Analysis
-	ns      float64 // patternCost, the DFA explored when refined (or when it had to be)
+	cost    regexCost // patternCost, the DFA explored when refined (or when it had to be)
 	refined bool
 	err     error
 }
@@ -261,15 +317,20 @@ func (c analysisCache) check(next analysisCache) func(field, pattern string) err
 
 // cost returns patternCost of pattern (a valid regex) through the cache, as check does;
 // refined, with the DFA explored (kept in next).
-func (c analysisCache) cost(next analysisCache) func(pattern string, refined bool) float64 {
-	return func(pattern string, refined bool) float64 {
+func (c analysisCache) cost(next analysisCache) func(pattern string, refined bool) regexCost {
+	return func(pattern string, refined bool) regexCost {
 		e := c.entry(next, "condition", pattern)
+		if e.err != nil {
+			// A form the engine made (an any_of's alternation, see compilePredicate) that
+			// does not pass alone: never charged as free.
+			return regexCost{ns: math.Inf(1)}
+		}
 		if refined && !e.refined && e.a != nil {
-			e.ns, _ = patternCost(e.a, true)
+			e.cost = patternCost(e.a, true)
 			e.refined = true
 			next[analysisKey{"condition", pattern}] = e
 		}
-		return e.ns
+		return e.cost
 	}
 }
 
@@ -285,7 +346,7 @@ func (c analysisCache) entry(next analysisCache, field, pattern string) analysis
 	e, ok := next[key]
 	if !ok {
 		if e, ok = c[key]; !ok {
-			e.a, e.ns, e.err = analyzeRegex(field, pattern)
+			e.a, e.cost, e.err = analyzeRegex(field, pattern)
 		}
 		next[key] = e
 	}
@@ -310,7 +371,7 @@ func (c analysisCache) prefetch(next analysisCache, patterns []string) {
 		todo = append(todo, p)
 	}
 	out := make([]analysisEntry, len(todo))
-	if !inParallel(len(todo), func(i int) { out[i].a, out[i].ns, out[i].err = analyzeRegex("condition", todo[i]) }) {
+	if !inParallel(len(todo), func(i int) { out[i].a, out[i].cost, out[i].err = analyzeRegex("condition", todo[i]) }) {
 		return
 	}
 	for i, p := range todo {

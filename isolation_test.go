@@ -167,13 +167,13 @@ func TestIssueReprosValidateCheap(t *testing.T) {
 		{Name: "shell_not_digits", Scope: ScopeToolPrefix + "shell", Predicate: &Predicate{EndsWithRegex: `\B\D{3,6}`}, Text: "Hm."},
 	} {
 		j := mustJudge(t, r)
-		a, ns, err := analyzeRegex("condition", anchorEnd(r.Predicate.EndsWithRegex))
-		if err != nil || ns != costDFANs {
-			t.Errorf("%s: %v, %.0f ns/byte; want a DFA's cost", r.Name, err, ns)
+		a, c, err := analyzeRegex("condition", anchorEnd(r.Predicate.EndsWithRegex))
+		if err != nil || c.ns != costDFANs {
+			t.Errorf("%s: %v, %.0f ns/byte; want a DFA's cost", r.Name, err, c.ns)
 			continue
 		}
-		if s, _, complete := a.WorstCase(exploreStates); !complete {
-			t.Errorf("%s: DFA of %d states (complete %v)", r.Name, s, complete)
+		if w := a.WorstCase(exploreStates); !w.Complete {
+			t.Errorf("%s: DFA of %d states (complete %v)", r.Name, w.States, w.Complete)
 		}
 		for _, text := range []string{"It ends on a word.", "It ends on 42", "中文字 word", "x"} {
 			want := StatusPass

@@ -86,7 +86,10 @@ type Judge struct {
 func NewJudge(r Rule, known ...string) (*Judge, error) {
 	r.When = slices.Clone(r.When)
 	r.Normalize()
-	if err := Validate(&r, append(slices.Clone(BuiltinEnvironments), known...)); err != nil {
+	// One cache for the validation and the matcher: the analyses the cost bound explored
+	// (and whose DFAs it owned, see patternCost) are the ones that run.
+	cache := analysisCache{}
+	if err := validate(&r, append(slices.Clone(BuiltinEnvironments), known...), cache.check(cache), cache.cost(cache)); err != nil {
 		return nil, err
 	}
 	e := &Engine{log: discardLogger()}
@@ -94,7 +97,7 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 		return nil, errNoShellReader()
 	}
 	c := &compiledRule{Rule: r}
-	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, analysisCache{}, nil, nil)}, nil
+	return &Judge{rule: c, match: e.compileGroup([]*compiledRule{c}, cache, nil, nil)}, nil
 }
 
 // Result is a Judge's verdict on one target.

@@ -230,7 +230,7 @@ func Validate(r *Rule, known []string) error {
 // validate is Validate with the check of each regular expression, and its cost per
 // byte, given: the engine passes ones that reuse the analysis it keeps per pattern (see
 // analysisCache).
-func validate(r *Rule, known []string, checkRegex func(field, pattern string) error, cost func(pattern string, refined bool) float64) error {
+func validate(r *Rule, known []string, checkRegex func(field, pattern string) error, cost func(pattern string, refined bool) regexCost) error {
 	if known == nil {
 		known = BuiltinEnvironments
 	}

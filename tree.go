@@ -2,6 +2,7 @@ package streamrules
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -86,11 +87,66 @@ func compilePredicate(p *Predicate, ps *patterns) predNode {
 	case p.Not != nil:
 		op, list = opNot, []Predicate{*p.Not}
 	}
+	if op == opAny {
+		if alt, first, ok := wordAlternation(list); ok {
+			// One pattern for the plain contains atoms: the matcher runs one alternation
+			// where it would verify each atom apart (64 word atoms in windows of their
+			// own cost 50 times the alternation on a text packed with them). An any_of
+			// holds exactly when one of its atoms matches, which is when the alternation
+			// does.
+			n := predNode{op: op}
+			for i := range list {
+				switch {
+				case i == first:
+					n.kids = append(n.kids, predNode{op: opMatch, pat: ps.add(alt)})
+				case !mergeable(&list[i]):
+					n.kids = append(n.kids, compilePredicate(&list[i], ps))
+				}
+			}
+			return n
+		}
+	}
 	n := predNode{op: op, kids: make([]predNode, len(list))}
 	for i := range list {
 		n.kids[i] = compilePredicate(&list[i], ps)
 	}
 	return n
+}
+
+// mergeable reports whether p is a contains_regex atom an any_of may run as a branch of
+// one alternation: no counted repetition (whose copies could take the alternation past
+// the instruction limit), and short.
+func mergeable(p *Predicate) bool {
+	return p.ContainsRegex != "" && len(p.ContainsRegex) <= MaxConditionBytes/8 &&
+		!strings.Contains(p.ContainsRegex, "{")
+}
+
+// wordAlternation returns the alternation of an any_of's mergeable atoms, (?:a)|(?:b)|…
+// (each in its own group, so its flags end with it), and the index of the first of them;
+// ok is false when fewer than two are mergeable or the alternation would be longer than a
+// condition may be.
+func wordAlternation(list []Predicate) (alt string, first int, ok bool) {
+	var b strings.Builder
+	n := 0
+	first = -1
+	for i := range list {
+		if !mergeable(&list[i]) {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte('|')
+		} else {
+			first = i
+		}
+		b.WriteString("(?:")
+		b.WriteString(list[i].ContainsRegex)
+		b.WriteByte(')')
+		n++
+	}
+	if n < 2 || b.Len() > MaxConditionBytes {
+		return "", -1, false
+	}
+	return b.String(), first, true
 }
 
 // regexesOf calls add with every regex of r that a reload analyses: the condition, each

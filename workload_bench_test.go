@@ -62,6 +62,10 @@ func workloads(tb testing.TB) []workload {
 			workload{"anchored/10", corpus.AnchoredPatterns(10, 1), real4k, false},
 			workload{"fixed_prefix/10", corpus.FixedPrefixPatterns(10, 1), real4k, false},
 			workload{"literal_free/10", validOnly(corpus.LiteralFreePatterns(20, 2), 10), real4k, false},
+			// Rule sets users bring from elsewhere (internal/workload/secrets.go): a
+			// secret-scanning set with credentials planted in a 4 KB answer, and PII rules.
+			workload{"secrets/221", validOnly(corpus.SecretPatterns(221), 221), corpus.SecretText(4096, 1), false},
+			workload{"pii", validOnly(corpus.PIIPatterns(), 100), corpus.PIIText(4096, 1), false},
 		)
 		workloadsList = w
 	})

@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/streamrules/streamrules/internal/cputime"
 )
 
 // BenchmarkMatch: the DFA (warm) against regexp on a 4 KB real answer, per pattern.
@@ -39,6 +42,32 @@ func BenchmarkMatch(b *testing.B) {
 			for b.Loop() {
 				re.MatchString(text)
 			}
+		})
+	}
+}
+
+// BenchmarkBuild measures what building a DFA costs per unit of Exploration.Work, on
+// small DFAs (a word, a counted hex class) and large ones (hundreds of instructions per
+// state): the figure the cost bound charges per unit (costWorkNs in the root package) is
+// the largest, rounded up. It reports the process's CPU time per unit (cpu-ns/unit; run
+// with -cpu 1), which other processes on the machine do not inflate.
+//
+//	go test ./internal/lazydfa -run '^$' -bench Build -cpu 1 -count 3
+func BenchmarkBuild(b *testing.B) {
+	for _, p := range []string{`(?i)\bbanned\d\b`, `[a-fA-F0-9]{40}`, `e\w{5}\d`, `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, `(a|aa){400}b`} {
+		b.Run(p[:min(len(p), 16)], func(b *testing.B) {
+			var work int64
+			var cpu time.Duration
+			for b.Loop() {
+				d, err := Compile(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := cputime.Process()
+				work += d.Explore(1000).Work
+				cpu += cputime.Process() - start
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(work), "cpu-ns/unit")
 		})
 	}
 }

@@ -116,14 +116,16 @@ func (d *DFA) intern(c *cache, kind uint8, pcs []uint32, out []int32) *state {
 	if st, ok := c.states[string(k)]; ok {
 		return st
 	}
+	d.work += int64(len(pcs))
 	if len(c.states) >= baseStates { // the base states are the DFA's own, like its program
 		size := int64(stateOverhead + 12*d.nclass + 2*len(k))
-		if memHeld.Load()+size > memLimit.Load() {
+		if d.own.Load() == 0 && memHeld.Load()+size > memLimit.Load() {
 			return nil
 		}
 		d.held.Add(size)
 		memHeld.Add(size)
 	}
+	d.work += stateWork + int64(d.nclass)
 	st := &state{
 		pcs:  slices.Clone(pcs),
 		kind: kind,

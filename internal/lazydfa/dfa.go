@@ -56,6 +56,10 @@ type DFA struct {
 	// (otherwise the skip stops every few bytes and costs more than it saves).
 	esc  [kindOther + 1][256]bool
 	skip bool
+	// own, when not 0, is the size validation explored the whole DFA at (Own): runs never
+	// give up before they built that many states, and the states are not held to the
+	// shared memory limit.
+	own atomic.Int64
 
 	mu sync.Mutex // guards the cache's map, the making of transitions, and the scratch below
 	// scratch of step, under mu
@@ -66,4 +70,5 @@ type DFA struct {
 	runes []uint32 // rune instructions reached by closure
 	out   []int32
 	key   []byte
+	work  int64 // instructions followed, tested and interned so far (see Exploration.Work)
 }

@@ -577,13 +577,13 @@ func TestRuneClassesAgreeWithRegexp(t *testing.T) {
 // would step (a text of e's keeps e and every \w of `e\w{5}\d` alive); an exponential one
 // stops at the limit.
 func TestExplore(t *testing.T) {
-	if n, widest, complete := mustDFA(t, `abc`).Explore(100); !complete || n > 16 || widest != 2 { // states by the kind of the character before, too
-		t.Errorf("abc: %d states, widest %d, complete %v", n, widest, complete)
+	if x := mustDFA(t, `abc`).Explore(100); !x.Complete || x.States > 16 || x.Widest != 2 || x.Work <= 0 { // states by the kind of the character before, too
+		t.Errorf("abc: %+v", x)
 	}
-	if n, widest, complete := mustDFA(t, `e\w{5}\d`).Explore(1000); !complete || widest != 7 {
-		t.Errorf(`e\w{5}\d: %d states, widest %d, complete %v; want widest 7`, n, widest, complete)
+	if x := mustDFA(t, `e\w{5}\d`).Explore(1000); !x.Complete || x.Widest != 7 {
+		t.Errorf(`e\w{5}\d: %+v; want widest 7`, x)
 	}
-	if n, _, complete := mustDFA(t, `a[ab]{14}c`).Explore(256); complete || n != 256 {
-		t.Errorf("a[ab]{14}c: %d states, complete %v; want it cut at 256", n, complete)
+	if x := mustDFA(t, `a[ab]{14}c`).Explore(256); x.Complete || x.States != 256 {
+		t.Errorf("a[ab]{14}c: %+v; want it cut at 256", x)
 	}
 }

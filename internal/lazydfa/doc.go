@@ -34,6 +34,12 @@
 // states) gives up and says so, and the caller runs regexp instead: so a match
 // never costs much more than regexp's own.
 //
+// A DFA that validation explored whole (Explore, which says how many states it has and
+// what building them costs) can be owned (Own): its runs never give up before it holds
+// all its states, and those states are not held to the memory limit. A caller whose
+// pattern regexp would run too slowly relies on that; the construction is then a cost
+// bounded once per DFA, not a reason to hand the text to regexp.
+//
 // A DFA is safe for concurrent use: readers follow transitions with atomic loads;
 // new states and transitions are made under a mutex.
 //
@@ -47,5 +53,6 @@
 //   - step.go: the NFA step and closure a new state is made from.
 //   - run.go: runs over a whole text: Match, MatchRead, Which, the budget.
 //   - cursor.go: the streaming Cursor (Start, Feed, End).
-//   - explore.go: MatchesEvery and Explore, questions about the DFA itself.
+//   - explore.go: MatchesEvery, Explore and Own: questions about the DFA itself, and
+//     the owning of a DFA explored whole.
 package lazydfa

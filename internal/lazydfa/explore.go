@@ -42,15 +42,36 @@ func (d *DFA) MatchesEvery(prefix string, tail []rune, limit int) bool {
 	return true
 }
 
+// Exploration is what Explore found of a DFA.
+type Exploration struct {
+	States int // states found (all of them when Complete)
+	// Widest is, when Complete, the most rune instructions one state holds: the most
+	// threads regexp keeps alive on any text.
+	Widest int
+	// Work is what building them cost, in instructions followed, tested and interned
+	// (closures, rune tests, state keys), every transition of every state included: a
+	// run on any text builds a subset of these transitions, so, once Own is set, no run
+	// costs more than Work of construction on top of its table steps. Deterministic: it
+	// depends on the pattern alone.
+	Work int64
+	// Bytes is the memory the states hold (estimated as the memory limit counts it).
+	Bytes int64
+	// Complete says these are all the DFA's states, and that every state keeps all its
+	// transitions (at most maxOther distinct non-ASCII classes): no run ever builds a
+	// state or a step that Explore did not.
+	Complete bool
+}
+
 // Explore builds the whole DFA, breadth first from the start, on one character of each
 // class (ASCII classes and non-ASCII ones, see classifyOther), and stops past limit
-// states. It returns how many states it found and whether that is all of them
-// (complete); when complete, widest is the most rune instructions one state holds: the
-// most threads regexp keeps alive on any text. A DFA of n states never builds more than
-// n, so a run gives up only when n is past its budget (64 states and more; see budget).
-// Call it on a DFA of its own (the states it builds stay in the cache).
-func (d *DFA) Explore(limit int) (states, widest int, complete bool) {
+// states. A DFA of n states never builds more than n, so a run gives up only when n is
+// past its budget (64 states and more; see budget). Call it on a DFA of its own (the
+// states it builds stay in the cache). It is not held to the process's memory limit (the
+// limit bounds it instead), so it answers the same in any process: validation is a
+// property of the pattern.
+func (d *DFA) Explore(limit int) Exploration {
 	limit = min(limit, d.max-1)
+	d.Own(d.max) // no memory limit, no give-up: limit bounds the work
 	var chars []rune
 	seenClass := make([]bool, d.nclass)
 	for b := range rune(utf8.RuneSelf) {
@@ -61,29 +82,56 @@ func (d *DFA) Explore(limit int) (states, widest int, complete bool) {
 	}
 	reps := slices.Clone(d.reps)
 	slices.Sort(reps)
-	chars = append(chars, slices.Compact(reps)...)
+	reps = slices.Compact(reps)
+	chars = append(chars, reps...)
+	d.mu.Lock()
+	work0, held0 := d.work, d.held.Load()
+	d.mu.Unlock()
 	start := d.cache.Load().start
 	seen := map[*state]bool{start: true}
 	queue := []*state{start}
+	var x Exploration
+	done := func(complete bool) Exploration {
+		d.mu.Lock()
+		x.Work, x.Bytes = d.work-work0, d.held.Load()-held0
+		d.mu.Unlock()
+		x.States, x.Complete = len(seen), complete && len(reps) <= maxOther
+		return x
+	}
 	for len(queue) > 0 {
 		st := queue[0]
 		queue = queue[1:]
-		widest = max(widest, d.runeInsts(st))
+		x.Widest = max(x.Widest, d.runeInsts(st))
+		d.endOut(st)
 		for _, r := range chars {
 			nx, _ := d.transition(st, r)
 			if nx == nil || nx.cache != start.cache {
-				return len(seen), widest, false // the memory limit, or a reset
+				return done(false) // a reset (cannot happen below d.max)
 			}
 			if !seen[nx] {
 				if len(seen) >= limit {
-					return len(seen), widest, false
+					return done(false)
 				}
 				seen[nx] = true
 				queue = append(queue, nx)
 			}
 		}
 	}
-	return len(seen), widest, true
+	return done(true)
+}
+
+// Own says that validation explored this DFA whole (Explore) and found states states:
+// from now on a run never gives up before the DFA built that many, and its states are not
+// held to the process's memory limit (validation bounded them). A DFA whose regexp would
+// cost more than its bound is safe to run only so: giving up would hand the text to
+// regexp. Safe to call at any time, from any goroutine.
+func (d *DFA) Own(states int) {
+	for {
+		cur := d.own.Load()
+		if int64(states) <= cur || d.own.CompareAndSwap(cur, int64(states)) {
+			return
+		}
+	}
 }
 
 // runeInsts counts the rune instructions st's closure reaches: the threads regexp would
@@ -91,6 +139,7 @@ func (d *DFA) Explore(limit int) (states, widest int, complete bool) {
 func (d *DFA) runeInsts(st *state) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer func(w int64) { d.work = w }(d.work) // validation's question, not a run's work
 	n := 0
 	for _, k := range []uint8{kindNewline, kindWord, kindOther} {
 		d.closure(st, k)

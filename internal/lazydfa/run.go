@@ -11,8 +11,12 @@ import (
 // costs about ten nanoseconds per instruction it follows, and regexp about forty per
 // byte at least: past 4n/insts states (after 64 to warm up) the DFA has spent what
 // regexp would, and regexp takes over. A match therefore never costs much more than
-// regexp's own.
-func (d *DFA) budget(n int) int { return 64 + 4*n/max(len(d.prog.Inst), 64) }
+// regexp's own. A DFA that validation explored whole (Own) never gives up before it
+// holds all its states: it has no more to build, and regexp may cost far more than the
+// states (the bound that let the pattern in charged their construction).
+func (d *DFA) budget(n int) int {
+	return max(64+4*n/max(len(d.prog.Inst), 64), int(d.own.Load()))
+}
 
 // kindOfBytes is kindOf for ASCII bytes; a byte from 0x80 up is never a word byte nor a
 // newline, whatever rune it belongs to.

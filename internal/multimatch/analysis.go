@@ -6,6 +6,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
@@ -16,7 +17,8 @@ import (
 // depends on the pattern's text alone, so a caller that rebuilds sets often
 // (a rule engine on every edit) can keep analyses by pattern and pass them to
 // Build: one edited pattern then costs one analysis plus the automaton.
-// An Analysis is immutable and may be shared by any number of sets.
+// An Analysis is immutable, but for Own (which only tells its DFA to keep what it builds),
+// and may be shared by any number of sets.
 type Analysis struct {
 	pattern string
 	// runText is the pattern that is run: the pattern with its unbounded edges
@@ -48,13 +50,15 @@ type Analysis struct {
 	// The lazy DFAs of run, from0 and from1 (see matches), made on first use.
 	dfaOnce         sync.Once
 	dfa, dfa0, dfa1 *lazydfa.DFA
-	direct          bool // run on every text without the prefilter (anchored at the start)
-	prefix          bool // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
-	insts           int  // instructions of the compiled program of run
-	live            int  // threads the program keeps alive on ordinary text (see liveThreads)
-	restart         int  // threads woken behind a frequent narrow character (see restartThreads)
-	wide            int  // wide instructions (see WideInsts)
-	rarePrefix      bool // every match starts with a rare literal (see RarePrefix)
+	dfaMade         atomic.Bool  // dfa is set
+	own             atomic.Int64 // states of the DFA when owned (see Own); 0: not owned
+	direct          bool         // run on every text without the prefilter (anchored at the start)
+	prefix          bool         // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
+	insts           int          // instructions of the compiled program of run
+	live            int          // threads the program keeps alive on ordinary text (see liveThreads)
+	restart         int          // threads woken behind a frequent narrow character (see restartThreads)
+	wide            int          // wide instructions (see WideInsts)
+	rarePrefix      bool         // every match starts with a rare literal (see RarePrefix)
 }
 
 // maxAnchoredBefore bounds the distance that anchored runs (from0, from1)
@@ -371,7 +375,9 @@ func (a *Analysis) matchesFrom(text string, context bool, rd *strings.Reader) (m
 // hasFrom reports whether the pattern is verified by anchored runs (see verifyFrom).
 func (a *Analysis) hasFrom() bool {
 	a.lazy()
-	return a.dfa0 != nil
+	// An owned pattern's anchored forms are other DFAs, not explored: where they gave up,
+	// regexp would run, and it may cost more than the bound the pattern was let in with.
+	return a.dfa0 != nil && !a.owned()
 }
 
 // lazy returns the DFA of run, making the DFAs on first use (most patterns are never
@@ -379,6 +385,14 @@ func (a *Analysis) hasFrom() bool {
 func (a *Analysis) lazy() *lazydfa.DFA {
 	a.dfaOnce.Do(func() {
 		a.dfa, _ = lazydfa.Compile(a.runText)
+		if a.dfa != nil {
+			// Made, then owned: Own stores own before it reads dfaMade, so one of the two
+			// sees the other.
+			a.dfaMade.Store(true)
+			if n := a.own.Load(); n > 0 {
+				a.dfa.Own(int(n))
+			}
+		}
 		if a.fromBody != "" {
 			d0, err0 := lazydfa.Compile(`\A` + a.fromBody)
 			d1, err1 := lazydfa.Compile(`\A(?s:.)` + a.fromBody)

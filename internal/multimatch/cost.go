@@ -180,23 +180,60 @@ func LargestRepeat(pattern string) (string, int) {
 	return best, bestN
 }
 
+// Worst is what WorstCase found of a pattern's form that runs.
+type Worst struct {
+	// Threads is, when Complete, the most threads regexp keeps alive on any text;
+	// otherwise an estimate: the live threads of ordinary text (LiveThreads) plus those a
+	// frequent narrow character wakes at each of its occurrences (restartThreads).
+	Threads int
+	// States, Work and Bytes are the DFA's states, what building all of them costs (in
+	// lazydfa's units: instructions followed, tested and interned) and the memory they
+	// hold; see lazydfa.Exploration.
+	States int
+	Work   int64
+	Bytes  int64
+	// Complete says the DFA was built whole within the limit: the pattern's DFA then
+	// never gives up (lazydfa.DFA.Own), and no text costs more than Work of construction
+	// and a table step per byte.
+	Complete bool
+}
+
 // WorstCase bounds what the pattern's form that runs can cost on any text, adversarial
 // ones included. It builds the whole DFA of that form (a DFA of its own, dropped after)
-// up to limit states (none when limit is 0: the estimate alone). complete says it has them all: then states is their number, and
-// threads the most rune instructions one state holds, which is the most threads regexp
-// keeps alive on any text. Otherwise threads is an estimate: the live threads of
-// ordinary text (LiveThreads) plus those a frequent narrow character wakes at each of
-// its occurrences (restartThreads).
-func (a *Analysis) WorstCase(limit int) (states, threads int, complete bool) {
+// up to limit states (none when limit is 0: the estimate alone). When that is all of it,
+// the pattern's own DFA is owned from then on (lazydfa.DFA.Own): it never gives up to
+// regexp, nor drops its states for the process's memory limit, so what WorstCase found is
+// what every run, the first included, can cost at most. The answer depends on the
+// pattern alone, never on the process's other DFAs.
+func (a *Analysis) WorstCase(limit int) Worst {
+	w := Worst{Threads: a.live + a.restart}
 	if limit <= 0 {
-		return 0, a.live + a.restart, false
+		return w
 	}
 	d, err := lazydfa.Compile(a.runText)
-	if err == nil {
-		states, threads, complete = d.Explore(limit)
-		if complete {
-			return states, threads, true
-		}
+	if err != nil {
+		return w
 	}
-	return states, a.live + a.restart, false
+	x := d.Explore(limit)
+	w.States, w.Work, w.Bytes = x.States, x.Work, x.Bytes
+	if x.Complete {
+		w.Threads, w.Complete = x.Widest, true
+	}
+	return w
 }
+
+// Own makes the pattern's DFA owned (lazydfa.DFA.Own) with the states WorstCase found:
+// the caller relies on the DFA never handing a text to regexp. The first answer builds
+// the states; Own does not build them.
+func (a *Analysis) Own(w Worst) {
+	if !w.Complete {
+		return
+	}
+	a.own.Store(int64(w.States))
+	if a.dfaMade.Load() {
+		a.dfa.Own(w.States)
+	}
+}
+
+// owned reports whether Own was called: the pattern runs on its own DFA only.
+func (a *Analysis) owned() bool { return a.own.Load() > 0 }
