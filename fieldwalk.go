@@ -16,8 +16,12 @@ import (
 // json.Marshal renders the decoded object.
 
 // walkRaw appends to out the values path names in s, a valid JSON value (see
-// FieldValues), at most MaxFieldValues in all.
-func walkRaw(s string, path []string, out *[]string) {
+// FieldValues), at most MaxFieldValues in all. With fold, a key matches a segment as
+// encoding/json matches a struct field, ignoring case (bytes.EqualFold), and every
+// matching member is walked, not only the last: each is a value some decoder picks.
+func walkRaw(s string, path []string, out *[]string) { walkKeys(s, path, false, out) }
+
+func walkKeys(s string, path []string, fold bool, out *[]string) {
 	if len(*out) >= MaxFieldValues {
 		return
 	}
@@ -32,7 +36,7 @@ func walkRaw(s string, path []string, out *[]string) {
 			if len(path) > 0 && e[0] != '[' && e[0] != '{' && e[0] != '"' {
 				return true // a number, true, false or null has no key to walk into
 			}
-			walkRaw(e, path, out)
+			walkKeys(e, path, fold, out)
 			return len(*out) < MaxFieldValues
 		})
 	case '"':
@@ -44,11 +48,19 @@ func walkRaw(s string, path []string, out *[]string) {
 		// Only an object or an array has keys to walk into ("\"x\"" would loop forever).
 		inner := trimJSONSpace(str)
 		if inner != "" && (inner[0] == '{' || inner[0] == '[') && json.Valid([]byte(inner)) {
-			walkRaw(inner, path, out)
+			walkKeys(inner, path, fold, out)
 		}
 	case '{':
 		if len(path) == 0 {
 			*out = append(*out, renderObject(s))
+			return
+		}
+		if fold {
+			eachMember(s, func(k, v string) {
+				if len(*out) < MaxFieldValues && strings.EqualFold(unquoteJSON(k), path[0]) {
+					walkKeys(v, path[1:], fold, out)
+				}
+			})
 			return
 		}
 		var val string
@@ -59,7 +71,7 @@ func walkRaw(s string, path []string, out *[]string) {
 			}
 		})
 		if found {
-			walkRaw(val, path[1:], out)
+			walkKeys(val, path[1:], fold, out)
 		}
 	default: // a number, true, false or null: as written
 		if len(path) == 0 {

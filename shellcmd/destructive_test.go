@@ -81,13 +81,13 @@ var forcedRecursiveRM = []string{
 	`git push -f`,
 	`git -C /srv/repo push -fu origin main`,
 	`git push origin +main`,
+	`rm -r /srv/data`, // no terminal: rm -r never prompts, so it deletes as -rf does
 }
 
 // Look-alikes: a plain regex on the raw text catches them, a shell never runs them as a
 // forced recursive rm (or a forced push).
 var lookAlikes = []string{
 	`echo "rm -rf /srv/data"`,
-	`rm -r /srv/data`,
 	`rm -f /srv/data`,
 	`git rm -r -f /srv/data`,
 	`ls -rf /srv`,
