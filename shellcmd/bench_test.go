@@ -49,9 +49,10 @@ func BenchmarkCommands(b *testing.B) {
 }
 
 // hostile are arguments built to make a gate check costly, each at a given size: one
-// brace word crossing itself, brace lists in budget, nested substitutions, one long
-// quoted word, assignments only, functions calling each other twice over, commands
-// past MaxCommands.
+// brace word crossing itself, brace lists in budget, nested substitutions (past the
+// nesting bound), groups nested to just below it, pipelines just below the chain bound,
+// one long quoted word, many quoted words, assignments only, functions calling each other
+// twice over, commands past MaxCommands.
 func hostile(shape string, size int) string {
 	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1)[:size] }
 	switch shape {
@@ -74,6 +75,12 @@ func hostile(shape string, size int) string {
 		return b.String() + "f0"
 	case "commands":
 		return fill("rm -f x; ")
+	case "nest_max":
+		return fill(strings.Repeat("(", 99) + "x" + strings.Repeat(")", 99) + "; ")
+	case "chain_max":
+		return fill(strings.Repeat("cat | ", 255) + "x; ")
+	case "dq_words":
+		return "echo " + fill(`"a b" `)
 	}
 	panic(shape)
 }
@@ -85,7 +92,7 @@ func hostile(shape string, size int) string {
 //
 //	go test ./shellcmd -run '^$' -bench HostileGate -benchmem -count 3
 func BenchmarkHostileGate(b *testing.B) {
-	for _, shape := range []string{"brace_word", "brace_lists", "nested", "long_word", "assignments", "functions", "commands"} {
+	for _, shape := range []string{"brace_word", "brace_lists", "nested", "nest_max", "chain_max", "long_word", "dq_words", "assignments", "functions", "commands"} {
 		for _, size := range []int{4 << 10, 64<<10 - 64} {
 			script := hostile(shape, size)
 			arg, _ := json.Marshal(map[string]string{"cmd": script})

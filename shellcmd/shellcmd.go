@@ -114,9 +114,9 @@ type word struct {
 	s     string
 	dyn   bool // holds an expansion only the running shell knows ($x, $(…), `…`)
 	split bool // an unquoted expansion or glob: it may become several words, or none
-	// proc is the word's process substitution when it is one alone: <(…), as `source` reads.
+	// proc is the word's process substitution when it is one alone: <(…), as `source`
+	// reads; its positions are in the script of the command's scope.
 	proc *syntax.ProcSubst
-	src  string // the script proc's positions are in
 }
 
 // funcDef is one definition of a function, read at each call.
@@ -173,6 +173,9 @@ func (r *reader) script(src string, depth int, params []word, stdin *input) erro
 	}
 	if !r.spend(len(src) / 4) {
 		return r.err
+	}
+	if err := prescan(src); err != nil {
+		return err
 	}
 	p := parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
@@ -633,7 +636,7 @@ func (r *reader) words(sc *scope, ws []*syntax.Word) []word {
 				out = append(out, r.lit(p))
 				continue
 			case *syntax.ProcSubst:
-				out = append(out, word{s: sourceOf(sc.src, p), dyn: true, proc: p, src: sc.src})
+				out = append(out, word{s: sourceOf(sc.src, p), dyn: true, proc: p})
 				continue
 			default:
 				var x word
@@ -728,7 +731,12 @@ func (r *reader) braceAlts(sc *scope, alts []word, b *syntax.BraceExp) []word {
 			elems = seq
 		}
 	} else {
+		elems = make([]word, 0, len(b.Elems))
 		for _, e := range b.Elems {
+			if l, ok := soleLit(e); ok {
+				elems = append(elems, r.lit(l)) // {a,b}: most elements are one literal
+				continue
+			}
 			elems = append(elems, r.words(sc, []*syntax.Word{e})...)
 		}
 	}
@@ -757,6 +765,15 @@ func (r *reader) braceAlts(sc *scope, alts []word, b *syntax.BraceExp) []word {
 		}
 	}
 	return out
+}
+
+// soleLit returns a word's literal when the word is one literal with no brace in it.
+func soleLit(w *syntax.Word) (*syntax.Lit, bool) {
+	if len(w.Parts) != 1 {
+		return nil, false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return l, ok && strings.IndexByte(l.Value, '{') < 0
 }
 
 // sequence expands {x..y[..step]} over numbers or single letters; false if it is neither.

@@ -463,7 +463,7 @@ func (r *reader) permute(o *opts, rest []word, set map[string]string, alts func(
 func (r *reader) sourced(sc *scope, file word, depth int, params []word) error {
 	switch {
 	case file.proc != nil:
-		ps := &scope{src: file.src, params: sc.params, depth: sc.depth}
+		ps := &scope{src: sc.src, params: sc.params, depth: sc.depth}
 		text, ok := r.outputs(ps, file.proc.Stmts, 0)
 		if !ok {
 			// Its commands are read where they are (the walk visits them), but what they
