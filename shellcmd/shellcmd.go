@@ -186,7 +186,7 @@ func (r *reader) script(src string, depth int, params []word, stdin *input) erro
 	// Functions are read at their calls, with the call's arguments; all definitions of a
 	// name are read (a redefinition later in the script does not hide the first).
 	var defs []*funcDef
-	syntax.Walk(f, func(n syntax.Node) bool {
+	walkDefs := func(n syntax.Node) bool {
 		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
 			if r.funcs == nil {
 				r.funcs = map[string][]*funcDef{}
@@ -196,7 +196,10 @@ func (r *reader) script(src string, depth int, params []word, stdin *input) erro
 			defs = append(defs, d)
 		}
 		return true
-	})
+	}
+	if mayDefine(src) {
+		syntax.Walk(f, walkDefs)
+	}
 	sc := &scope{src: src, params: params, stdin: stdin, depth: depth}
 	if err := r.walk(sc, f); err != nil {
 		return err
@@ -212,6 +215,29 @@ func (r *reader) script(src string, depth int, params []word, stdin *input) erro
 		}
 	}
 	return r.err
+}
+
+// mayDefine reports whether src may define a function: it holds "function" or a "("
+// followed by spaces and ")". Most scripts do not, and skip the walk that finds them.
+func mayDefine(src string) bool {
+	if strings.Contains(src, "function") {
+		return true
+	}
+	for i := strings.IndexByte(src, '('); i >= 0; {
+		j := i + 1
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+			j++
+		}
+		if j < len(src) && src[j] == ')' {
+			return true
+		}
+		k := strings.IndexByte(src[j:], '(')
+		if k < 0 {
+			break
+		}
+		i = j + k
+	}
+	return false
 }
 
 // walk reads every simple command under root.
@@ -236,7 +262,10 @@ func (r *reader) walk(sc *scope, root syntax.Node) error {
 			}
 		case *syntax.Stmt:
 			if c, ok := x.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-				inner := &scope{src: sc.src, params: sc.params, depth: sc.depth, stdin: r.stdinOf(sc, x)}
+				inner := sc
+				if in := r.stdinOf(sc, x); in != sc.stdin {
+					inner = &scope{src: sc.src, params: sc.params, depth: sc.depth, stdin: in}
+				}
 				ws := r.words(inner, c.Args)
 				if r.err != nil {
 					werr = r.err

@@ -21,6 +21,9 @@ type opts struct {
 // version's, or a typo the program refuses) is read both ways: as a flag, and as one
 // taking the next word; alt holds the second reading's rest.
 func (o *opts) scan(args []word) (rest []word, alt [][]word, set map[string]string) {
+	if len(args) == 0 || len(args[0].s) < 2 || args[0].s[0] != '-' && args[0].s[0] != '+' {
+		return args, nil, nil // no option: the common case costs no map
+	}
 	set = map[string]string{}
 	for len(args) > 0 {
 		w := args[0].s
@@ -170,19 +173,7 @@ var configRuns = []string{"core.sshcommand", "core.pager", "core.editor", "core.
 // in turn; done: what it runs is read already (a script) or it runs nothing; neither:
 // the command is recorded as it is.
 func (r *reader) unwrap(sc *scope, prog string, args []word, depth int) (next []word, done bool, err error) {
-	// alts reads the other readings of options the grammar does not know.
-	alts := func(as [][]word) error {
-		for _, a := range as {
-			if err := r.command(sc, a, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	plain := func(o *opts) ([]word, bool, error) {
-		rest, alt, _ := o.scan(args)
-		return nonNil(rest), false, alts(alt)
-	}
+	alts := func(as [][]word) error { return r.alts(sc, as, depth) }
 	switch prog {
 	case "sudo", "doas":
 		o := sudoOpts
@@ -214,13 +205,13 @@ func (r *reader) unwrap(sc *scope, prog string, args []word, depth int) (next []
 		}
 		return nonNil(rest), false, nil
 	case "nice":
-		return plain(niceOpts)
+		return r.plain(sc, niceOpts, args, depth)
 	case "nohup":
-		return plain(nohupOpts)
+		return r.plain(sc, nohupOpts, args, depth)
 	case "stdbuf":
-		return plain(stdbuf)
+		return r.plain(sc, stdbuf, args, depth)
 	case "setsid":
-		return plain(setsid)
+		return r.plain(sc, setsid, args, depth)
 	case "unshare":
 		rest, alt, _ := unshare.scan(args)
 		if len(rest) == 0 {
@@ -228,11 +219,11 @@ func (r *reader) unwrap(sc *scope, prog string, args []word, depth int) (next []
 		}
 		return rest, false, alts(alt)
 	case "ionice":
-		return plain(ionice)
+		return r.plain(sc, ionice, args, depth)
 	case "time":
-		return plain(timeOpts)
+		return r.plain(sc, timeOpts, args, depth)
 	case "exec":
-		return plain(execOpts)
+		return r.plain(sc, execOpts, args, depth)
 	case "builtin":
 		return nonNil(args), false, nil
 	case "busybox", "toybox":
@@ -323,7 +314,7 @@ func (r *reader) unwrap(sc *scope, prog string, args []word, depth int) (next []
 		}
 		// getopt permutes: options may follow the user too.
 		if n := len(args) - len(rest); n == 0 || args[n-1].s != "--" {
-			if rest = r.permute(o, rest, set, alts); r.err != nil {
+			if rest, set = r.permute(o, rest, set, alts); r.err != nil {
 				return nil, false, r.err
 			}
 		}
@@ -402,6 +393,25 @@ func (r *reader) unwrap(sc *scope, prog string, args []word, depth int) (next []
 	return nil, false, nil
 }
 
+// alts reads the other readings of options a grammar does not know.
+func (r *reader) alts(sc *scope, as [][]word, depth int) error {
+	for _, a := range as {
+		if err := r.command(sc, a, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plain reads a wrapper whose command follows its options.
+func (r *reader) plain(sc *scope, o *opts, args []word, depth int) ([]word, bool, error) {
+	rest, alt, _ := o.scan(args)
+	if len(alt) == 0 {
+		return nonNil(rest), false, nil
+	}
+	return nonNil(rest), false, r.alts(sc, alt, depth)
+}
+
 // shell reads what a shell runs: the script of -c (its operands after it are $0 $1…),
 // else a script on its standard input (-s, or no operand), else the file it is given
 // (a process substitution or /dev/stdin is read; a file on disk is out of reach).
@@ -438,7 +448,7 @@ func (r *reader) shellOperands(sc *scope, rest []word, set map[string]string, de
 
 // permute reads options that follow operands too (getopt's default order): the
 // operands come back, the options go into set.
-func (r *reader) permute(o *opts, rest []word, set map[string]string, alts func([][]word) error) []word {
+func (r *reader) permute(o *opts, rest []word, set map[string]string, alts func([][]word) error) ([]word, map[string]string) {
 	var operands []word
 	for len(rest) > 0 {
 		operands = append(operands, rest[0])
@@ -447,14 +457,17 @@ func (r *reader) permute(o *opts, rest []word, set map[string]string, alts func(
 			r.err = err
 		}
 		for k, v := range set2 {
+			if set == nil {
+				set = map[string]string{}
+			}
 			set[k] = v
 		}
 		if n := len(rest) - 1 - len(more); n > 0 && rest[n].s == "--" {
-			return append(operands, more...)
+			return append(operands, more...), set
 		}
 		rest = more
 	}
-	return operands
+	return operands, set
 }
 
 // sourced reads the script a file operand names, when it is known: a process
