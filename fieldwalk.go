@@ -15,12 +15,10 @@ import (
 // when it holds JSON that is not a string, an object at the path's end is rendered as
 // json.Marshal renders the decoded object.
 
-// walkRaw appends to out the values path names in s, a valid JSON value (see
+// walkKeys appends to out the values path names in s, a valid JSON value (see
 // FieldValues), at most MaxFieldValues in all. With fold, a key matches a segment as
 // encoding/json matches a struct field, ignoring case (bytes.EqualFold), and every
 // matching member is walked, not only the last: each is a value some decoder picks.
-func walkRaw(s string, path []string, out *[]string) { walkKeys(s, path, false, out) }
-
 func walkKeys(s string, path []string, fold bool, out *[]string) {
 	if len(*out) >= MaxFieldValues {
 		return

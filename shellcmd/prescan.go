@@ -115,7 +115,9 @@ func prescan(src string) error {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func isKeywordStart(c byte) bool { return c == 'i' || c == 'w' || c == 'u' || c == 'f' || c == 'c' || c == 's' || c == 'd' || c == 'e' }
+func isKeywordStart(c byte) bool {
+	return c == 'i' || c == 'w' || c == 'u' || c == 'f' || c == 'c' || c == 's' || c == 'd' || c == 'e'
+}
 
 // unquoteDelim is a here-document delimiter with its quotes removed.
 func unquoteDelim(w string) string {

@@ -589,7 +589,7 @@ func (r *reader) emitAs(words []word, split bool) error {
 }
 
 func wordText(s string) string {
-	if strings.IndexAny(s, " \t\n\r\v\f") < 0 {
+	if !strings.ContainsAny(s, " \t\n\r\v\f") {
 		return s
 	}
 	return wordSpace.Replace(s)
