@@ -579,7 +579,7 @@ func (r *reader) emitAs(words []word, split bool) error {
 			continue
 		}
 		dashdash = dashdash || w.s == "--"
-		b.WriteString(wordText(w.s))
+		writeWord(&b, w.s)
 	}
 	if r.budget -= b.Len(); r.budget < 0 {
 		return ErrTooLarge
@@ -593,6 +593,18 @@ func wordText(s string) string {
 		return s
 	}
 	return wordSpace.Replace(s)
+}
+
+// writeWord writes a word into b as wordText renders it, without a copy of its own.
+func writeWord(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			b.WriteString("\u00a0")
+		default:
+			b.WriteByte(c)
+		}
+	}
 }
 
 // isShortCluster reports whether w is two or more short flags written together: -rf.
