@@ -37,6 +37,13 @@ func walkKeys(s string, path []string, fold bool, out *[]string) {
 			walkKeys(e, path, fold, out)
 			return len(*out) < MaxFieldValues
 		})
+		if fold && len(path) == 0 && len(*out) < MaxFieldValues {
+			// An array of strings at the path's end may be an argv a tool runs as is
+			// ({"cmd": ["rm", "-rf", "/srv"]}): its words, each quoted, are one more value.
+			if argv, ok := quotedArgv(s); ok {
+				*out = append(*out, argv)
+			}
+		}
 	case '"':
 		str := unquoteJSON(s)
 		if len(path) == 0 {
@@ -203,4 +210,25 @@ func eachMember(s string, f func(k, v string)) {
 		}
 		i++
 	}
+}
+
+// quotedArgv renders a JSON array of strings as one shell command line, each element a
+// single-quoted word; false when an element is not a string.
+func quotedArgv(s string) (string, bool) {
+	var b strings.Builder
+	ok := true
+	eachElement(s, func(e string) bool {
+		if e[0] != '"' {
+			ok = false
+			return false
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(unquoteJSON(e), "'", `'\''`))
+		b.WriteByte('\'')
+		return true
+	})
+	return b.String(), ok && b.Len() > 0
 }

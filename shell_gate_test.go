@@ -85,8 +85,9 @@ func TestShellGateFailsClosed(t *testing.T) {
 }
 
 // TestShellGateReadsFieldAsDecoder: the cmd field is found as encoding/json finds a
-// struct field (any case; every duplicate is a value some decoder picks), and arguments
-// that are not an object are read whole, as the tool's bare command line.
+// struct field (any case; every duplicate is a value some decoder picks), an array of
+// strings there is also read as the argv it may be, and arguments that are not an object
+// are read whole, as the tool's bare command line.
 func TestShellGateReadsFieldAsDecoder(t *testing.T) {
 	t.Parallel()
 	gate := streamrules.Rule{Name: "no_forced_rm", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Field: "cmd", Shell: true, Condition: forcedRM, Text: "No forced rm."}
@@ -101,6 +102,8 @@ func TestShellGateReadsFieldAsDecoder(t *testing.T) {
 		`"$(rm -rf /srv/data)"`,
 		`"rm -rf /srv/data"`,
 		`[{"cmd":"rm -rf /srv/data"}]`,
+		`{"cmd":["rm","-rf","/srv/data"]}`,
+		`{"Cmd":["sh","-c","rm -rf '/srv/data'"]}`,
 		`rm -rf /srv/data`,
 	} {
 		if rem := m.GateCall(ctx, "shell", in); len(rem) != 1 {
