@@ -82,6 +82,25 @@ var forcedRecursiveRM = []string{
 	`git -C /srv/repo push -fu origin main`,
 	`git push origin +main`,
 	`rm -r /srv/data`, // no terminal: rm -r never prompts, so it deletes as -rf does
+	`rm -R ~`,
+	`rm --recursive $HOME`,
+	`rm -rf ./build /srv/data`,
+	`rm -rf -- /srv/data`,
+	`rm --no-preserve-root -rf /`,
+	`IFS=,; x=rm,-rf,/srv/data; $x`,
+	`${RM:-rm} -rf /srv/data`,
+	`echo cm0gLXJmIC9zcnYvZGF0YQ== | base64 -d | sh`,
+	`bash -c "$(printf 'rm -rf /srv/data')"`,
+	`busybox sh -c 'rm -rf /srv/data'`,
+	`nohup sh -c 'rm -rf /srv/data' &`,
+	`coproc rm -rf /srv/data`,
+	`time -p rm -rf /srv/data`,
+	`sudo -u root bash -lc 'rm -rf /srv/data'`,
+	`xargs -0 rm -rf < files.txt`,
+	`git -c alias.pf='push --force' pf origin main`,
+	`git reset --hard HEAD~3`,
+	`git clean -fdx`,
+	`ln -s /srv/data node_modules`,
 }
 
 // Look-alikes: a plain regex on the raw text catches them, a shell never runs them as a
