@@ -120,6 +120,25 @@ var lookAlikes = []string{
 	`git push --force-with-lease origin main`,
 	`command -v rm`,
 	`man rm # -rf`,
+	// The ten ordinary commands a joined line refused: quoted operands holding a flag,
+	// an operand after --, dot entries of build output.
+	`git commit -m "docs: never git push --force"`,
+	`git commit -m 'revert: stop push -f in CI'`,
+	`git log --oneline --grep 'push -f'`,
+	`git config alias.pf 'push --force'`,
+	`git stash push -m 'wip -f flag'`,
+	`rm -f 'old -r notes.txt'`,
+	`rm -r -- -f`,
+	`rm -rf node_modules/.cache`,
+	`cd web && rm -rf node_modules/.vite`,
+	`rm -rf target/.fingerprint`,
+	// Everyday commands.
+	`rm notes.txt`,
+	`rm -rf ./build`,
+	`git push`,
+	`git push --force-with-lease`,
+	`grep -rn "rm -rf" .`,
+	`echo "rm -rf /"`,
 }
 
 func TestDestructiveShellCatchesObfuscatedForms(t *testing.T) {
