@@ -48,17 +48,25 @@ type callArgs struct {
 }
 
 // values returns the values path names in the arguments (see FieldValues).
-func (a *callArgs) values(path []string) []string {
+func (a *callArgs) values(path []string) []string { return a.valuesOf(path, false) }
+
+// valuesOf is values, with keys matched as encoding/json matches them (fold) or exactly.
+func (a *callArgs) valuesOf(path []string, fold bool) []string {
+	if !a.valid() {
+		return nil
+	}
+	var out []string
+	walkKeys(a.text, path, fold, &out)
+	return out
+}
+
+// valid reports whether the arguments are JSON, checked once.
+func (a *callArgs) valid() bool {
 	if !a.checked {
 		a.ok = json.Valid([]byte(a.text))
 		a.checked = true
 	}
-	if !a.ok {
-		return nil
-	}
-	var out []string
-	walkRaw(a.text, path, &out)
-	return out
+	return a.ok
 }
 
 // decodeJSON decodes one JSON value, numbers kept as written (json.Number).

@@ -15,9 +15,11 @@ import (
 // when it holds JSON that is not a string, an object at the path's end is rendered as
 // json.Marshal renders the decoded object.
 
-// walkRaw appends to out the values path names in s, a valid JSON value (see
-// FieldValues), at most MaxFieldValues in all.
-func walkRaw(s string, path []string, out *[]string) {
+// walkKeys appends to out the values path names in s, a valid JSON value (see
+// FieldValues), at most MaxFieldValues in all. With fold, a key matches a segment as
+// encoding/json matches a struct field, ignoring case (bytes.EqualFold), and every
+// matching member is walked, not only the last: each is a value some decoder picks.
+func walkKeys(s string, path []string, fold bool, out *[]string) {
 	if len(*out) >= MaxFieldValues {
 		return
 	}
@@ -32,9 +34,16 @@ func walkRaw(s string, path []string, out *[]string) {
 			if len(path) > 0 && e[0] != '[' && e[0] != '{' && e[0] != '"' {
 				return true // a number, true, false or null has no key to walk into
 			}
-			walkRaw(e, path, out)
+			walkKeys(e, path, fold, out)
 			return len(*out) < MaxFieldValues
 		})
+		if fold && len(path) == 0 && len(*out) < MaxFieldValues {
+			// An array of strings at the path's end may be an argv a tool runs as is
+			// ({"cmd": ["rm", "-rf", "/srv"]}): its words, each quoted, are one more value.
+			if argv, ok := quotedArgv(s); ok {
+				*out = append(*out, argv)
+			}
+		}
 	case '"':
 		str := unquoteJSON(s)
 		if len(path) == 0 {
@@ -44,11 +53,19 @@ func walkRaw(s string, path []string, out *[]string) {
 		// Only an object or an array has keys to walk into ("\"x\"" would loop forever).
 		inner := trimJSONSpace(str)
 		if inner != "" && (inner[0] == '{' || inner[0] == '[') && json.Valid([]byte(inner)) {
-			walkRaw(inner, path, out)
+			walkKeys(inner, path, fold, out)
 		}
 	case '{':
 		if len(path) == 0 {
 			*out = append(*out, renderObject(s))
+			return
+		}
+		if fold {
+			eachMember(s, func(k, v string) {
+				if len(*out) < MaxFieldValues && strings.EqualFold(unquoteJSON(k), path[0]) {
+					walkKeys(v, path[1:], fold, out)
+				}
+			})
 			return
 		}
 		var val string
@@ -59,7 +76,7 @@ func walkRaw(s string, path []string, out *[]string) {
 			}
 		})
 		if found {
-			walkRaw(val, path[1:], out)
+			walkKeys(val, path[1:], fold, out)
 		}
 	default: // a number, true, false or null: as written
 		if len(path) == 0 {
@@ -193,4 +210,25 @@ func eachMember(s string, f func(k, v string)) {
 		}
 		i++
 	}
+}
+
+// quotedArgv renders a JSON array of strings as one shell command line, each element a
+// single-quoted word; false when an element is not a string.
+func quotedArgv(s string) (string, bool) {
+	var b strings.Builder
+	ok := true
+	eachElement(s, func(e string) bool {
+		if e[0] != '"' {
+			ok = false
+			return false
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(unquoteJSON(e), "'", `'\''`))
+		b.WriteByte('\'')
+		return true
+	})
+	return b.String(), ok && b.Len() > 0
 }

@@ -131,6 +131,10 @@ func (s *ruleSet) toolRulesFor(tool string) *toolRules {
 type gateHit struct {
 	rule *compiledRule
 	tool string
+	// unreadable: it fires because its shell reader could not read the call
+	// (failsClosed); its block and refusal say so, and a refusal's outcome is
+	// OutcomeUnreadable.
+	unreadable bool
 }
 
 // gateHits returns the gates (live or shadowed, armed or not) that fire on a call. It
@@ -144,8 +148,11 @@ func (s *ruleSet) gateHits(c DeclaredCall, out []gateHit) []gateHit {
 	args := callArgs{text: CompactArgs(c.Input)}
 	t := targetOf(args.text, tr.match, buf[:0])
 	for _, r := range tr.rules {
-		if r.Mode == ModeInterrupt && r.firesOnArgs(&t, &args) {
-			out = append(out, gateHit{rule: r, tool: c.Tool})
+		if r.Mode != ModeInterrupt {
+			continue
+		}
+		if fires, unreadable := r.verdictOnArgs(&t, &args); fires {
+			out = append(out, gateHit{rule: r, tool: c.Tool, unreadable: unreadable})
 		}
 	}
 	return out
@@ -205,7 +212,7 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 		blocks = append(blocks, v.Interrupt)
 	}
 	for _, h := range live {
-		blocks = append(blocks, InterruptBlock(h.rule.Name, h.rule.Text))
+		blocks = append(blocks, InterruptBlock(h.rule.Name, h.text()))
 		v.Rules = append(v.Rules, h.rule.Name)
 		fired = append(fired, m.record(Firing{Rule: h.rule.Name, Mode: ModeInterrupt, Tool: h.tool, Retry: true, Delivery: DeliveryFull})) // its block is in the interrupt, whole
 	}
@@ -215,6 +222,15 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 	slices.Sort(v.Rules)
 	v.Rules = slices.Compact(v.Rules)
 	return v
+}
+
+// text is the gate's block text for this hit: the rule's text, after UnreadableLead when
+// the call could not be read.
+func (h gateHit) text() string {
+	if h.unreadable {
+		return UnreadableLead + h.rule.Text
+	}
+	return h.rule.Text
 }
 
 // judgeGateReplayLocked decides the gate discards whose replay these are the calls of.
@@ -232,6 +248,9 @@ func (m *Move) judgeGateReplayLocked(hits []gateHit) {
 			f.Outcome = OutcomeMissedAgain // discarded again: the new discard has its own firing
 		default:
 			f.Outcome = OutcomeRefused // the tool wrapper refuses the call (GateCall)
+			if slices.ContainsFunc(hits, func(h gateHit) bool { return h.rule.Name == f.Rule && h.unreadable }) {
+				f.Outcome = OutcomeUnreadable
+			}
 			if m.claimed == nil {
 				m.claimed = map[string]int{}
 			}
@@ -278,12 +297,16 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 		if !m.gateArmed(r) || !m.gateClaimLocked(r) {
 			continue
 		}
-		out = append(out, Reminder{Rule: r.Name, Text: RefusalLead + r.Text})
+		out = append(out, Reminder{Rule: r.Name, Text: RefusalLead + h.text()})
 		if m.claimed[r.Name] > 0 {
 			m.claimed[r.Name]-- // its discard's outcome already says refused
 			continue
 		}
-		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Tool: tool, Outcome: OutcomeRefused, Delivery: DeliveryFull})) // the refusal block is its text, whole
+		outcome := OutcomeRefused
+		if h.unreadable {
+			outcome = OutcomeUnreadable
+		}
+		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Tool: tool, Outcome: outcome, Delivery: DeliveryFull})) // the refusal block is its text, whole
 	}
 	if len(out) > 0 {
 		out = append(out, m.pending...)

@@ -25,17 +25,27 @@ func (c *compiledRule) fires(t *target) bool {
 // value its path names and fires on the first that fires; a call without the field does
 // not fire it. The arguments are decoded once per call, not once per field rule.
 func (c *compiledRule) firesOnArgs(group *target, args *callArgs) bool {
+	fires, _ := c.verdictOnArgs(group, args)
+	return fires
+}
+
+// verdictOnArgs is firesOnArgs, and whether the rule fires because a shell gate could
+// not read the call (shellVerdict).
+func (c *compiledRule) verdictOnArgs(group *target, args *callArgs) (fires, unreadable bool) {
 	if c.own == nil {
-		return c.fires(group)
+		return c.fires(group), false
+	}
+	if c.failsClosed() {
+		return c.shellVerdict(group, args)
 	}
 	var buf [16]int
 	for _, v := range c.ownTargets(args) {
 		t := target{text: v, matched: c.own.Match(v, buf[:0]), facts: group.facts}
 		if c.fires(&t) {
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, false
 }
 
 // ownTargets returns what a rule with its own matcher judges, one target each: a field
@@ -53,12 +63,10 @@ func (c *compiledRule) ownTargets(args *callArgs) []string {
 			values = vs
 		}
 	}
-	if len(values) == 1 {
-		return c.shellValues(args, values[0])
-	}
 	var cmds []string
 	for _, v := range values {
-		cmds = append(cmds, c.shellValues(args, v)...)
+		got, _ := c.shellValues(args, v)
+		cmds = append(cmds, got...)
 	}
 	return cmds
 }
@@ -131,6 +139,12 @@ func (j *Judge) Check(text string, facts *Facts) Result {
 		return Result{Status: StatusPass}
 	}
 	args := callArgs{text: text}
+	if c.failsClosed() {
+		if fires, _ := c.shellVerdict(&target{facts: facts}, &args); fires {
+			return Result{Status: StatusViolation}
+		}
+		return Result{Status: StatusPass}
+	}
 	for _, v := range c.ownTargets(&args) {
 		vt := target{text: v, matched: c.own.Match(v, buf[:0]), facts: facts}
 		if c.fires(&vt) {

@@ -85,7 +85,10 @@ type Rule struct {
 	// Shell: a tool rule reads each value (its field's, or the whole input without one) as
 	// a shell script, and the condition runs on each simple command the script would run,
 	// rendered as its words (see ShellReader and the shellcmd package); the rule fires if
-	// one command does. Input the reader cannot read is matched raw.
+	// one command does. Input the reader cannot read completely is refused by a gate (mode
+	// interrupt: fail closed, outcome refused_unreadable) and matched raw by a reminder.
+	// A gate finds its field's keys as encoding/json does, ignoring case, and reads
+	// arguments that are not a JSON object whole.
 	Shell bool `json:"shell,omitempty" db:"shell"`
 	// Fix repairs an answer that missed this text rule in place, instead of a replay.
 	Fix *Fix `json:"fix,omitempty" db:"-"`

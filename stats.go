@@ -119,6 +119,9 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 		st := counters[r.Name].Stat(r.Name, r.Mode)
 		if r.Mode == ModeInterrupt && r.Tool() != "" {
 			st.Outcomes[OutcomeRefused] += 0 // a gate's own outcome, listed at zero too
+			if r.Shell {
+				st.Outcomes[OutcomeUnreadable] += 0 // a shell gate's refusal of what it could not read
+			}
 		}
 		st.Severity, st.Explanation = r.Severity, r.Explanation
 		out.Rules = append(out.Rules, st)

@@ -30,9 +30,10 @@
 //	streamrules_store_dropped_records_total               counter: moves the write queue dropped (stores with Queue)
 //	streamrules_store_rejected_records_total              counter: moves the database refused for good, lost (stores with Queue)
 //
-// outcome is one of corrected, missed_again, kept, fixed, complied, repeated, shadow (a
-// would-fire of a rule in shadow) and none (a discard whose move failed before its
-// replay). The would-fire rate of a shadowed rule is
+// outcome is one of corrected, missed_again, kept, fixed, complied, repeated, refused (a
+// gate refused a matching call), refused_unreadable (a shell gate refused a call it could
+// not read as a shell would), shadow (a would-fire of a rule in shadow) and none (a
+// discard whose move failed before its replay). The would-fire rate of a shadowed rule is
 //
 //	rate(streamrules_engine_firings_total{rule="x",outcome="shadow"}[1h])
 //

@@ -35,6 +35,10 @@ func TestDeclaredCallsPerFormat(t *testing.T) {
 		{"__arg1 not a string or not JSON", middleware.FormatToolCalling, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("a", `{"__arg1":5}`)}, {FunctionCall: fc("b", `__arg1 broken {`)}}},
 		}}, []call{dc("a", `{"__arg1":5}`), dc("b", `__arg1 broken {`)}},
+		{"__arg1 as the agent decodes it: escaped, duplicated", middleware.FormatToolCalling, &llms.ContentResponse{Choices: []*llms.ContentChoice{
+			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("shell", `{"\u005f_arg1":"rm -rf /srv/data"}`)}, {FunctionCall: fc("shell", `{"__arg1":"ls","__arg1":"rm -rf /"}`)},
+				{FunctionCall: fc("shell", `{"__ARG1":"rm -rf /"}`)}}},
+		}}, []call{dc("shell", "rm -rf /srv/data"), dc("shell", "rm -rf /"), dc("shell", `{"__ARG1":"rm -rf /"}`)}},
 		{"MRKL action", middleware.FormatMRKL, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{Content: "Thought: clean up\nAction:  shell \nAction Input:  rm -rf /tmp/x \nObservation:"},
 		}}, []call{dc("shell", "rm -rf /tmp/x")}},

@@ -67,11 +67,14 @@ func DeclaredCalls(f AnswerFormat, resp *llms.ContentResponse) []streamrules.Dec
 // stricter form is a case of it).
 var actionRE = regexp.MustCompile(`(?i)Action:\s*(.+?)\s*Action\s+Input:\s*(?s)(.+)`)
 
-// unwrapArg1 is the functions agent's reading of arguments: {"__arg1": s} calls the tool
-// with s, anything else with the arguments as they are.
+// unwrapArg1 is the functions agent's reading of arguments (agents.OpenAIFunctionsAgent
+// ParseOutput): the arguments decoded into a map, and its "__arg1" key, when a string, is
+// the tool's input; anything else calls the tool with the arguments as they are. The key
+// is looked up after decoding, so an escaped spelling ({"\u005f_arg1": s}) is the same
+// key, and of duplicates the last wins.
 func unwrapArg1(args string) string {
-	if !strings.Contains(args, "__arg1") {
-		return args
+	if !strings.Contains(args, "__arg1") && !strings.Contains(args, `\u`) {
+		return args // no key that decodes to __arg1
 	}
 	var m map[string]any
 	if json.Unmarshal([]byte(args), &m) != nil {

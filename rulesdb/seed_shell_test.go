@@ -2,7 +2,9 @@ package rulesdb_test
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,3 +62,53 @@ func TestSeedShellGate(t *testing.T) {
 		}
 	})
 }
+
+// TestSeedWave4ShellGate: the calibration wave that ships the shell gate reading words
+// (seed version 4) rewrites a destructive_shell seeded by version 3 and left untouched:
+// the stored gate then refuses rm -r with no -f on an absolute path and the symlink
+// trick, and lets the quoted look-alikes version 3 refused run.
+func TestSeedWave4ShellGate(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		shipped := defaultSeeds(t)
+		if shipped.Version < 4 {
+			t.Fatalf("shipped seed version %d, want 4 or later", shipped.Version)
+		}
+		var v3pred streamrules.Predicate
+		if err := json.Unmarshal([]byte(v3Predicate), &v3pred); err != nil {
+			t.Fatal(err)
+		}
+		v3 := seeds.Set{Version: 3}
+		for _, r := range shipped.Rules {
+			if r.Name == "destructive_shell" {
+				r.Predicate = &v3pred
+			}
+			v3.Rules = append(v3.Rules, r)
+		}
+		s := open(t, dsn, &rulesdb.Config{Seed: &v3})
+		rep, err := s.Seed(ctx, shipped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Applied || !slices.Contains(rep.Updated, "destructive_shell") {
+			t.Errorf("report %+v, want destructive_shell updated", rep)
+		}
+		eng := newEngine(t, s, nil)
+		mctx, move := eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+		for _, cmd := range []string{`rm -r /srv/data`, `ln -s /srv/data build && rm -rf build/`} {
+			in, _ := json.Marshal(map[string]string{"cmd": cmd})
+			if rem := move.GateCall(mctx, "shell", string(in)); len(rem) != 1 {
+				t.Errorf("the recalibrated gate let %q run", cmd)
+			}
+		}
+		for _, cmd := range []string{`git commit -m "docs: never git push --force"`, `rm -r -- -f`, `rm -rf node_modules/.cache`} {
+			in, _ := json.Marshal(map[string]string{"cmd": cmd})
+			if rem := move.GateCall(mctx, "shell", string(in)); rem != nil {
+				t.Errorf("the recalibrated gate refused %q: %v", cmd, rem)
+			}
+		}
+	})
+}
+
+// v3Predicate is destructive_shell's predicate as seed version 3 shipped it.
+const v3Predicate = `{"any_of": [{"all_of": [{"starts_with_regex": "rm\\s"}, {"contains_regex": "\\s(?:-[rR]|--r[a-z]*)(?:\\s|$)"}, {"contains_regex": "\\s(?:-f|--f[a-z]*)(?:\\s|$)"}, {"not_": {"contains_regex": "^rm(?:\\s+-\\S*)*\\s+(?:\\./)?(?:build|dist|out|target|node_modules|coverage|__pycache__|\\.cache|\\.next|\\.pytest_cache|\\.turbo)(?:/[\\w-][\\w.-]*)*/?(?:\\s+(?:-\\S*|(?:\\./)?(?:build|dist|out|target|node_modules|coverage|__pycache__|\\.cache|\\.next|\\.pytest_cache|\\.turbo)(?:/[\\w-][\\w.-]*)*/?))*$"}}]}, {"contains_regex": "^git\\s(?:.*\\s)?push(?:\\s.*)?\\s(?:-f|--force|\\+[^\\s+]+)(?:\\s|$)"}]}`

@@ -3,7 +3,7 @@
 // The set is a rule file (package rulefile): JSON or YAML with a version and a list of rules:
 //
 //	{
-//	  "version": 3,
+//	  "version": 4,
 //	  "rules": [
 //	    {
 //	      "name": "telegram_reply_tail",
@@ -29,7 +29,7 @@
 //
 // # The default set
 //
-// [Default] returns the embedded seeds.json (version 3): nine chronic misses: two soft,
+// [Default] returns the embedded seeds.json (version 4): nine chronic misses: two soft,
 // six hard on the answer, one gate on shell calls.
 //
 //   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
@@ -45,6 +45,13 @@
 //     the picture is in context and visible.
 //   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call
 //     telegram_react instead.
+//   - destructive_shell (tool:shell, mode interrupt, when client_ops): the cmd field read
+//     as a shell reads it (shell: true); a call it cannot read is refused. Since version
+//     4 (a calibration wave) it judges words, not a joined line, refuses rm -r without -f
+//     on /, ~, .., $VAR or a glob (no terminal: it never prompts), ln -s naming build
+//     output (the symlink trick), git reset --hard, clean -f, branch -D and stash
+//     drop/clear beside a forced recursive rm outside build output and a forced push,
+//     and lets build output's dot entries (node_modules/.cache) through.
 //   - unbacked_tool_claim (text, since version 3): "Audio saved: …" when the user asked
 //     for audio (applies_when: input_contains_regex) and no generate_speech call
 //     succeeded in the move; its replace_regex fix turns the claim into an honest

@@ -1,6 +1,8 @@
 package shellcmd_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -43,5 +45,70 @@ func BenchmarkCommands(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(len(c.script)), "cpu-ns/byte")
 			}
 		})
+	}
+}
+
+// hostile are arguments built to make a gate check costly, each at a given size: one
+// brace word crossing itself, brace lists in budget, nested substitutions (past the
+// nesting bound), groups nested to just below it, pipelines just below the chain bound,
+// one long quoted word, many quoted words, assignments only, functions calling each other
+// twice over, commands past MaxCommands.
+func hostile(shape string, size int) string {
+	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1)[:size] }
+	switch shape {
+	case "brace_word":
+		return "echo " + fill("{a,b}")
+	case "brace_lists":
+		return "echo " + strings.TrimRight(fill("{a,b} "), "{a,b")
+	case "nested":
+		n := size / 16
+		return strings.Repeat(`"$(echo `, n) + "x" + strings.Repeat(`)"`, n)
+	case "long_word":
+		return "echo '" + fill("rm -rf x ") + "'"
+	case "assignments":
+		return fill("a=b ") + "true"
+	case "functions":
+		var b strings.Builder
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "f%d() { f%d; f%d; }; ", i, i+1, i+1)
+		}
+		return b.String() + "f0"
+	case "commands":
+		return fill("rm -f x; ")
+	case "nest_max":
+		return fill(strings.Repeat("(", 99) + "x" + strings.Repeat(")", 99) + "; ")
+	case "chain_max":
+		return fill(strings.Repeat("cat | ", 255) + "x; ")
+	case "dq_words":
+		return "echo " + fill(`"a b" `)
+	}
+	panic(shape)
+}
+
+// BenchmarkHostileGate: one gate check (the seeded destructive_shell rule, Move.GateCall
+// on {"cmd": …}) of hostile arguments of 4 KB and of 64 KiB less the JSON around them.
+// The cost is linear in the input when each shape's 64 KiB figure is about 16 times its
+// 4 KB one; the goal is at most 20 times, and 50 ms at 64 KiB.
+//
+//	go test ./shellcmd -run '^$' -bench HostileGate -benchmem -count 3
+func BenchmarkHostileGate(b *testing.B) {
+	for _, shape := range []string{"brace_word", "brace_lists", "nested", "nest_max", "chain_max", "long_word", "dq_words", "assignments", "functions", "commands"} {
+		for _, size := range []int{4 << 10, 64<<10 - 64} {
+			script := hostile(shape, size)
+			arg, _ := json.Marshal(map[string]string{"cmd": script})
+			name := fmt.Sprintf("%s/%dKB", shape, (size+512)>>10)
+			b.Run(name, func(b *testing.B) {
+				ctx, m := shellGate(b)
+				b.ReportAllocs()
+				b.SetBytes(int64(len(arg)))
+				cpu := cputime.Process()
+				for b.Loop() {
+					_ = m.GateCall(ctx, "shell", string(arg))
+				}
+				if cpu := cputime.Process() - cpu; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+				}
+			})
+		}
 	}
 }

@@ -81,13 +81,32 @@ var forcedRecursiveRM = []string{
 	`git push -f`,
 	`git -C /srv/repo push -fu origin main`,
 	`git push origin +main`,
+	`rm -r /srv/data`, // no terminal: rm -r never prompts, so it deletes as -rf does
+	`rm -R ~`,
+	`rm --recursive $HOME`,
+	`rm -rf ./build /srv/data`,
+	`rm -rf -- /srv/data`,
+	`rm --no-preserve-root -rf /`,
+	`IFS=,; x=rm,-rf,/srv/data; $x`,
+	`${RM:-rm} -rf /srv/data`,
+	`echo cm0gLXJmIC9zcnYvZGF0YQ== | base64 -d | sh`,
+	`bash -c "$(printf 'rm -rf /srv/data')"`,
+	`busybox sh -c 'rm -rf /srv/data'`,
+	`nohup sh -c 'rm -rf /srv/data' &`,
+	`coproc rm -rf /srv/data`,
+	`time -p rm -rf /srv/data`,
+	`sudo -u root bash -lc 'rm -rf /srv/data'`,
+	`xargs -0 rm -rf < files.txt`,
+	`git -c alias.pf='push --force' pf origin main`,
+	`git reset --hard HEAD~3`,
+	`git clean -fdx`,
+	`ln -s /srv/data node_modules`,
 }
 
 // Look-alikes: a plain regex on the raw text catches them, a shell never runs them as a
 // forced recursive rm (or a forced push).
 var lookAlikes = []string{
 	`echo "rm -rf /srv/data"`,
-	`rm -r /srv/data`,
 	`rm -f /srv/data`,
 	`git rm -r -f /srv/data`,
 	`ls -rf /srv`,
@@ -101,6 +120,25 @@ var lookAlikes = []string{
 	`git push --force-with-lease origin main`,
 	`command -v rm`,
 	`man rm # -rf`,
+	// The ten ordinary commands a joined line refused: quoted operands holding a flag,
+	// an operand after --, dot entries of build output.
+	`git commit -m "docs: never git push --force"`,
+	`git commit -m 'revert: stop push -f in CI'`,
+	`git log --oneline --grep 'push -f'`,
+	`git config alias.pf 'push --force'`,
+	`git stash push -m 'wip -f flag'`,
+	`rm -f 'old -r notes.txt'`,
+	`rm -r -- -f`,
+	`rm -rf node_modules/.cache`,
+	`cd web && rm -rf node_modules/.vite`,
+	`rm -rf target/.fingerprint`,
+	// Everyday commands.
+	`rm notes.txt`,
+	`rm -rf ./build`,
+	`git push`,
+	`git push --force-with-lease`,
+	`grep -rn "rm -rf" .`,
+	`echo "rm -rf /"`,
 }
 
 func TestDestructiveShellCatchesObfuscatedForms(t *testing.T) {

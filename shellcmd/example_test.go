@@ -13,12 +13,12 @@ func ExampleCommands() {
 		panic(err)
 	}
 	for _, c := range cmds {
-		fmt.Println(c)
+		fmt.Printf("%q\n", c) // a word's own spaces are U+00A0: \s only separates words
 	}
 	// Output:
-	// cd /srv
-	// rm -f -r data
-	// echo rm -rf x
+	// "cd /srv"
+	// "rm -f -r data"
+	// "echo rm\u00a0-rf\u00a0x"
 }
 
 // A `shell: true` rule judges each command the script would run.

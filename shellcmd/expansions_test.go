@@ -20,7 +20,7 @@ func TestExpansions(t *testing.T) {
 		{`rm {a..c}`, []string{"rm a b c"}},
 		{`rm {c..a}`, []string{"rm c b a"}},
 		{`rm {1..7..3}`, []string{"rm 1 4 7"}},
-		{`echo $'\e[1m' $'\a\b\f\v\t\r'`, []string{"echo \x1b[1m \a\b\f\v\t\r"}},
+		{`echo $'\e[1m' $'\a\b\f\v\t\r'`, []string{"echo \x1b[1m \a\b\u00a0\u00a0\u00a0\u00a0"}},
 	}
 	for _, tt := range tests {
 		got, err := shellcmd.Commands(tt.script)

@@ -1,17 +1,20 @@
 package shellcmd_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/shellcmd"
 )
 
-// maxAllocs bounds the allocations of reading n bytes: about one per byte, as in the
-// benchmarks (a 200-byte command line makes 122, a 60 KiB script 21,000).
-func maxAllocs(n int) int { return n + 256 }
+// maxAllocs bounds the allocations of reading n bytes: at most two per byte plus 512
+// (the parser's nodes, the rendered words, a wrapper's option set); BenchmarkCommands
+// gives the usual figure.
+func maxAllocs(n int) int { return 2*n + 512 }
 
 // FuzzCommands: reading never panics; what it yields stays within its bounds (at most
 // MaxCommands commands, a rendering of at most four times the script plus 4 KiB, so the
@@ -79,6 +82,59 @@ func FuzzPlainWords(f *testing.F) {
 		parsed, err2 := shellcmd.ParsedCommands(script)
 		if (err1 == nil) != (err2 == nil) || !slices.Equal(fast, parsed) {
 			t.Fatalf("%q: fast path %q (%v), parser %q (%v)", script, fast, err1, parsed, err2)
+		}
+	})
+}
+
+// FuzzGateFailsClosed: whatever the reader cannot read, a shell gate refuses. Any input
+// the reader returns an error for is a violation of an interrupt shell rule, whose
+// condition matches nothing the reader renders; a remind rule with the same condition
+// judges it raw and passes. No input panics.
+func FuzzGateFailsClosed(f *testing.F) {
+	for _, s := range append(append([]string{}, forcedRecursiveRM...), lookAlikes...) {
+		f.Add(s)
+	}
+	for _, d := range destructiveForms {
+		if len(d.form) < 4096 {
+			f.Add(d.form)
+		}
+	}
+	f.Add("rm -rf x\necho \"")
+	f.Add("$X")
+	f.Add("echo hi | sudo -s")
+	f.Add("f() { f; }; f")
+	never := `^\x{10FFFE}\x{10FFFE}$` // a noncharacter, twice: no rendering holds it
+	gate, err := streamrules.NewJudge(streamrules.Rule{Name: "never_gate", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Field: "cmd", Shell: true, Condition: never, Text: "x"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	note, err := streamrules.NewJudge(streamrules.Rule{Name: "never_note", Scope: "tool:shell", Field: "cmd", Shell: true, Condition: never, Text: "x"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		arg, _ := json.Marshal(map[string]string{"cmd": script})
+		var back struct{ Cmd string }
+		if err := json.Unmarshal(arg, &back); err != nil {
+			t.Fatal(err)
+		}
+		_, rerr := shellcmd.Commands(back.Cmd)
+		got := gate.Check(string(arg), nil).Status
+		if rerr != nil && got != streamrules.StatusViolation {
+			t.Fatalf("the reader failed (%v) and the gate let %q through", rerr, back.Cmd)
+		}
+		if rerr == nil && got == streamrules.StatusViolation && !strings.Contains(back.Cmd, "\U0010FFFE") {
+			cmds, _ := shellcmd.Commands(back.Cmd)
+			dyn := false
+			for _, c := range cmds {
+				dyn = dyn || strings.ContainsAny(strings.SplitN(c, " ", 2)[0], "$`")
+			}
+			if !dyn {
+				t.Fatalf("a readable %q (%q) was refused", back.Cmd, cmds)
+			}
+		}
+		if note.Check(string(arg), nil).Status == streamrules.StatusViolation && !strings.Contains(back.Cmd, "\U0010FFFE") {
+			t.Fatalf("the reminder fired on %q", back.Cmd)
 		}
 	})
 }

@@ -15,24 +15,33 @@ import (
 func init() { streamrules.RegisterShellReader(Commands) }
 
 // Bounds of one reading. A script past any of them is not read: Commands returns an
-// error and the caller matches the raw text instead (see the package doc).
+// error, and the engine refuses the call for a gate (a rule in mode interrupt) and
+// matches the raw text for a reminder (see the package doc).
 const (
 	// MaxScriptBytes bounds the script read; a model's command line is far shorter.
 	MaxScriptBytes = 64 << 10
-	// MaxDepth bounds the nesting of scripts read inside scripts (bash -c, eval).
+	// MaxDepth bounds the nesting of scripts read inside scripts (bash -c, eval, a
+	// function's body at its call).
 	MaxDepth = 8
 	// MaxCommands bounds the commands one script yields, the ones read inside included.
 	MaxCommands = 1024
-	// maxBraceWords bounds the words one brace expansion makes; a bigger one stays as written.
-	maxBraceWords = 64
+	// maxBraceWords bounds the words one brace expansion makes.
+	maxBraceWords = 4096
 )
 
-// Errors of Commands, beside the parser's own (a *syntax.ParseError).
+// Errors of Commands, beside the parser's own (a *syntax.ParseError). Every one means
+// the script was not read completely: a gate refuses it.
 var (
-	ErrTooLong  = errors.New("shellcmd: script longer than MaxScriptBytes")
-	ErrTooDeep  = errors.New("shellcmd: scripts nested deeper than MaxDepth")
-	ErrTooMany  = errors.New("shellcmd: more than MaxCommands commands")
-	errTooLarge = errors.New("shellcmd: rendering larger than the bound")
+	ErrTooLong = errors.New("shellcmd: script longer than MaxScriptBytes")
+	ErrTooDeep = errors.New("shellcmd: scripts nested deeper than MaxDepth")
+	ErrTooMany = errors.New("shellcmd: more than MaxCommands commands")
+	// ErrTooLarge: the reading's work or rendering passed its budget, linear in the
+	// script (brace expansions, function bodies read at each call).
+	ErrTooLarge = errors.New("shellcmd: reading larger than its budget")
+	// ErrNotStatic: a command word or a script is known only when the shell runs it: an
+	// unquoted expansion or glob as the program ($CMD -rf x, $(curl …)), a script piped
+	// or redirected into a shell from something other than echo, printf or a here-doc.
+	ErrNotStatic = errors.New("shellcmd: a command is known only when it runs")
 )
 
 // parsers reuses parsers: one costs a few allocations to make, and a reading is short.
@@ -40,45 +49,57 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 
 // Commands reads script as a shell would and returns each simple command it would run,
 // one string per command, in the order they appear: the program's base name and its
-// arguments after quote removal, one space between words, combined short flags split,
-// assignments dropped, wrappers unwrapped and the scripts of bash -c and eval read too.
-// See the package doc for the whole list and what stays out of reach.
+// words after quote removal, one space between words, combined short flags split,
+// assignments dropped, wrappers unwrapped and the scripts they run read too. A word's
+// own whitespace is rendered as U+00A0 (no-break space), so in a rendered command `\s`
+// only ever separates words: `git commit -m "never push -f"` is
+// "git commit -m never\u00a0push\u00a0-f", whose words hold no flag -f. See the package
+// doc for the whole list and what stays out of reach.
 //
-// The cost is linear in the script: a parse, one walk, and a rendering bounded by a few
-// times the script's length. Safe for concurrent use.
+// The cost is linear in the script: a parse, walks whose nodes, brace words and
+// rendered bytes come from one budget of a few times the script's length. Safe for
+// concurrent use.
 func Commands(script string) ([]string, error) {
 	if len(script) > MaxScriptBytes {
 		return nil, ErrTooLong
 	}
-	r := reader{budget: 4*len(script) + 4096, braces: 8 + len(script)/16}
+	r := newReader(script)
 	if words, ok := plainWords(script); ok {
 		// Most command lines a model writes are plain words (ls -la /srv): no quote, no
 		// expansion, no operator, so the parser would find exactly these words.
 		// FuzzPlainWords holds the two paths to the same result.
-		if err := r.command(words, 0); err != nil {
+		if err := r.command(&scope{}, words, 0); err != nil {
 			return nil, err
 		}
 		return r.out, nil
 	}
-	if err := r.script(script, 0); err != nil {
+	if err := r.script(script, 0, nil, nil); err != nil {
 		return nil, err
 	}
 	return r.out, nil
 }
 
+func newReader(script string) *reader {
+	return &reader{budget: 4*len(script) + 4096, work: 3*len(script) + 4096}
+}
+
 // plainWords splits a script made of plain words only: letters, digits and - _ . / = , :
 // @ % + between spaces and tabs, not starting with a reserved word. Anything else (a
 // quote, $, a glob, an operator, a newline, braces…) goes to the parser.
-func plainWords(script string) ([]string, bool) {
+func plainWords(script string) ([]word, bool) {
 	for i := 0; i < len(script); i++ {
 		c := script[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == ' ' || c == '\t' || strings.IndexByte("-_./=,:@%+", c) >= 0) {
 			return nil, false
 		}
 	}
-	words := strings.Fields(script)
-	if len(words) == 0 || reserved[words[0]] {
+	fields := strings.Fields(script)
+	if len(fields) == 0 || reserved[fields[0]] {
 		return nil, false
+	}
+	words := make([]word, len(fields))
+	for i, f := range fields {
+		words[i] = word{s: f}
 	}
 	return words, true
 }
@@ -88,16 +109,73 @@ var reserved = map[string]bool{"if": true, "then": true, "else": true, "elif": t
 	"case": true, "esac": true, "while": true, "until": true, "for": true, "in": true, "function": true, "select": true,
 	"time": true, "coproc": true}
 
-// reader collects the commands of one reading.
+// word is one word of a command after quote removal and expansion of what is static.
+type word struct {
+	s     string
+	dyn   bool // holds an expansion only the running shell knows ($x, $(…), `…`)
+	split bool // an unquoted expansion or glob: it may become several words, or none
+	// proc is the word's process substitution when it is one alone: <(…), as `source`
+	// reads; its positions are in the script of the command's scope.
+	proc *syntax.ProcSubst
+}
+
+// funcDef is one definition of a function, read at each call.
+type funcDef struct {
+	src    string
+	body   *syntax.Stmt
+	called bool
+}
+
+// reader collects the commands of one reading. Its budgets are the whole script's: the
+// scripts read inside it draw on them too.
 type reader struct {
 	out    []string
 	budget int // bytes of rendering left
-	braces int // words brace expansion may still make (8 + one per 16 bytes of the script): bounds the work per byte
+	work   int // nodes walked, words rendered and brace words made, left
+	err    error
+	funcs  map[string][]*funcDef
+	pipes  map[*syntax.Stmt]pipeFrom // the right side of a pipe → what its stdin is
 }
 
-func (r *reader) script(src string, depth int) error {
+type pipeFrom struct {
+	src  string
+	stmt *syntax.Stmt
+	sc   *scope
+}
+
+// scope is where a command is read: the script its nodes are in, the positional
+// parameters of a function or bash -c (nil: unknown, as written), and its standard input.
+type scope struct {
+	src    string
+	params []word
+	stdin  *input
+	depth  int
+}
+
+// input is a command's standard input, as far as the reader knows it.
+type input struct {
+	text  string
+	known bool // text is the whole input (echo, printf, a here-doc); else only the running shell knows it
+}
+
+func (r *reader) spend(n int) bool {
+	if r.work -= n; r.work < 0 && r.err == nil {
+		r.err = ErrTooLarge
+	}
+	return r.err == nil
+}
+
+// script parses src and reads it. stdin is the input its top-level commands inherit;
+// params its positional parameters.
+func (r *reader) script(src string, depth int, params []word, stdin *input) error {
 	if depth > MaxDepth {
 		return ErrTooDeep
+	}
+	if !r.spend(len(src) / 4) {
+		return r.err
+	}
+	if err := prescan(src); err != nil {
+		return err
 	}
 	p := parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
@@ -105,98 +183,365 @@ func (r *reader) script(src string, depth int) error {
 	if err != nil {
 		return err
 	}
-	var werr error
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if werr != nil {
-			return false
-		}
-		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			werr = r.command(r.words(src, c.Args), depth)
+	// Functions are read at their calls, with the call's arguments; all definitions of a
+	// name are read (a redefinition later in the script does not hide the first).
+	var defs []*funcDef
+	walkDefs := func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			if r.funcs == nil {
+				r.funcs = map[string][]*funcDef{}
+			}
+			d := &funcDef{src: src, body: fd.Body}
+			r.funcs[fd.Name.Value] = append(r.funcs[fd.Name.Value], d)
+			defs = append(defs, d)
 		}
 		return true
+	}
+	if mayDefine(src) {
+		syntax.Walk(f, walkDefs)
+	}
+	sc := &scope{src: src, params: params, stdin: stdin, depth: depth}
+	if err := r.walk(sc, f); err != nil {
+		return err
+	}
+	// A function never called here may still run (a trap, export -f, a callback): its
+	// body is read once, its parameters unknown.
+	for _, d := range defs {
+		if !d.called {
+			d.called = true
+			if err := r.walk(&scope{src: d.src, depth: depth + 1}, d.body); err != nil {
+				return err
+			}
+		}
+	}
+	return r.err
+}
+
+// mayDefine reports whether src may define a function: it holds "function" or a "("
+// followed by spaces and ")". Most scripts do not, and skip the walk that finds them.
+func mayDefine(src string) bool {
+	if strings.Contains(src, "function") {
+		return true
+	}
+	for i := strings.IndexByte(src, '('); i >= 0; {
+		j := i + 1
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+			j++
+		}
+		if j < len(src) && src[j] == ')' {
+			return true
+		}
+		k := strings.IndexByte(src[j:], '(')
+		if k < 0 {
+			break
+		}
+		i = j + k
+	}
+	return false
+}
+
+// walk reads every simple command under root.
+func (r *reader) walk(sc *scope, root syntax.Node) error {
+	if sc.depth > MaxDepth {
+		return ErrTooDeep
+	}
+	var werr error
+	syntax.Walk(root, func(n syntax.Node) bool {
+		if werr != nil || !r.spend(1) {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.FuncDecl:
+			return false // read at its calls
+		case *syntax.BinaryCmd:
+			if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+				if r.pipes == nil {
+					r.pipes = map[*syntax.Stmt]pipeFrom{}
+				}
+				r.pipes[x.Y] = pipeFrom{src: sc.src, stmt: x.X, sc: sc}
+			}
+		case *syntax.Stmt:
+			if c, ok := x.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+				inner := sc
+				if in := r.stdinOf(sc, x); in != sc.stdin {
+					inner = &scope{src: sc.src, params: sc.params, depth: sc.depth, stdin: in}
+				}
+				ws := r.words(inner, c.Args)
+				if r.err != nil {
+					werr = r.err
+					return false
+				}
+				werr = r.command(inner, ws, sc.depth)
+			}
+		}
+		return werr == nil
 	})
-	return werr
+	if werr != nil {
+		return werr
+	}
+	return r.err
+}
+
+// stdinOf is a statement's standard input: its last input redirection (a here-doc, a
+// here-string, a file), else the left side of the pipe it ends, else what its script
+// inherited. nil: none (the tool's own, empty).
+func (r *reader) stdinOf(sc *scope, s *syntax.Stmt) *input {
+	var in *input
+	for _, rd := range s.Redirs {
+		if rd.N != nil && rd.N.Value != "0" {
+			continue
+		}
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			text, dyn := r.hdoc(sc, rd.Hdoc)
+			in = &input{text: text, known: true}
+			_ = dyn // a here-doc's expansions stay as written, as in bash -c "…$X…"
+		case syntax.WordHdoc:
+			ws := r.words(sc, []*syntax.Word{rd.Word})
+			var parts []string
+			for _, w := range ws {
+				parts = append(parts, w.s)
+			}
+			in = &input{text: strings.Join(parts, " ") + "\n", known: true}
+		case syntax.RdrIn, syntax.RdrInOut:
+			in = &input{} // a file: only the running shell knows it
+		}
+	}
+	if in != nil {
+		return in
+	}
+	if p, ok := r.pipes[s]; ok {
+		text, ok := r.output(p.sc, p.stmt, 0)
+		return &input{text: text, known: ok}
+	}
+	return sc.stdin
+}
+
+// hdoc renders a here-doc's body: literal when its delimiter is quoted, else with
+// backslash escapes undone and expansions as written.
+func (r *reader) hdoc(sc *scope, w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	var b strings.Builder
+	dyn := false
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			b.WriteString(unescape(l.Value, true))
+			continue
+		}
+		dyn = true
+		b.WriteString(sourceOf(sc.src, p))
+	}
+	return b.String(), dyn
+}
+
+// output is what a statement writes to its standard output when that is known before it
+// runs: echo, printf and cat of a here-doc with static words, and lists of them.
+func (r *reader) output(sc *scope, s *syntax.Stmt, depth int) (string, bool) {
+	if s == nil || depth > MaxDepth || !r.spend(1) {
+		return "", false
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		if len(c.Args) == 0 {
+			return "", true
+		}
+		ws := r.words(sc, c.Args)
+		for _, w := range ws {
+			if w.dyn {
+				return "", false
+			}
+		}
+		args := make([]string, len(ws)-1)
+		for i, w := range ws[1:] {
+			args[i] = w.s
+		}
+		switch baseName(ws[0].s) {
+		case "echo":
+			nl, esc := "\n", false
+			for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "neE") == "" {
+				if strings.Contains(args[0], "n") {
+					nl = ""
+				}
+				esc = strings.Contains(args[0], "e")
+				args = args[1:]
+			}
+			out := strings.Join(args, " ")
+			if esc {
+				out = ansiC(out)
+			}
+			return out + nl, true
+		case "printf":
+			return printf(args)
+		case "cat":
+			if len(args) == 0 {
+				if in := r.stdinOf(sc, s); in != nil {
+					return in.text, in.known
+				}
+				return "", true
+			}
+		}
+		return "", false
+	case *syntax.Block:
+		return r.outputs(sc, c.Stmts, depth)
+	case *syntax.Subshell:
+		return r.outputs(sc, c.Stmts, depth)
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+			return r.outputs(sc, []*syntax.Stmt{c.X, c.Y}, depth)
+		}
+	}
+	return "", false
+}
+
+func (r *reader) outputs(sc *scope, stmts []*syntax.Stmt, depth int) (string, bool) {
+	var b strings.Builder
+	for _, s := range stmts {
+		out, ok := r.output(sc, s, depth+1)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(out)
+	}
+	return b.String(), true
+}
+
+// printf renders printf's output for the conversions %s, %b, %c, %d and %% (the format
+// reused while arguments remain); any other conversion: not known.
+func printf(args []string) (string, bool) {
+	if len(args) == 0 {
+		return "", false
+	}
+	if args[0] == "--" {
+		args = args[1:]
+		if len(args) == 0 {
+			return "", false
+		}
+	}
+	format, rest := ansiC(args[0]), args[1:]
+	var b strings.Builder
+	for first := true; first || len(rest) > 0; first = false {
+		used := false
+		for i := 0; i < len(format); i++ {
+			if format[i] != '%' || i+1 == len(format) {
+				b.WriteByte(format[i])
+				continue
+			}
+			i++
+			switch format[i] {
+			case '%':
+				b.WriteByte('%')
+			case 's', 'b', 'c', 'd':
+				used = true
+				if len(rest) > 0 {
+					v := rest[0]
+					if format[i] == 'b' {
+						v = ansiC(v)
+					}
+					if format[i] == 'c' && v != "" {
+						v = v[:1]
+					}
+					b.WriteString(v)
+					rest = rest[1:]
+				}
+			default:
+				return "", false
+			}
+			if b.Len() > MaxScriptBytes {
+				return "", false
+			}
+		}
+		if !used {
+			break
+		}
+	}
+	return b.String(), true
 }
 
 // command unwraps words, a simple command, and records what runs.
-func (r *reader) command(words []string, depth int) error {
+func (r *reader) command(sc *scope, words []word, depth int) error {
 	for len(words) > 0 {
+		if depth > MaxDepth {
+			return ErrTooDeep
+		}
+		if !r.spend(len(words)) {
+			return r.err
+		}
 		// Assignments before the program (FOO=1 rm), and those env and sudo take.
-		for len(words) > 0 && isAssignment(words[0]) {
+		for len(words) > 0 && isAssignment(words[0].s) {
 			words = words[1:]
 		}
 		if len(words) == 0 {
 			return nil
 		}
-		prog := baseName(words[0])
+		if words[0].split {
+			// $CMD -rf x, $(curl …), /bin/r*: the program and its first words are known
+			// only when the shell runs it.
+			return ErrNotStatic
+		}
+		if defs := r.funcs[words[0].s]; len(defs) > 0 && !words[0].dyn {
+			for _, d := range defs {
+				d.called = true
+				if err := r.walk(&scope{src: d.src, params: words[1:], stdin: sc.stdin, depth: depth + 1}, d.body); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		prog := baseName(words[0].s)
 		args := words[1:]
-		switch prog {
-		case "sudo", "doas":
-			words = skipOptions(args, "uUgCDhpRrtT", []string{"--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--close-from", "--other-user", "--chroot", "--command-timeout"})
+		if words[0].dyn {
+			return r.emit(words) // "$CMD" -rf x: the engine judges it as written and for the programs its rules name
+		}
+		next, done, err := r.unwrap(sc, prog, args, depth)
+		if err != nil || done {
+			return err
+		}
+		if next != nil {
+			words = next
 			continue
-		case "env":
-			rest, split := envArgs(args)
-			if split != "" {
-				return r.script(split, depth+1)
-			}
-			words = rest
-			continue
-		case "nice":
-			words = skipOptions(args, "n", []string{"--adjustment"})
-			continue
-		case "nohup", "builtin", "stdbuf", "unbuffer":
-			words = skipOptions(args, "ioe", nil)
-			continue
-		case "time":
-			words = skipOptions(args, "fo", []string{"--format", "--output"})
-			continue
-		case "command":
-			if hasAnyFlag(args, 'v', 'V') {
-				return r.emit(words) // command -v only looks the name up
-			}
-			words = skipOptions(args, "", nil)
-			continue
-		case "exec":
-			words = skipOptions(args, "a", nil)
-			continue
-		case "xargs":
-			words = skipOptions(args, "IiLlnPsdEa", []string{"--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--eof", "--arg-file", "--process-slot-var"})
-			continue
-		case "timeout":
-			words = skipOptions(args, "sk", []string{"--signal", "--kill-after"})
-			if len(words) > 0 {
-				words = words[1:] // the duration
-			}
-			continue
-		case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox":
-			if prog == "busybox" && len(args) > 0 { // busybox sh -c, busybox rm -rf
-				words = args
-				continue
-			}
-			if s, ok := shellScript(args); ok {
-				return r.script(s, depth+1)
-			}
-		case "eval":
-			return r.script(strings.Join(args, " "), depth+1)
-		case "find":
-			return r.find(words, depth)
+		}
+		if prog == "find" {
+			return r.find(sc, words, depth)
 		}
 		return r.emit(words)
 	}
 	return nil
 }
 
+// readScript reads a script a command runs (bash -c, eval, ssh, trap…). A script that is
+// an expansion alone ($CMD) is read too: its unquoted program is not static, which
+// fails the reading.
+func (r *reader) readScript(sc *scope, text string, depth int, params []word) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.script(text, depth+1, params, sc.stdin)
+}
+
+// readStdin reads the script a shell gets on its standard input.
+func (r *reader) readStdin(sc *scope, depth int, params []word) error {
+	if sc.stdin == nil {
+		return nil // no input: the shell reads nothing
+	}
+	if !sc.stdin.known {
+		return ErrNotStatic
+	}
+	return r.script(sc.stdin.text, depth+1, params, nil)
+}
+
 // find records find itself and each command its -exec, -execdir, -ok and -okdir run.
-func (r *reader) find(words []string, depth int) error {
+func (r *reader) find(sc *scope, words []word, depth int) error {
 	for i := 1; i < len(words); i++ {
-		switch words[i] {
+		switch words[i].s {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
-			for j < len(words) && words[j] != ";" && words[j] != "+" {
+			for j < len(words) && words[j].s != ";" && words[j].s != "+" {
 				j++
 			}
 			if j > i+1 {
-				if err := r.command(words[i+1:j], depth); err != nil {
+				if err := r.command(sc, words[i+1:j], depth+1); err != nil {
 					return err
 				}
 			}
@@ -208,36 +553,58 @@ func (r *reader) find(words []string, depth int) error {
 
 // emit records one command as rules see it: the program's base name, then the arguments
 // with combined short flags split (-rf becomes -r -f) up to a "--".
-func (r *reader) emit(words []string) error { return r.emitAs(words, true) }
+func (r *reader) emit(words []word) error { return r.emitAs(words, true) }
+
+// wordSpace replaces a word's own whitespace, so rendered words hold none.
+var wordSpace = strings.NewReplacer(" ", "\u00a0", "\t", "\u00a0", "\n", "\u00a0", "\r", "\u00a0", "\v", "\u00a0", "\f", "\u00a0")
 
 // emitAs is emit, with combined short flags split or not.
-func (r *reader) emitAs(words []string, split bool) error {
+func (r *reader) emitAs(words []word, split bool) error {
 	if len(r.out) >= MaxCommands {
 		return ErrTooMany
 	}
 	var b strings.Builder
-	b.WriteString(baseName(words[0]))
+	b.WriteString(wordText(baseName(words[0].s)))
 	dashdash := false
 	for _, w := range words[1:] {
 		b.WriteByte(' ')
-		if split && !dashdash && isShortCluster(w) {
-			for i := 1; i < len(w); i++ {
+		if split && !dashdash && isShortCluster(w.s) {
+			for i := 1; i < len(w.s); i++ {
 				if i > 1 {
 					b.WriteByte(' ')
 				}
 				b.WriteByte('-')
-				b.WriteByte(w[i])
+				b.WriteByte(w.s[i])
 			}
 			continue
 		}
-		dashdash = dashdash || w == "--"
-		b.WriteString(w)
+		dashdash = dashdash || w.s == "--"
+		writeWord(&b, w.s)
 	}
 	if r.budget -= b.Len(); r.budget < 0 {
-		return errTooLarge
+		return ErrTooLarge
 	}
 	r.out = append(r.out, b.String())
 	return nil
+}
+
+func wordText(s string) string {
+	if !strings.ContainsAny(s, " \t\n\r\v\f") {
+		return s
+	}
+	return wordSpace.Replace(s)
+}
+
+// writeWord writes a word into b as wordText renders it, without a copy of its own.
+func writeWord(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			b.WriteString("\u00a0")
+		default:
+			b.WriteByte(c)
+		}
+	}
 }
 
 // isShortCluster reports whether w is two or more short flags written together: -rf.
@@ -283,126 +650,21 @@ func isAssignment(w string) bool {
 	return true
 }
 
-// skipOptions drops a wrapper's options: short flags (clustered or not; a flag in withArg
-// takes the next word, or the rest of its cluster), long options (those in longArg take
-// the next word unless written --opt=value), and a "--" that ends them.
-func skipOptions(args []string, withArg string, longArg []string) []string {
-	for len(args) > 0 {
-		w := args[0]
-		switch {
-		case w == "--":
-			return args[1:]
-		case strings.HasPrefix(w, "--"):
-			args = args[1:]
-			if !strings.Contains(w, "=") && contains(longArg, w) && len(args) > 0 {
-				args = args[1:]
-			}
-		case len(w) > 1 && w[0] == '-':
-			args = args[1:]
-			for i := 1; i < len(w); i++ {
-				if strings.IndexByte(withArg, w[i]) >= 0 {
-					if i == len(w)-1 && len(args) > 0 {
-						args = args[1:]
-					}
-					break
-				}
-			}
-		default:
-			return args
-		}
-	}
-	return args
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func hasAnyFlag(args []string, flags ...byte) bool {
-	for _, w := range args {
-		if len(w) < 2 || w[0] != '-' || w == "--" {
-			return false
-		}
-		for _, f := range flags {
-			if strings.IndexByte(w[1:], f) >= 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// envArgs drops env's options and assignments. env -S (--split-string) splits its string
-// into the command: that string is returned to be read as a script.
-func envArgs(args []string) (rest []string, split string) {
-	for len(args) > 0 {
-		w := args[0]
-		switch {
-		case w == "--":
-			return args[1:], ""
-		case w == "-S" || w == "--split-string":
-			if len(args) > 1 {
-				return nil, strings.Join(args[1:], " ")
-			}
-			return nil, ""
-		case strings.HasPrefix(w, "-S"):
-			return nil, strings.Join(append([]string{w[2:]}, args[1:]...), " ")
-		case strings.HasPrefix(w, "--split-string="):
-			return nil, strings.Join(append([]string{strings.TrimPrefix(w, "--split-string=")}, args[1:]...), " ")
-		case w == "-u" || w == "-C" || w == "--unset" || w == "--chdir":
-			args = args[1:]
-			if len(args) > 0 {
-				args = args[1:]
-			}
-		case len(w) > 1 && w[0] == '-':
-			args = args[1:]
-		case isAssignment(w):
-			args = args[1:]
-		default:
-			return args, ""
-		}
-	}
-	return nil, ""
-}
-
-// shellScript finds the script of "bash [options] -c script": the first operand after
-// an option cluster that holds c (-c, -lc, -ec).
-func shellScript(args []string) (string, bool) {
-	c := false
-	for i, w := range args {
-		switch {
-		case w == "--":
-			if c && i+1 < len(args) {
-				return args[i+1], true
-			}
-			return "", false
-		case len(w) > 1 && (w[0] == '-' || w[0] == '+'):
-			if w == "-o" || w == "+o" || w == "-O" || w == "+O" {
-				continue // its argument is a word that is not the script; rare, and harmless
-			}
-			if w[0] == '-' && w[1] != '-' && strings.IndexByte(w[1:], 'c') >= 0 {
-				c = true
-			}
-		default:
-			if c {
-				return w, true
-			}
-			return "", false
-		}
-	}
-	return "", false
-}
-
 // words renders the words of a call after quote removal and brace expansion; parts that
-// only the running shell can expand ($VAR, $(…), globs) stay as written in src.
-func (r *reader) words(src string, ws []*syntax.Word) []string {
-	out := make([]string, 0, len(ws))
+// only the running shell can expand ($VAR, $(…), globs) stay as written in src. Inside
+// a function or bash -c with known arguments, $1…$9, $@ and $* are those arguments.
+func (r *reader) words(sc *scope, ws []*syntax.Word) []word {
+	out := make([]word, 0, len(ws))
 	for _, w := range ws {
+		if r.err != nil {
+			return out
+		}
+		if sc.params != nil {
+			if ps, ok := positional(w, sc.params); ok {
+				out = append(out, ps...)
+				continue
+			}
+		}
 		if len(w.Parts) == 1 {
 			// Most words are one literal, a quoted string or an expansion: no braces to
 			// split, nothing to join.
@@ -412,149 +674,240 @@ func (r *reader) words(src string, ws []*syntax.Word) []string {
 				if strings.IndexByte(p.Value, '{') >= 0 {
 					break
 				}
-				out = append(out, r.part(src, p))
+				out = append(out, r.lit(p))
+				continue
+			case *syntax.ProcSubst:
+				out = append(out, word{s: sourceOf(sc.src, p), dyn: true, proc: p})
 				continue
 			default:
-				out = append(out, r.part(src, p))
+				var x word
+				r.part(sc, p, &x, false)
+				out = append(out, x)
 				continue
 			}
 		}
 		// SplitBraces rewrites the word it is given: split a copy, so the walk still to
 		// come never meets a brace node (syntax.Walk does not know them).
-		if split := *w; r.braces > 0 && syntax.SplitBraces(&split) { // budget spent: as written
+		if split := *w; syntax.SplitBraces(&split) {
 			w = &split
 		}
-		var b strings.Builder
-		var alts []string // nil until a brace expansion: the word is b
+		alts := []word{{}}
 		for _, part := range w.Parts {
 			if br, ok := part.(*syntax.BraceExp); ok {
-				if alts == nil {
-					alts = []string{b.String()}
+				alts = r.braceAlts(sc, alts, br)
+				if r.err != nil {
+					return out
 				}
-				alts = r.braceAlts(src, alts, br)
 				continue
 			}
-			s := r.part(src, part)
-			if alts == nil {
-				b.WriteString(s)
-				continue
-			}
+			var x word
+			r.part(sc, part, &x, false)
 			for i := range alts {
-				alts[i] += s
+				alts[i].s += x.s
+				alts[i].dyn = alts[i].dyn || x.dyn
+				alts[i].split = alts[i].split || x.split
 			}
-		}
-		if alts == nil {
-			out = append(out, b.String())
-			continue
 		}
 		out = append(out, alts...) // {rm,-rf,x} is three words
 	}
 	return out
 }
 
-// braceAlts crosses alts with the elements of one brace expansion, within maxBraceWords;
-// past it, the expansion is kept as one literal word.
-func (r *reader) braceAlts(src string, alts []string, b *syntax.BraceExp) []string {
-	var elems []string
+// positional renders a word that is one positional parameter ($1, "$1", $@, "$@", $*)
+// with the known arguments.
+func positional(w *syntax.Word, params []word) ([]word, bool) {
+	if len(w.Parts) != 1 {
+		return nil, false
+	}
+	p := w.Parts[0]
+	quoted := false
+	if dq, ok := p.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		p, quoted = dq.Parts[0], true
+	}
+	pe, ok := p.(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Exp != nil || pe.Repl != nil || pe.Slice != nil || pe.Index != nil || pe.Length || pe.Excl {
+		return nil, false
+	}
+	switch name := pe.Param.Value; name {
+	case "@", "*":
+		if quoted && name == "*" {
+			var parts []string
+			for _, x := range params {
+				parts = append(parts, x.s)
+			}
+			return []word{{s: strings.Join(parts, " ")}}, true
+		}
+		return params, true
+	default:
+		n, err := strconv.Atoi(name)
+		if err != nil || n < 1 {
+			return nil, false
+		}
+		if n > len(params) {
+			if quoted {
+				return []word{{}}, true
+			}
+			return []word{}, true
+		}
+		return []word{params[n-1]}, true
+	}
+}
+
+// braceAlts crosses alts with the elements of one brace expansion. The words made and
+// their bytes come from the reading's budgets: past them, the reading fails (a brace
+// word past its bounds is not left as written, where it could hide a command).
+func (r *reader) braceAlts(sc *scope, alts []word, b *syntax.BraceExp) []word {
+	var elems []word
 	if b.Sequence {
-		elems = sequence(r.words(src, b.Elems), r.braces)
+		bounds := r.words(sc, b.Elems)
+		seq, ok := sequence(bounds)
+		if !ok {
+			// Not a sequence bash expands ({a..zz}): it stays as written.
+			var parts []string
+			for _, e := range bounds {
+				parts = append(parts, e.s)
+			}
+			elems = []word{{s: "{" + strings.Join(parts, "..") + "}"}}
+		} else {
+			elems = seq
+		}
 	} else {
+		elems = make([]word, 0, len(b.Elems))
 		for _, e := range b.Elems {
-			elems = append(elems, r.words(src, []*syntax.Word{e})...)
+			if l, ok := soleLit(e); ok {
+				elems = append(elems, r.lit(l)) // {a,b}: most elements are one literal
+				continue
+			}
+			elems = append(elems, r.words(sc, []*syntax.Word{e})...)
 		}
 	}
 	n := len(alts) * len(elems)
-	over := len(elems) == 0 || n > maxBraceWords || n > r.braces
-	r.braces -= max(1, n) // a refused expansion costs its try too: the budget bounds the work
-	if over {
-		lit := "{" + strings.Join(elems, ",") + "}"
-		for i := range alts {
-			alts[i] += lit
+	if n > maxBraceWords || !r.spend(n) {
+		if r.err == nil {
+			r.err = ErrTooLarge
 		}
 		return alts
 	}
-	out := make([]string, 0, n)
+	size := 0
+	for _, a := range alts {
+		size += len(elems) * len(a.s)
+	}
+	for _, e := range elems {
+		size += len(alts) * len(e.s)
+	}
+	if r.budget -= size; r.budget < 0 {
+		r.err = ErrTooLarge
+		return alts
+	}
+	out := make([]word, 0, n)
 	for _, a := range alts {
 		for _, e := range elems {
-			out = append(out, a+e)
+			out = append(out, word{s: a.s + e.s, dyn: a.dyn || e.dyn, split: a.split || e.split})
 		}
 	}
 	return out
 }
 
-// sequence expands {x..y[..step]} over numbers or single letters; nil if it is neither.
-func sequence(bounds []string, limit int) []string {
+// soleLit returns a word's literal when the word is one literal with no brace in it.
+func soleLit(w *syntax.Word) (*syntax.Lit, bool) {
+	if len(w.Parts) != 1 {
+		return nil, false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return l, ok && strings.IndexByte(l.Value, '{') < 0
+}
+
+// sequence expands {x..y[..step]} over numbers or single letters; false if it is neither.
+func sequence(bounds []word) ([]word, bool) {
 	if len(bounds) < 2 || len(bounds) > 3 {
-		return nil
+		return nil, false
 	}
 	step := 1
 	if len(bounds) == 3 {
-		n, err := strconv.Atoi(bounds[2])
+		n, err := strconv.Atoi(bounds[2].s)
 		if err != nil || n == 0 {
-			return nil
+			return nil, false
 		}
 		step = max(n, -n)
 	}
-	from, err1 := strconv.Atoi(bounds[0])
-	to, err2 := strconv.Atoi(bounds[1])
+	from, err1 := strconv.Atoi(bounds[0].s)
+	to, err2 := strconv.Atoi(bounds[1].s)
 	letters := false
 	if err1 != nil || err2 != nil {
-		if len(bounds[0]) != 1 || len(bounds[1]) != 1 {
-			return nil
+		if len(bounds[0].s) != 1 || len(bounds[1].s) != 1 {
+			return nil, false
 		}
-		from, to, letters = int(bounds[0][0]), int(bounds[1][0]), true
+		from, to, letters = int(bounds[0].s[0]), int(bounds[1].s[0]), true
 	}
 	if from > to {
 		step = -step
 	}
-	var out []string
+	var out []word
 	for i := from; (step > 0 && i <= to) || (step < 0 && i >= to); i += step {
-		if len(out) > min(maxBraceWords, limit) {
-			return out // too many: braceAlts keeps the expansion as written
+		if len(out) > maxBraceWords {
+			return out, true // braceAlts refuses it
 		}
 		if letters {
-			out = append(out, string(rune(i)))
+			out = append(out, word{s: string(rune(i))})
 		} else {
-			out = append(out, strconv.Itoa(i))
+			out = append(out, word{s: strconv.Itoa(i)})
 		}
 	}
-	return out
+	return out, true
 }
 
-// part renders one word part.
-func (r *reader) part(src string, p syntax.WordPart) string {
+// lit renders an unquoted literal: escapes undone; a glob character left makes it split.
+func (r *reader) lit(l *syntax.Lit) word {
+	return word{s: unescape(l.Value, false), split: hasGlob(l.Value)}
+}
+
+// hasGlob reports whether an unquoted literal holds an unescaped glob character.
+func hasGlob(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		}
+	}
+	return false
+}
+
+// part renders one word part into w.
+func (r *reader) part(sc *scope, p syntax.WordPart, w *word, quoted bool) {
+	r.spend(1)
 	switch x := p.(type) {
 	case *syntax.Lit:
-		return unescape(x.Value, false)
+		if quoted {
+			w.s += unescape(x.Value, true)
+			return
+		}
+		l := r.lit(x)
+		w.s += l.s
+		w.split = w.split || l.split
 	case *syntax.SglQuoted:
 		if x.Dollar {
-			return ansiC(x.Value)
+			w.s += ansiC(x.Value)
+		} else {
+			w.s += x.Value
 		}
-		return x.Value
-	case *syntax.BraceExp:
-		// Only an expansion past the bounds gets here (words expands the others): it
-		// stays one word, its elements as written.
-		var elems []string
-		for _, e := range x.Elems {
-			elems = append(elems, strings.Join(r.words(src, []*syntax.Word{e}), " "))
-		}
-		sep := ","
-		if x.Sequence {
-			sep = ".."
-		}
-		return "{" + strings.Join(elems, sep) + "}"
 	case *syntax.DblQuoted:
-		var b strings.Builder
 		for _, q := range x.Parts {
-			if l, ok := q.(*syntax.Lit); ok {
-				b.WriteString(unescape(l.Value, true))
-			} else {
-				b.WriteString(r.part(src, q))
+			r.part(sc, q, w, true)
+		}
+	case *syntax.BraceExp:
+		// Only an element's own expansion gets here: as written.
+		w.s += sourceOf(sc.src, x)
+	default: // $x, ${…}, $(…), `…`, $((…)), <(…), extended globs: only the shell knows
+		w.s += sourceOf(sc.src, p)
+		w.dyn = true
+		if !quoted {
+			if _, arith := p.(*syntax.ArithmExp); !arith {
+				w.split = true
 			}
 		}
-		return b.String()
 	}
-	return sourceOf(src, p)
 }
 
 // sourceOf is a node's text as written, or "" when its positions do not fit src.

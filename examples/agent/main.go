@@ -368,6 +368,8 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 			notes = append(notes, fmt.Sprintf("stopped: %s matched a %s call the response declared; the response was discarded before anything ran, and the replay cost one more model call (%d this move)", f.Rule, f.Tool, calls))
 		case f.Outcome == streamrules.OutcomeRefused:
 			notes = append(notes, fmt.Sprintf("refused: %s matched a %s call after the retry ceiling; the call never ran, its result says why", f.Rule, f.Tool))
+		case f.Outcome == streamrules.OutcomeUnreadable:
+			notes = append(notes, fmt.Sprintf("refused: %s could not read a %s call as a shell would, so it never ran; its result says why", f.Rule, f.Tool))
 		case f.Mode == streamrules.ModeInterrupt && f.Retry:
 			notes = append(notes, fmt.Sprintf("replayed: %s discarded the answer; the replay cost one more model call (%d this move)", f.Rule, calls))
 		case f.Outcome == streamrules.OutcomeKept:
