@@ -628,8 +628,10 @@ func (x *replState) rewrite(at int) bool {
 	x.ls = -1
 	x.pull(hi)
 	x.work += hi - at
-	loc := x.p.anchored.FindSubmatchIndex(x.out[at:hi])
-	if loc == nil {
+	// The unanchored regexp, on text[at:hi]: its leftmost match starts at at (no match
+	// starts earlier in it, and one starts there), and it runs faster than the anchored one.
+	loc := x.p.re.FindSubmatchIndex(x.out[at:hi])
+	if loc == nil || loc[0] != 0 {
 		return false
 	}
 	var rep []byte
