@@ -95,7 +95,7 @@ func BenchmarkGuardImageFix(b *testing.B) {
 			eng, llm := imageGuard(b, answer)
 			start := cputime.Process()
 			for b.Loop() {
-				if _, content := imageTour(b, eng, llm); len(content) != len(answer)/4*2 {
+				if _, content := imageTour(b, eng, llm); len(content) != len(answer)/4 {
 					b.Fatal("not repaired")
 				}
 			}
