@@ -3,6 +3,7 @@ package streamrules
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -374,7 +375,16 @@ func (m *Move) record(f Firing) Firing {
 // hook may call back into the move (Firings, ToolCalls) and a slow log handler does not
 // stall other tours of the move.
 func (m *Move) announce(ctx context.Context, fired []Firing) {
+	// The line is built only for a log that takes it: a fix's diff is quoted into it,
+	// which costs as much as the repair itself on a long answer.
+	logged := m.eng.log.Enabled(ctx, slog.LevelInfo)
 	for _, f := range fired {
+		if !logged {
+			if m.eng.onFire != nil {
+				m.eng.onFire(ctx, f)
+			}
+			continue
+		}
 		msg := "stream rule fired"
 		attrs := []any{"rule", f.Rule, "chat", f.ChatID, "move", f.Move, "mode", string(f.Mode)}
 		if f.Tool != "" {

@@ -206,6 +206,9 @@ func TestForgedVariantsEndToEnd(t *testing.T) {
 					if n := streamrules.Neutralize(prompt); n != prompt {
 						t.Errorf("%s: the prompt holds a tag:\n%s", v.Name, prompt)
 					}
+					if strings.Contains(prompt, v.Tag) { // the opener as written, its '<' not defused
+						t.Errorf("%s: the prompt holds the opener %q as written:\n%s", v.Name, v.Tag, prompt)
+					}
 					view := r.rec.all()
 					switch p.place {
 					case "tool output":

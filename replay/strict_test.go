@@ -102,3 +102,26 @@ func TestLongLine(t *testing.T) {
 		t.Errorf("end: %v", err)
 	}
 }
+
+// TestByteOrderMark: a transcript that starts with a UTF-8 byte order mark (as editors on
+// Windows save it) reads as it would without; only the first line may carry one.
+func TestByteOrderMark(t *testing.T) {
+	text := "\xEF\xBB\xBF" + `{"chat":"c","answer":"one"}` + "\n" + `{"chat":"c","answer":"two"}` + "\n"
+	rd := replay.NewReader(strings.NewReader(text), "win.jsonl")
+	for _, want := range []string{"one", "two"} {
+		if m, err := rd.Next(); err != nil || m.Chat != "c" || m.Answer != want {
+			t.Fatalf("got %+v, %v; want the move %q", m, err, want)
+		}
+	}
+	if _, err := rd.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("end: %v", err)
+	}
+	rd = replay.NewReader(strings.NewReader(`{"chat":"c","answer":"one"}`+"\n\xEF\xBB\xBF"+`{"chat":"c","answer":"two"}`+"\n"), "mid.jsonl")
+	if _, err := rd.Next(); err != nil {
+		t.Fatal(err)
+	}
+	var le *replay.LineError
+	if _, err := rd.Next(); !errors.As(err, &le) || le.Line != 2 {
+		t.Errorf("a byte order mark on line 2: %v, want a *LineError at line 2", err)
+	}
+}

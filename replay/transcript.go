@@ -353,6 +353,11 @@ func (lr *lineReader) next() ([]byte, int, error) {
 		}
 		lr.line++
 		lr.bytes += int64(len(line))
+		if lr.line == 1 {
+			// Editors on Windows start UTF-8 files with a byte order mark; it says nothing
+			// about the first move (rulefile drops it from a rule file too).
+			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
 				return nil, 0, io.EOF

@@ -123,7 +123,9 @@
 // the same way on both databases. A bad rule is a *streamrules.ValidationError naming the
 // field and nothing is written; a taken name is one too (field "name"), wrapping
 // streamrules.ErrExists; a missing one is streamrules.ErrNotFound. UpdateRule and
-// DeleteRule address the name exactly as stored. Every edit moves updated_at forward. The package ruletools
+// DeleteRule address the name exactly as stored, and an UpdateRule whose rule has that
+// same name keeps it as stored, even one Normalize would trim (" good_tool", typed in by
+// hand, is edited in place rather than renamed onto good_tool). Every edit moves updated_at forward. The package ruletools
 // exposes these as the master's LangChainGo tools.
 //
 // After an edit, subscribers (every engine on the store) are called before the edit

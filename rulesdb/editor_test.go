@@ -147,6 +147,46 @@ func TestValidationRejected(t *testing.T) {
 		{"bad UTF-8 in condition", func(r *streamrules.Rule) { r.Condition = "x\xff" }, "condition"},
 		{"bad UTF-8 in text", func(r *streamrules.Rule) { r.Text = "End\xfe." }, "text"},
 		{"bad UTF-8 in when", func(r *streamrules.Rule) { r.When = []string{"\xfftelegram"} }, "when"},
+		// The metadata, the fix and the trees are text fields too.
+		{"NUL in hint", func(r *streamrules.Rule) { r.Hint = "a\x00b" }, "hint"},
+		{"NUL in explanation", func(r *streamrules.Rule) { r.Explanation = "a\x00b" }, "explanation"},
+		{"NUL in fix append", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{AppendIfMissing: "a\x00b"}
+		}, "fix.append_if_missing"},
+		{"NUL in fix prepend", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{PrependIfMissing: "a\x00b"}
+		}, "fix.prepend_if_missing"},
+		{"NUL in fix pattern", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: "x\x00", With: "y"}}
+		}, "fix.replace_regex.pattern"},
+		{"NUL in fix with", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: "x", With: "a\x00b"}}
+		}, "fix.replace_regex.with"},
+		{"NUL in a predicate atom", func(r *streamrules.Rule) {
+			r.Condition = ""
+			p := streamrules.AllOf(streamrules.Contains("a"), streamrules.Not(streamrules.Contains("b\x00")))
+			r.Predicate = &p
+		}, "predicate.all_of[1].not_.contains_regex"},
+		{"NUL in applies_when", func(r *streamrules.Rule) {
+			p := streamrules.InputContains("a\x00")
+			r.AppliesWhen = &p
+		}, "applies_when.input_contains_regex"},
+		{"bad UTF-8 in fix append", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{AppendIfMissing: "a\xffb"}
+		}, "fix.append_if_missing"},
+		{"bad UTF-8 in fix prepend", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{PrependIfMissing: "a\xffb"}
+		}, "fix.prepend_if_missing"},
+		{"bad UTF-8 in fix with", func(r *streamrules.Rule) {
+			r.Negate, r.Condition = false, "x"
+			r.Fix = &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: "x", With: "a\xffb"}}
+		}, "fix.replace_regex.with"},
 	}
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()

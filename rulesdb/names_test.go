@@ -64,9 +64,17 @@ func TestHandTypedNamesDisplaceNothing(t *testing.T) {
 			}
 			return res
 		}
-		// Edit addresses the exact name: the hand row, which cannot take the real one's name.
-		if res := call(ruletools.EditName, `{"name":" good_tool","text":"edited"}`); res.OK || res.Field != "name" {
-			t.Fatalf("edit of \" good_tool\": %+v, want a name error", res)
+		// Edit addresses the exact name: the hand row is edited in place, keeping its name as
+		// stored (not trimmed onto the real one's, which is taken), and says why it does not
+		// load; it cannot take the real one's name by a rename either.
+		if res := call(ruletools.EditName, `{"name":" good_tool","text":"edited"}`); !res.OK || res.Rule == nil || res.Rule.Name != " good_tool" || res.Rule.Loaded || !strings.Contains(res.Rule.Problem, "not a valid name as stored") {
+			t.Fatalf("edit of \" good_tool\": %+v, want it edited in place, not loaded, with its problem", res)
+		}
+		if r := ruleNamed(t, s, " good_tool"); r.Text != "edited" || r.Condition != "ls" {
+			t.Fatalf("the hand row after its edit: %+v", r)
+		}
+		if res := call(ruletools.EditName, `{"name":" good_tool","new_name":"good_tool"}`); res.OK || res.Field != "name" {
+			t.Fatalf("rename of \" good_tool\" onto good_tool: %+v, want a name error", res)
 		}
 		if r := ruleNamed(t, s, "good_tool"); r.Text != "Careful with rm." {
 			t.Fatalf("the real good_tool was edited: %+v", r)

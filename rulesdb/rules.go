@@ -323,8 +323,15 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 	if err := missingName(name); err != nil {
 		return streamrules.Rule{}, err
 	}
+	keep := r.Name == name
 	if err := s.validate(&r); err != nil {
 		return streamrules.Rule{}, err
+	}
+	if keep {
+		// Not a rename: the row keeps its name exactly as stored, even one typed in by hand
+		// that Normalize would change (" good_tool"). Trimmed, it would be a rename onto
+		// the real good_tool, refused as taken, and the row could only be deleted.
+		r.Name = name
 	}
 	err := s.withTx(ctx, func(tx *sqlx.Tx) error {
 		var old struct {

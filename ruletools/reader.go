@@ -62,6 +62,9 @@ func (t *readTool) Call(ctx context.Context, input string) (string, error) {
 	var in struct {
 		Rule string `json:"rule"`
 	}
+	// A leading byte order mark says nothing, as for the CRUD tools (rulefile drops it):
+	// "\ufeff{"rule":"bravo"}" is JSON, not a bare name.
+	input = strings.TrimPrefix(strings.TrimSpace(input), "\ufeff")
 	if s := strings.TrimSpace(input); s != "" && !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "```") {
 		in.Rule = strings.Trim(s, `"`) // a model may pass the bare name
 	} else if err := rulefile.DecodeJSON(unfence(input), &in); err != nil {

@@ -50,6 +50,10 @@ func TestReader(t *testing.T) {
 	}{
 		{"a manifest rule", `{"rule": "bravo"}`, true, bravo, ""},
 		{"the bare name", `bravo`, true, bravo, ""},
+		// A leading byte order mark says nothing, as for the CRUD tools.
+		{"JSON after a byte order mark", "\ufeff{\"rule\":\"bravo\"}", true, bravo, ""},
+		{"a byte order mark, space, JSON", "\ufeff {\"rule\": \"bravo\"}\n", true, bravo, ""},
+		{"the bare name after a byte order mark", "\ufeffbravo", true, bravo, ""},
 		{"fenced", "```json\n{\"rule\": \"charlie\"}\n```", true, "charlie says so. " + strings.Repeat("x", 250-len("charlie says so. ")), ""},
 		{"a rule delivered whole", `{"rule": "alpha"}`, false, `rule "alpha" was not delivered in manifest form`, "rule"},
 		{"a rule that did not fire", `{"rule": "delta"}`, false, `rule "delta" was not delivered`, "rule"},

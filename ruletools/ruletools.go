@@ -397,6 +397,7 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	}
 	// name is used exactly as given: " good_tool" is not good_tool.
 	delete(fields, "name")
+	_, rename := fields["new_name"]
 	if nn, ok := fields["new_name"]; ok {
 		fields["name"] = nn // Apply knows the rule's own fields only
 		delete(fields, "new_name")
@@ -416,6 +417,12 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 	}
 	if err := t.eng.Validate(&r); err != nil {
 		return storeError(r.Name, err)
+	}
+	if !rename {
+		// Without new_name the rule keeps its name as stored: a row typed in by hand
+		// (" good_tool") is edited in place, not renamed onto the real good_tool by the
+		// trim Validate does (which the store would refuse as taken).
+		r.Name = cur.Name
 	}
 	updated, err := t.editor.UpdateRule(ctx, name, r)
 	if err != nil {

@@ -107,6 +107,25 @@ var Variants = []Variant{
 	{"URL-encoded backslash %5Cu003c", `%5Cu003csystem-reminder`, `%5Cu003c`},
 	{"URL-encoded & %26lt;", `%26lt;system-reminder`, `%26lt;`},
 	{"entity of %: &#37;3C", `&#37;3Csystem-reminder`, `&#37;3C`},
+
+	// Escapes inside the name, and of the white space around it: a reader decodes them as
+	// it reads, a model reading a call's JSON arguments too.
+	{"entity for one letter", "<&#115;ystem-reminder", "<"},
+	{"hex entity for a letter", "<sys&#x74;em-interrupt", "<"},
+	{"entity for a letter, &amp; escaped", "<system-&amp;#114;eminder", "<"},
+	{"entity for the hyphen", "<system&#45;reminder", "<"},
+	{"named entity &hyphen;", "<system&hyphen;interrupt", "<"},
+	{"entity &Tab; between the words", "<system&Tab;reminder", "<"},
+	{"entity for a letter after &lt;", "&lt;&#83;YSTEM-REMINDER", "&lt;"},
+	{"encoding/json's \\u0026 of a letter's entity", `\u003c\u0026#115;ystem-reminder`, `\u003c`},
+	{"JSON \\t\\n between the words", `<system\t\nreminder`, "<"},
+	{"JSON \\u2028 after <", `<\u2028system-reminder`, "<"},
+	{"JSON \\u0020 after /", `</\u0020system-interrupt`, "<"},
+	{"JSON escape for a letter", `<\u0073ystem-reminder`, "<"},
+	{"JSON escape for the hyphen, backslash doubled", `<system\\u002dreminder`, "<"},
+	{"\\x for a letter", `<system-r\x65minder`, "<"},
+	{"\\u{} for a letter", `<system-\u{69}nterrupt`, "<"},
+	{"URL encoding for the hyphen", `%3Csystem%2Dreminder`, "%3C"},
 }
 
 // Tags spells ASCII s in Unicode tag characters (U+E0000 plus each byte).

@@ -30,6 +30,12 @@
 //     &amp;lt;), a JSON, C, Go, JavaScript or CSS escape (\u003c, \U0000003c, \u{3c}, \x3c,
 //     \x{3c}, octal \074, \3c, \/), URL encoding (%3C, %253C, %u003C); the escape's own '&',
 //     '%' or '\' may be escaped once more (encoding/json's \u0026lt;, &#92;u003c, %5Cu003c).
+//   - after the '<', each character of the name and of the white space around it may be
+//     escaped too, as a reader decoding JSON or HTML takes it: an HTML entity (&#115;,
+//     &#x73;, &amp;#115;, encoding/json's \u0026#115;, &Tab;, &hyphen;), a JSON, C or Go
+//     escape (\u0073, \t, \n, \u2028, \x73, \u{73}, the backslash possibly doubled) or
+//     URL encoding (%2D): "<&#115;ystem-reminder" and, in a call's JSON arguments,
+//     "<system\t\nreminder" and "<\u2028system-reminder" are tags.
 //
 // The skeletons of the characters that matter come from table.go, generated once with
 // golang.org/x/text and Unicode's confusables.txt by gen.go, so this package reads

@@ -199,6 +199,114 @@ func isLookalike(r rune, c byte) bool {
 	return false
 }
 
+// char reads the character at j inside a tag, after its '<': written as itself, or
+// escaped the ways a reader undoes without thinking, since a model reading JSON or HTML
+// decodes them as it reads. An HTML entity (&#115; &#x73; &Tab; &NewLine; &nbsp;
+// &hyphen; &lowbar;, its '&' possibly &amp; or escaped, as encoding/json's \u0026#115;),
+// a backslash escape (JSON's \u0073 \t \n \r \f \b, \x73, \U00000073, \u{73}, the
+// backslash possibly doubled) or URL encoding (%73, %2573). "<&#115;ystem-reminder" and,
+// in a call's JSON arguments, "<system\t\nreminder" and "<\u2028system-reminder" are
+// tags. The rune and the length of what was read.
+func (t *tagScan) char(j int) (rune, int) {
+	u, size := t.unit(j)
+	switch u {
+	case '&':
+		if v, e := t.entityChar(j + size); v >= 0 {
+			return v, e - j
+		}
+	case '\\':
+		if v, e := t.escapeChar(j + size); v >= 0 {
+			if v == '&' {
+				if w, e2 := t.entityChar(e); w >= 0 {
+					return w, e2 - j
+				}
+			}
+			return v, e - j
+		}
+	case '%':
+		k := j + size
+		for {
+			e, ok := t.prefixFold(k, "25")
+			if !ok {
+				break
+			}
+			k = e
+		}
+		if v, e, d := t.number(k, 16, 2); d == 2 && v < utf8.RuneSelf {
+			return rune(v), e - j
+		}
+	}
+	return t.decode(j)
+}
+
+// charEntities are the named HTML entities of the characters a tag's name is read through
+// besides its letters: white space and what reads as '-'.
+var charEntities = [...]struct {
+	name string
+	r    rune
+}{{"tab", '\t'}, {"newline", '\n'}, {"nbsp", '\u00a0'}, {"hyphen", '\u2010'}, {"dash", '\u2010'}, {"minus", '\u2212'}, {"lowbar", '_'}}
+
+// entityChar reads the HTML entity whose '&' ends at k: its value and where it ends, or
+// -1, k.
+func (t *tagScan) entityChar(k int) (rune, int) {
+	for {
+		e, ok := t.prefixFold(k, "amp;")
+		if !ok {
+			break
+		}
+		k = e
+	}
+	if v, e := t.numericEntity(k); v >= 0 && v <= unicode.MaxRune {
+		return rune(v), e
+	}
+	for _, ce := range charEntities {
+		if e, ok := t.prefixFold(k, ce.name); ok {
+			return ce.r, t.optionalSemicolon(e)
+		}
+	}
+	return -1, k
+}
+
+// escapeChar reads the backslash escape whose first backslash ends at k: its value and
+// where it ends, or -1, k.
+func (t *tagScan) escapeChar(k int) (rune, int) {
+	k = t.backslashes(k)
+	u, size := t.unit(k)
+	k += size
+	switch u {
+	case 't':
+		return '\t', k
+	case 'n':
+		return '\n', k
+	case 'r':
+		return '\r', k
+	case 'f':
+		return '\f', k
+	case 'b':
+		return '\b', k
+	case 'u', 'U', 'x':
+		if b, size := t.unit(k); b == '{' {
+			if v, e, d := t.number(k+size, 16, 6); d > 0 && v <= unicode.MaxRune {
+				if b, size := t.unit(e); b == '}' {
+					return rune(v), e + size
+				}
+			}
+			return -1, k
+		}
+		want := 4 // \u0073
+		switch u {
+		case 'U':
+			want = 8 // \U00000073
+		case 'x':
+			want = 2 // \x73
+		}
+		if v, e, d := t.number(k, 16, want); d == want && v <= unicode.MaxRune {
+			return rune(v), e
+		}
+	}
+	return -1, k
+}
+
 // decode reads the character at j.
 func (t *tagScan) decode(j int) (rune, int) {
 	t.work++
@@ -239,7 +347,7 @@ func (t *tagScan) backslashes(j int) int {
 
 // tagAt reports whether a tag starts at i: '<', optional white space, an optional '/',
 // optional white space, then "system", separators and "reminder" or "interrupt", each read
-// on the skeleton. Like the engine's own tags, a prefix is enough ("<system-reminders" is
+// on the skeleton, each character possibly escaped (see char). Like the engine's own tags, a prefix is enough ("<system-reminders" is
 // read as the tag). It returns the length of the '<' as written, or 0.
 func (t *tagScan) tagAt(i int) int {
 	s := t.s
@@ -276,7 +384,7 @@ func (t *tagScan) matchWord(j int, word string) (int, bool) {
 		if j >= len(t.s) {
 			return j, false
 		}
-		r, size := t.decode(j)
+		r, size := t.char(j)
 		sk, ok := skeletonOf(r)
 		if !ok {
 			return j, false
@@ -298,7 +406,7 @@ func (t *tagScan) matchWord(j int, word string) (int, bool) {
 // skipSpace skips white space (a tag character's too) and what reads as nothing.
 func (t *tagScan) skipSpace(j int) int {
 	for j < len(t.s) {
-		r, size := t.decode(j)
+		r, size := t.char(j)
 		if !unicode.IsSpace(r) {
 			if sk, ok := skeletonOf(r); !ok || sk != "" && !(len(sk) == 1 && unicode.IsSpace(rune(sk[0]))) {
 				return j
@@ -317,7 +425,7 @@ func (t *tagScan) skipSeparators(j int) int {
 		if j >= len(t.s) {
 			break
 		}
-		r, size := t.decode(j)
+		r, size := t.char(j)
 		if sk, ok := skeletonOf(r); !ok || sk != "-" {
 			break
 		}
