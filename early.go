@@ -246,9 +246,9 @@ func (m *Move) newScanner(release bool) *Scanner {
 	if m.retryLeft() {
 		s.initTrees(live)
 	}
-	if release && !m.anyGateArmedLocked() {
-		// An armed gate can discard the whole response, its text with it, for a call it
-		// declares at the very end: no prefix of the text is final until then.
+	if release {
+		// An armed gate does not hold the text: a call it matches after some text was shown
+		// is refused in place (CheckShownResponse), so only the text rules decide what is final.
 		s.rel = newReleaser(live, m.vars, &m.facts)
 	} else if s.stopped {
 		return nil
