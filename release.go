@@ -410,14 +410,14 @@ func (x *releaser) advance(text []byte) []byte {
 	}
 	x.fed = len(text)
 	certain := text
-	if len(x.repl) > 0 {
-		for _, st := range x.repl {
-			st.feed(certain) // each repair reads what is final of the one before
-			certain = st.out[:st.r]
-		}
-	} else {
-		certain = text[:len(text)-cutRune(text)]
+	for _, st := range x.repl {
+		st.feed(certain) // each repair reads what is final of the one before
+		certain = st.out[:st.r]
 	}
+	// Never a partial rune, whichever plan moved the point: a repair's fast path may pass a
+	// cut rune (no match starts in it), and the tail's trim must see the whole rune to know
+	// it is a space.
+	certain = certain[:len(certain)-cutRune(certain)]
 	if x.tail != nil {
 		certain = trimRightSpace(certain)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/seeds"
@@ -164,6 +165,7 @@ func relRule(r *rand.Rand, i int) streamrules.Rule {
 var relPieces = []string{
 	"![a](b)", "![x](![y](z))", "!![a]([b](c))", "![", "](", "↩ #42", "↩ #", "👍", " ", "\n", "ab", "a b",
 	"!", "(", ")", "[", "]", "1", "#", "word ", "🙂", "done ", "Audio saved: a.ogg", "xaudio saved:",
+	"\u00a0", "\u3000", "\u202f", "é", // multi-byte, spaces among them: the chunks cut inside them
 }
 
 func relAnswer(r *rand.Rand) string {
@@ -218,6 +220,9 @@ func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer st
 		got := s.Release(text)
 		if !strings.HasPrefix(string(got), string(released)) {
 			return fmt.Sprintf("release went back: %q after %q", got, released)
+		}
+		if !utf8.Valid(got) {
+			return fmt.Sprintf("released part of a rune: %q", got)
 		}
 		released = append(released[:0], got...)
 	}
