@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/providertest"
 	"github.com/streamrules/streamrules/internal/scripted"
 )
 
@@ -34,5 +35,35 @@ func TestStreamCutRuneWithTail(t *testing.T) {
 				t.Errorf("pieces %q: the client got a character the answer never had: %q", pieces, client)
 			}
 		}
+	}
+}
+
+// TestStreamContentBlocks: Claude answers in several text blocks, which LangChainGo's
+// anthropic client returns as a choice each and streams back to back. What the client is
+// streamed and what the rules judge are the same bytes: the blocks back to back, through
+// the real anthropic client against the local server, in a Telegram chat with the seeds
+// armed. Before, the verdict joined the blocks with "\n": the client saw the tail fix
+// land at the wrong offset ("…for.It iis short."), or an image repair the verdict never
+// made.
+func TestStreamContentBlocks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		blocks []string
+		want   string
+	}{
+		{"tail", []string{"Here is the summary you asked for.", "It is short."}, "Here is the summary you asked for.It is short.\n\n↩ #4711"},
+		{"image across blocks", []string{"See ![cat](https://e.org/c.jpg", ") for the cat."}, "See https://e.org/c.jpg for the cat.\n\n↩ #4711"},
+		{"tail in the last block", []string{"Done, see above.", "\n\n↩ #4711"}, "Done, see above.\n\n↩ #4711"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.New(t, providertest.Anthropic, scripted.Reply{Blocks: tt.blocks, Chunk: 4})
+			out, got, _, _ := chatMoveOn(t, srv.LLM(t), false, nil, streamrules.EnvTelegram)
+			if client := joined(got); out != tt.want || client != tt.want {
+				t.Errorf("blocks %q:\noutput %q\nclient %q\nwant   %q", tt.blocks, out, client, tt.want)
+			}
+		})
 	}
 }

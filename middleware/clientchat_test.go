@@ -26,10 +26,22 @@ func compliantRussian2K() string {
 // rig and the shell tool.
 func chatMove(t *testing.T, llm llms.Model, cfg *streamrules.Config, env ...string) (string, []clientChunk, *rig, *echoTool) {
 	t.Helper()
+	return chatMoveOn(t, llm, true, cfg, env...)
+}
+
+// chatMoveOn is chatMove; count false leaves out the chunk counter, so the guard wraps the
+// provider's client itself and applies its shims (compat.go); the chunks' at is then 0.
+func chatMoveOn(t *testing.T, llm llms.Model, count bool, cfg *streamrules.Config, env ...string) (string, []clientChunk, *rig, *echoTool) {
+	t.Helper()
 	r := newRig(t, cfg, allSeedRules(t)...)
 	counter := &chunkCounter{Model: llm}
+	if !count {
+		counter = &chunkCounter{}
+	} else {
+		llm = counter
+	}
 	shell := &echoTool{name: "shell"}
-	exec, _ := r.executor(kindFunctions, counter, shell)
+	exec, _ := r.executor(kindFunctions, llm, shell)
 	ctx, move := r.eng.BeginMove(context.Background(), "chat-"+strings.Join(env, "-"), env...)
 	move.SetVar("message_id", "4711")
 	var mu sync.Mutex

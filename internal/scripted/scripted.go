@@ -43,6 +43,10 @@ type Reply struct {
 	// that streams bytes does. The answer's content is their concatenation
 	// (Text is then ignored).
 	Pieces []string
+	// Blocks, in providertest's Anthropic only, is the answer's text as several
+	// text content blocks, streamed one after the other before any tool_use
+	// block (Text is then ignored).
+	Blocks []string
 	// Delay makes the model wait before answering; cancelling the context
 	// interrupts the wait. Useful for timeout and cancellation tests.
 	Delay time.Duration
