@@ -76,7 +76,7 @@ func (s *Scanner) groups() []earlyGroup {
 // and always from a scanner made by EarlyScanner. Per chunk it steps a DFA per open atom
 // over the new bytes and allocates nothing on the steady path.
 func (s *Scanner) Release(text []byte) []byte {
-	if s == nil || s.rel == nil {
+	if s == nil || !s.release {
 		return nil
 	}
 	return s.rel.advance(text)

@@ -67,6 +67,8 @@ type releasePlan struct {
 	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
 	lit    *litPlan  // a rule repaired by a plain-text replace fix (release_lit.go)
 	folds  foldCache // foldContext's trees by the context atoms' outcomes (release_perf.go)
+	// fixRunes are the rune instructions of a replace fix's pattern (fixApart); nil: none.
+	fixRunes []*syntax.Inst
 }
 
 // relAtom is one regex of a rule, run as a DFA over a stream.
@@ -211,6 +213,13 @@ func planRelease(r *Rule) *releasePlan {
 			p.tail = planTail(r)
 		case !r.Negate && r.Fix.ReplaceRegex != nil:
 			p.repl = planRepl(r)
+		}
+	}
+	if r.Fix != nil && r.Fix.ReplaceRegex != nil {
+		if tree, err := syntax.Parse(r.Fix.ReplaceRegex.Pattern, syntax.Perl); err == nil {
+			if prog, err := syntax.Compile(tree.Simplify()); err == nil {
+				p.fixRunes = runeInsts(prog)
+			}
 		}
 	}
 	if r.Fix != nil && r.Fix.ReplaceRegex != nil && p.repl == nil {
@@ -441,6 +450,48 @@ func (x *releaser) advance(text []byte) []byte {
 		}
 	}
 	return x.released()
+}
+
+// finalOf is advance, returning the certain prefix of the final text whether or not it
+// may be released yet (the early scan reads it).
+func (x *releaser) finalOf(text []byte) []byte {
+	x.advance(text)
+	return x.final
+}
+
+// fixOpen reports whether a watched rule with a fix may still fire on the answer and
+// could remove a match of one of hits: its repair lands only at the end, on text the
+// release does not follow, so an early cut on hits could disagree with the whole verdict.
+func (x *releaser) fixOpen(hits []*compiledRule) bool {
+	if !x.open {
+		return false
+	}
+	for k, r := range x.watched {
+		if r.fix == nil {
+			continue
+		}
+		if f := &x.fires[k]; f.eval(x.in.st[x.base[k]:]) == triFalse && (x.twin || f.eval(x.out.st[x.base[k]:]) == triFalse) {
+			continue // settled: it does not fire, so it does not repair
+		}
+		for _, h := range hits {
+			if !fixApart(r, h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fixApart reports whether r's fix can never remove a match of the early rule h: h is a
+// plain condition with no assertion, and r's fix is a replace whose pattern shares no rune
+// with h's, so no rewrite overlaps h's match, and nothing around a match matters to h. A
+// repair that makes a new match of h only adds to the whole verdict's misses.
+func fixApart(r, h *compiledRule) bool {
+	if h.early == nil || h.early.asserts || r.Fix == nil || r.Fix.ReplaceRegex == nil {
+		return false
+	}
+	p := r.release.get(r).fixRunes
+	return p != nil && !meet(p, h.early.runes)
 }
 
 func (x *releaser) released() []byte {

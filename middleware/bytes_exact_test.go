@@ -67,3 +67,28 @@ func TestStreamContentBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlyCutAgreesWithRepair: early interrupt on, a Telegram chat with a picture, the
+// seeds armed. The answer's markdown image runs into "cannot view the picture"; judged
+// whole, the image's repair leaves "…p.jpgcannot view…", which look_before_refusing's \b
+// no longer matches, so the answer is repaired, not discarded. The early path must reach
+// the same verdict: one model call, and the client gets the repaired answer. Before, it
+// was cut on the raw text and the client got a replay.
+func TestEarlyCutAgreesWithRepair(t *testing.T) {
+	t.Parallel()
+	const answer = "Here: ![photo](https://e.org/p.jpg)cannot view the picture, sorry, it did not load for me."
+	const want = "Here: https://e.org/p.jpgcannot view the picture, sorry, it did not load for me.\n\n↩ #4711"
+	for _, provider := range []string{"scripted", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			m := newGateModel(t, provider, scripted.Reply{Text: answer, Chunk: 8}, scripted.Reply{Text: "A replay.\n\n↩ #4711", Chunk: 8})
+			out, got, _, _ := chatMove(t, m.llm, &streamrules.Config{EarlyInterrupt: true}, streamrules.EnvTelegram, streamrules.EnvPicture)
+			if client := joined(got); out != want || client != want {
+				t.Errorf("output %q\nclient %q\nwant   %q", out, client, want)
+			}
+			if n := len(m.prompts()); n != 1 {
+				t.Errorf("%d model calls, want 1: the whole answer is repaired, never replayed", n)
+			}
+		})
+	}
+}
