@@ -1,6 +1,8 @@
 package middleware_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -91,4 +93,69 @@ func TestEarlyCutAgreesWithRepair(t *testing.T) {
 			}
 		})
 	}
+}
+
+// blockPieces make the random answers of checkBlocks: pieces of images, tails, refusals,
+// multi-byte spaces and plain words, so block boundaries fall inside what the rules read.
+var blockPieces = []string{
+	"See ", "![cat](https://e.org/c.jpg", ")", "![", "](x)", " for the cat.", "↩ #4711", "\n\n", " ",
+	"\u00a0", "\u3000", "Merci", "Пока", "I cannot view the picture", ".", "word ", "👍",
+}
+
+// checkBlocks streams a random answer of several text blocks through LangChainGo's
+// anthropic client against the local server, in a Telegram chat with the seeds armed
+// (with a picture one time in three), and reports where what the client was streamed,
+// joined, differs from the accepted answer.
+func checkBlocks(t *testing.T, seed uint64) string {
+	r := rand.New(rand.NewPCG(seed, 7))
+	blocks := make([]string, 1+r.IntN(3))
+	for i := range blocks {
+		var b strings.Builder
+		for n := 1 + r.IntN(5); n > 0; n-- {
+			b.WriteString(blockPieces[r.IntN(len(blockPieces))])
+		}
+		if strings.TrimSpace(b.String()) == "" {
+			b.WriteString("ok") // the Messages API has no blank text blocks
+		}
+		blocks[i] = b.String()
+	}
+	env := []string{streamrules.EnvTelegram}
+	if r.IntN(3) == 0 {
+		env = append(env, streamrules.EnvPicture)
+	}
+	srv := providertest.New(t, providertest.Anthropic, scripted.Reply{Blocks: blocks, Chunk: 1 + r.IntN(8)},
+		scripted.Reply{Text: "A replay.\n\n↩ #4711", Chunk: 4})
+	out, got, _, _ := chatMoveOn(t, srv.LLM(t), false, nil, env...)
+	if client := joined(got); client != out {
+		return fmt.Sprintf("blocks %q in %v:\nclient %q\noutput %q", blocks, env, client, out)
+	}
+	return ""
+}
+
+// TestStreamBlocksSound: checkBlocks over a fixed series of random answers.
+func TestStreamBlocksSound(t *testing.T) {
+	t.Parallel()
+	n := uint64(30)
+	if testing.Short() {
+		n = 8
+	}
+	for seed := range n {
+		if msg := checkBlocks(t, seed); msg != "" {
+			t.Fatalf("seed %d: %s", seed, msg)
+		}
+	}
+}
+
+// FuzzStreamBlocks is TestStreamBlocksSound over the fuzzer's seeds:
+//
+//	go test ./middleware -run '^$' -fuzz FuzzStreamBlocks -fuzztime 30s
+func FuzzStreamBlocks(f *testing.F) {
+	for s := range uint64(4) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		if msg := checkBlocks(t, seed); msg != "" {
+			t.Fatal(msg)
+		}
+	})
 }
