@@ -247,9 +247,11 @@ func (m *Move) newScanner(release bool) *Scanner {
 			}
 		}
 	}
+	// With no retry left, a rule without a fix can change nothing: its miss is kept and
+	// reminds later. Only the fixes are followed then (the replay of a discard, replays off).
 	var live []*compiledRule
 	for _, r := range m.set.text {
-		if m.armed(r) && !r.shadow {
+		if m.armed(r) && !r.shadow && (r.fix != nil || m.retryLeft()) {
 			live = append(live, r)
 		}
 	}

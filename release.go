@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
@@ -71,20 +72,33 @@ type releasePlan struct {
 	fixRunes []*syntax.Inst
 }
 
-// relAtom is one regex of a rule, run as a DFA over a stream.
+// relAtom is one regex of a rule, run as a DFA over a stream, or a word or character
+// count (count set: no DFA).
 type relAtom struct {
 	pattern string
+	count   relCount
 	once    sync.Once
 	dfa     *lazydfa.DFA // nil: the pattern does not compile for the DFA (never settles)
 }
 
 func (a *relAtom) get() *lazydfa.DFA {
 	a.once.Do(func() {
+		if a.count.op != 0 {
+			return
+		}
 		if d, err := lazydfa.Compile(a.pattern); err == nil {
 			a.dfa = d
 		}
 	})
 	return a.dfa
+}
+
+// relCount is a max_words, min_words or max_chars atom (op 0: not a count). A prefix of
+// the stream has at most the words and characters of every text that extends it, so a
+// count passed settles the atom for good: max_words and max_chars false, min_words true.
+type relCount struct {
+	op relOp // relMaxWords, relMinWords, relMaxChars
+	n  int
 }
 
 type relOp uint8
@@ -98,6 +112,10 @@ const (
 	relTrue
 	relFalse
 	relCtx // a context atom (release_context.go): open until folded on a move's facts
+	// Counts (relCount), atom set: settled once the stream has passed their bound.
+	relMaxWords
+	relMinWords
+	relMaxChars
 )
 
 type relNode struct {
@@ -117,7 +135,7 @@ const (
 
 func (n *relNode) eval(st []tri) tri {
 	switch n.op {
-	case relAtomOp:
+	case relAtomOp, relMaxWords, relMinWords, relMaxChars:
 		return st[n.atom]
 	case relTrue:
 		return triTrue
@@ -185,6 +203,18 @@ func planRelease(r *Rule) *releasePlan {
 		case q.isContext():
 			p.ctx = append(p.ctx, compileContext(q))
 			return relNode{op: relCtx, atom: len(p.ctx) - 1}
+		case q.MaxWords != nil || q.MinWords != nil || q.MaxChars != nil:
+			c := relCount{op: relMaxChars}
+			switch {
+			case q.MaxWords != nil:
+				c = relCount{op: relMaxWords, n: *q.MaxWords}
+			case q.MinWords != nil:
+				c = relCount{op: relMinWords, n: *q.MinWords}
+			default:
+				c.n = *q.MaxChars
+			}
+			p.atoms = append(p.atoms, &relAtom{count: c})
+			return relNode{op: c.op, atom: len(p.atoms) - 1}
 		}
 		return relNode{op: relOpen}
 	}
@@ -301,9 +331,17 @@ type relStream struct {
 	cur   []lazydfa.Cursor
 	st    []tri
 	fed   int
+	// The count atoms (nil: none), by atom, and the stream's counts over its complete
+	// runes: words (runs of non-space, as strings.Fields), runes.
+	counts      []relCount
+	cfed        int
+	words, nrun int
+	inWord      bool
 }
 
-func (s *relStream) init(atoms []*lazydfa.DFA) {
+// init starts the stream on atoms; counts, when not nil, holds each atom's count (a count
+// atom's DFA is nil).
+func (s *relStream) init(atoms []*lazydfa.DFA, counts []relCount) {
 	s.atoms = atoms
 	s.cur = make([]lazydfa.Cursor, len(atoms))
 	s.st = make([]tri, len(atoms))
@@ -312,12 +350,21 @@ func (s *relStream) init(atoms []*lazydfa.DFA) {
 			s.cur[i] = d.Start()
 		}
 	}
+	for _, c := range counts {
+		if c.op != 0 {
+			s.counts = counts
+			break
+		}
+	}
 }
 
 // feed reads text[s.fed:] into every atom not settled yet.
 func (s *relStream) feed(text []byte) {
 	if len(text) <= s.fed {
 		return
+	}
+	if s.counts != nil {
+		s.count(text)
 	}
 	p := text[s.fed:]
 	s.fed = len(text)
@@ -344,6 +391,38 @@ func (s *relStream) feed(text []byte) {
 	}
 }
 
+// count reads text's new complete runes into the counts and settles the count atoms
+// they pass.
+func (s *relStream) count(text []byte) {
+	end := len(text) - cutRune(text)
+	for i := s.cfed; i < end; {
+		r, n := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(text[i:end])
+		}
+		i += n
+		s.nrun++
+		if unicode.IsSpace(r) {
+			s.inWord = false
+		} else if !s.inWord {
+			s.inWord = true
+			s.words++
+		}
+	}
+	s.cfed = max(s.cfed, end)
+	for i, c := range s.counts {
+		if c.op == 0 || s.st[i] != triOpen {
+			continue
+		}
+		switch {
+		case c.op == relMaxWords && s.words > c.n, c.op == relMaxChars && s.nrun > c.n:
+			s.st[i] = triFalse
+		case c.op == relMinWords && s.words >= c.n:
+			s.st[i] = triTrue
+		}
+	}
+}
+
 // newReleaser returns the releaser of the armed rules (not in shadow), vars the move's
 // variables and facts its context. Caller holds the move's lock.
 func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *releaser {
@@ -351,12 +430,13 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 	var tailRule *compiledRule
 	var replRules []*compiledRule
 	var atoms []*lazydfa.DFA
+	var counts []relCount
 	watch := func(r *compiledRule, fires relNode) {
 		x.watched = append(x.watched, r)
 		x.fires = append(x.fires, fires)
 		x.base = append(x.base, len(atoms))
 		for _, a := range r.release.get(r).atoms {
-			atoms = append(atoms, a.get())
+			atoms, counts = append(atoms, a.get()), append(counts, a.count)
 		}
 	}
 	for _, r := range armed {
@@ -403,9 +483,9 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 		}
 	}
 	x.twin = x.tail == nil && len(x.repl) == 0
-	x.in.init(atoms)
+	x.in.init(atoms, counts)
 	if !x.twin {
-		x.out.init(append([]*lazydfa.DFA(nil), atoms...))
+		x.out.init(append([]*lazydfa.DFA(nil), atoms...), counts)
 	}
 	x.open = len(x.watched) > 0
 	return x
