@@ -55,9 +55,9 @@
 //     verdict. While nothing of the response was shown, a matching call discards it like
 //     a text miss (both in one interrupt when both happen). Once part of its text was
 //     shown, or after the retry ceiling, the shown text stands and the tool wrapper
-//     refuses the matching call: it never runs, no tool event is sent, its tool-call
-//     chunks are not streamed, and its prompt copy is the gate's refusal block; no retry
-//     is spent.
+//     refuses the matching call: it never runs, no tool event is sent, and its prompt
+//     copy is the gate's refusal block; no retry is spent. A held response's tool-call
+//     chunks are then left out of the client's stream.
 //
 // # Runtime boundaries
 //
