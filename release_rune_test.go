@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules"
@@ -19,7 +20,20 @@ func TestReleaseNeverSplitsARune(t *testing.T) {
 	t.Parallel()
 	eng := quietEngine(t, nil, seedRules(t)...)
 	ctx := context.Background()
-	for _, space := range []string{"\u00a0", "\u3000", "\u202f"} {
+	// Every multi-byte space of Unicode's White_Space property (PropList.txt, as Go's
+	// unicode tables carry it), not only the three the bug was found with.
+	var spaces []string
+	for _, rg := range unicode.White_Space.R16 {
+		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+			if utf8.RuneLen(r) > 1 {
+				spaces = append(spaces, string(r))
+			}
+		}
+	}
+	if len(spaces) < 15 {
+		t.Fatalf("only %d multi-byte spaces in unicode.White_Space", len(spaces))
+	}
+	for _, space := range spaces {
 		answer := "Merci" + space
 		for cut := len("Merci") + 1; cut < len(answer); cut++ {
 			_, m := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)

@@ -123,12 +123,18 @@ func TestReleaseClientChats(t *testing.T) {
 // refusal.
 func TestGateAfterShownText(t *testing.T) {
 	t.Parallel()
-	text := strings.Repeat("The logs folder has grown past its quota, so I will clear it now. ", 6) + "\n\n↩ #4711"
+	said := strings.Repeat("The logs folder has grown past its quota, so I will clear it now. ", 6)
 	const final = "I did not remove the logs: removing them needs the master's go-ahead.\n\n↩ #4711"
-	for _, provider := range []string{"scripted", "openai"} {
+	for _, tt := range []struct{ name, said, text string }{
+		{"scripted", said + "\n\n↩ #4711", said + "\n\n↩ #4711"},
+		{"openai", said + "\n\n↩ #4711", said + "\n\n↩ #4711"},
+		// Without its tail: the fix appends it to the shown text, and the call is still refused.
+		{"openai", said, strings.TrimSpace(said) + "\n\n↩ #4711"},
+	} {
+		provider, text := tt.name, tt.text
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
-			first := scripted.Reply{Text: text, Chunk: 8, ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"rm -rf ./logs"}`)}}
+			first := scripted.Reply{Text: tt.said, Chunk: 8, ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"rm -rf ./logs"}`)}}
 			m := newGateModel(t, provider, first, scripted.Reply{Text: final, Chunk: 8})
 			var seen outcomes
 			out, got, r, shell := chatMove(t, m.llm, &streamrules.Config{OnOutcome: seen.hook}, streamrules.EnvTelegram, streamrules.EnvClientOps)
@@ -141,7 +147,7 @@ func TestGateAfterShownText(t *testing.T) {
 			if client := joined(got); client != text+final {
 				t.Errorf("the client saw\n%q\nwant the shown text, then the answer\n%q", client, text+final)
 			}
-			textChunks := len(scripted.SplitChunks(text, 8))
+			textChunks := len(scripted.SplitChunks(tt.said, 8))
 			before := 0
 			for _, c := range got {
 				if c.at < textChunks {
