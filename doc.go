@@ -71,8 +71,10 @@
 //
 // A tool rule in mode interrupt is a gate: [Move.CheckResponse] judges the calls a
 // response declares with its text, and while a retry is left a matching call discards
-// the response before anything runs; after the ceiling [Move.GateCall], asked by the tool
-// wrapper before each call, refuses it. With Shell, a tool rule reads each value as a
+// the response before anything runs. A gate's promise is that the call never runs, not
+// that the text is unseen, so it never holds speech: once the client has seen part of the
+// response's text, [Move.CheckShownResponse] keeps it, and [Move.GateCall], asked by the
+// tool wrapper before each call, refuses the call, as it does after the ceiling. With Shell, a tool rule reads each value as a
 // shell script and judges each simple command: the reader is a [ShellReader] hook
 // (Config.ShellReader, or the one package shellcmd registers when imported), so this
 // package stays free of a shell parser; with no reader, shell rules are skipped and named

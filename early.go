@@ -48,7 +48,12 @@ const EarlyBatchBytes = 64
 // earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program,
 // run in its group's DFA, and alone where that DFA gives up on an answer.
 type earlyPlan struct {
-	prog      *syntax.Prog
+	prog *syntax.Prog
+	// runes are the program's rune instructions, asserts whether it has an empty-width
+	// assertion: what a repair elsewhere must not touch for a match to survive it
+	// (releaser.fixOpen).
+	runes     []*syntax.Inst
+	asserts   bool
 	aloneOnce sync.Once
 	alone     *lazydfa.DFA
 }
@@ -91,7 +96,7 @@ func planEarly(r *Rule) *earlyPlan {
 		// leaving them to the end is always right).
 		return nil
 	}
-	return &earlyPlan{prog: prog}
+	return &earlyPlan{prog: prog, runes: runeInsts(prog), asserts: hasAssertion(tree)}
 }
 
 // earlyGroupInsts bounds the instructions of the programs one early DFA holds: a DFA
@@ -185,7 +190,8 @@ type Scanner struct {
 	// scanned by its own DFA from the start of the answer, so that one rule whose DFA
 	// explodes on this text does not stop the early cuts of the others.
 	alone [][]aloneCursor
-	fed   int // bytes fed to the cursors
+	fed   int // bytes of the answer read
+	jfed  int // bytes of the judged text (the answer, or its certain repair) fed to the cursors
 	// hits are the armed rules seen matching while the text was still blank (a blank
 	// answer is never judged, so they cut only once something is said).
 	hits     []*compiledRule
@@ -193,7 +199,11 @@ type Scanner struct {
 	stopped  bool
 
 	trees *earlyTrees // armed early rules with a predicate tree or applies_when (nil: none)
-	rel   *releaser   // the release point (nil: EarlyScanner)
+	// rel follows the final text: the early rules read its certain prefix, so a cut is a
+	// verdict the whole answer reaches too (another rule's repair may remove a match the
+	// raw text has). release: Release lets it go (HeldScanner); nil when nothing is armed.
+	rel     *releaser
+	release bool
 }
 
 // EarlyScanner returns a scanner for the current tour's answer, or nil when early
@@ -237,22 +247,23 @@ func (m *Move) newScanner(release bool) *Scanner {
 			}
 		}
 	}
+	// With no retry left, a rule without a fix can change nothing: its miss is kept and
+	// reminds later. Only the fixes are followed then (the replay of a discard, replays off).
 	var live []*compiledRule
 	for _, r := range m.set.text {
-		if m.armed(r) && !r.shadow {
+		if m.armed(r) && !r.shadow && (r.fix != nil || m.retryLeft()) {
 			live = append(live, r)
 		}
 	}
 	if m.retryLeft() {
 		s.initTrees(live)
 	}
-	if release && !m.anyGateArmedLocked() {
-		// An armed gate can discard the whole response, its text with it, for a call it
-		// declares at the very end: no prefix of the text is final until then.
-		s.rel = newReleaser(live, m.vars, &m.facts)
-	} else if s.stopped {
+	if !release && s.stopped {
 		return nil
 	}
+	// An armed gate does not hold the text: a call it matches after some text was shown is
+	// refused in place (CheckShownResponse), so only the text rules decide what is final.
+	s.rel, s.release = newReleaser(live, m.vars, &m.facts), release
 	return s
 }
 
@@ -271,17 +282,29 @@ func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
 	return s.scan(ctx, text)
 }
 
-// scan feeds text's new bytes, whatever their number.
+// scan feeds text's new bytes, whatever their number. The early rules read what the
+// whole answer's verdict reads: the answer with the repairs the release follows made (the
+// certain prefix of the final text), so a match a repair removes is never cut on.
 func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 	if s.stopped || len(text) <= s.fed {
 		return Verdict{}, false
 	}
-	p := text[s.fed:]
 	s.fed = len(text)
+	judged := text
+	if s.rel != nil {
+		if final := s.rel.finalOf(text); !s.rel.twin {
+			judged = final
+		}
+	}
+	if len(judged) <= s.jfed {
+		return Verdict{}, false
+	}
+	p := judged[s.jfed:]
+	s.jfed = len(judged)
 	if !s.nonBlank {
 		s.nonBlank = len(bytes.TrimSpace(p)) > 0
 	}
-	s.trees.scan(text, &s.hits)
+	s.trees.scan(judged, &s.hits)
 	for gi := range s.groups() {
 		if s.off[gi] {
 			s.feedAlone(s.alone[gi], p)
@@ -292,7 +315,7 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 			out, rest, ok := g.dfa.Feed(cur, q)
 			if !ok {
 				s.off[gi] = true
-				s.startAlone(gi, text)
+				s.startAlone(gi, judged)
 				break
 			}
 			for _, k := range out {
@@ -303,7 +326,9 @@ func (s *Scanner) scan(ctx context.Context, text []byte) (Verdict, bool) {
 			q = rest
 		}
 	}
-	if len(s.hits) == 0 || !s.nonBlank {
+	if len(s.hits) == 0 || !s.nonBlank || s.rel != nil && s.rel.fixOpen(s.hits) {
+		// A watched rule with a fix that may still fire repairs the answer only at its end,
+		// and the repair may remove the match: only the end can tell.
 		return Verdict{}, false
 	}
 	s.stopped = true

@@ -10,7 +10,7 @@ import (
 // predicate tree or an applies_when. Each regex atom runs in its own DFA (release.go); a
 // rule is cut once its tree is certain to fire whatever comes: a contains_regex matched,
 // a starts_with_regex matched or died, combined through all_of / any_of / not_. Atoms that
-// only the whole answer decides (ends_with_regex, word and character counts) stay open,
+// only the whole answer decides (ends_with_regex; max_words and max_chars until passed) stay open,
 // so a tree that needs them waits for the end, as before.
 type earlyTrees struct {
 	rules []*compiledRule
@@ -25,6 +25,7 @@ type earlyTrees struct {
 func (s *Scanner) initTrees(live []*compiledRule) {
 	var t earlyTrees
 	var atoms []*lazydfa.DFA
+	var counts []relCount
 	for _, r := range live {
 		if !(r.Early || s.m.eng.earlyAll) || r.early != nil || r.Fix != nil || r.Field != "" ||
 			r.Predicate == nil && r.AppliesWhen == nil {
@@ -38,13 +39,13 @@ func (s *Scanner) initTrees(live []*compiledRule) {
 		t.plans = append(t.plans, p)
 		t.base = append(t.base, len(atoms))
 		for _, a := range p.atoms {
-			atoms = append(atoms, a.get())
+			atoms, counts = append(atoms, a.get()), append(counts, a.count)
 		}
 	}
 	if len(t.rules) == 0 {
 		return
 	}
-	t.st.init(atoms)
+	t.st.init(atoms, counts)
 	s.trees, s.stopped = &t, false
 }
 
@@ -76,7 +77,7 @@ func (s *Scanner) groups() []earlyGroup {
 // and always from a scanner made by EarlyScanner. Per chunk it steps a DFA per open atom
 // over the new bytes and allocates nothing on the steady path.
 func (s *Scanner) Release(text []byte) []byte {
-	if s == nil || s.rel == nil {
+	if s == nil || !s.release {
 		return nil
 	}
 	return s.rel.advance(text)
@@ -98,7 +99,7 @@ func earlyNever(r *Rule) string {
 	}
 	p := planRelease(r)
 	if !p.fires.canBeTrue() {
-		return "no part of the tree can be certain before the end (ends_with_regex, word and character counts, not_contains_regex)"
+		return "no part of the tree can be certain before the end (ends_with_regex, max_words, max_chars, not_contains_regex)"
 	}
 	return ""
 }
@@ -106,7 +107,7 @@ func earlyNever(r *Rule) string {
 // canBeTrue reports whether the node can become certainly true on a prefix.
 func (n *relNode) canBeTrue() bool {
 	switch n.op {
-	case relAtomOp, relTrue:
+	case relAtomOp, relTrue, relMinWords:
 		return true
 	case relNot:
 		return n.kids[0].canBeFalse()
@@ -130,6 +131,8 @@ func (n *relNode) canBeTrue() bool {
 // canBeFalse reports whether the node can become certainly false on a prefix.
 func (n *relNode) canBeFalse() bool {
 	switch n.op {
+	case relMaxWords, relMaxChars:
+		return true
 	case relAtomOp:
 		return true // an anchored atom can die (a plain one cannot, but that is for the DFA to find)
 	case relNot:

@@ -10,12 +10,17 @@ import (
 //
 // A remind rule speaks after its call has run; a gate stops the call before it runs. The
 // model wrapper hands the calls a response declares to Move.CheckResponse before the agent
-// sees the response. While the move has a retry left, a call a live gate matches makes the
-// verdict discard the response whole (none of its calls run, the client sees none of it)
-// and the tour is replayed with the rule's interrupt block, as for a text rule; a text miss
-// in the same response goes into the same interrupt. After the ceiling the response goes
-// on, and the tool wrapper asks Move.GateCall before each call: a matching call is refused,
-// never run, and its result in the prompt copy is the rule's reminder block saying so.
+// sees the response. A gate's promise is that the call never runs, not that the text is
+// unseen, so a gate never holds speech: the text streams under the release plans of the
+// armed text rules alone (release.go). While nothing of the response has been shown and the
+// move has a retry left, a call a live gate matches makes the verdict discard the response
+// whole (none of its calls run, the client sees none of it) and the tour is replayed with
+// the rule's interrupt block, as for a text rule; a text miss in the same response goes
+// into the same interrupt. Once the client has seen part of the response's text
+// (CheckShownResponse), or after the ceiling, the response goes on and the tool wrapper
+// asks Move.GateCall before each call: a matching call is refused, never run, no tool
+// event is sent, and its result in the prompt copy is the rule's reminder block saying
+// so. The shown text stands and no retry is spent.
 //
 // Unlike a text rule, a gate is never silenced by having fired: every matching call of the
 // move is stopped. Its `when` and repeat policy still decide whether it is armed. A gate
@@ -88,9 +93,11 @@ func (m *Move) gatePreclaimLocked(hits []gateHit) {
 }
 
 // GateArmed reports whether a declared call could make the model wrapper discard a
-// response now: the move has a retry left and a live gate is armed. Only then must the
-// response (its streamed chunks, its agent events) be held until the verdict. A rule set
-// without gates answers at the cost of a length check.
+// response now: the move has a retry left and a live gate is armed. Then the response's
+// agent events and its tool-call chunks are held until the verdict; its text is not (it
+// streams as the text rules' release lets it, and a gate that matches after some of it
+// was shown refuses the call instead of discarding). A rule set without gates answers at
+// the cost of a length check.
 func (m *Move) GateArmed() bool {
 	if len(m.set.gates) == 0 {
 		return false
@@ -165,6 +172,21 @@ func (s *ruleSet) gateHits(c DeclaredCall, out []gateHit) []gateHit {
 // all. After the ceiling the verdict leaves the calls alone: Move.GateCall refuses them.
 // Without gates or calls it is CheckAnswer.
 func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredCall) Verdict {
+	return m.checkResponse(ctx, text, calls, false)
+}
+
+// CheckShownResponse is CheckResponse for a response the client has already seen part
+// of (its text was released as it streamed, Scanner.Release). What was shown cannot be
+// taken back, so a gate does not discard it: the verdict leaves the calls alone, spends
+// no retry, and Move.GateCall refuses each matching call when the agent makes it (the
+// call never runs; its result in the prompt copy is the refusal block). The text is
+// judged as CheckAnswer does. A sound release never shows text a text rule would
+// discard, so in practice the verdict is accepted or repaired.
+func (m *Move) CheckShownResponse(ctx context.Context, text string, calls []DeclaredCall) Verdict {
+	return m.checkResponse(ctx, text, calls, true)
+}
+
+func (m *Move) checkResponse(ctx context.Context, text string, calls []DeclaredCall, shown bool) Verdict {
 	if !m.set.anyGates {
 		return m.CheckAnswer(ctx, text)
 	}
@@ -177,7 +199,7 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 		m.mu.Unlock()
 		return Verdict{}
 	}
-	m.judgeGateReplayLocked(hits)
+	m.judgeGateReplayLocked(hits, !shown)
 	var live []gateHit
 	for _, h := range hits {
 		if !h.rule.shadow && m.gateArmed(h.rule) && !slices.ContainsFunc(live, func(l gateHit) bool { return l.rule == h.rule }) {
@@ -191,9 +213,17 @@ func (m *Move) CheckResponse(ctx context.Context, text string, calls []DeclaredC
 	}
 	slices.SortFunc(live, func(a, b gateHit) int { return strings.Compare(a.rule.Name, b.rule.Name) })
 	m.mu.Lock()
-	if m.ended || !v.Discard && !m.retryLeft() {
+	if m.ended {
 		m.mu.Unlock()
-		return v // after the ceiling: the tool wrapper refuses the calls
+		return v
+	}
+	if !v.Discard && (shown || !m.retryLeft()) {
+		m.mu.Unlock()
+		// Shown, or after the ceiling: the text stands and the tool wrapper refuses the calls.
+		for _, h := range live {
+			v.Refused = append(v.Refused, h.rule.Name)
+		}
+		return v
 	}
 	// Repeat-limited gates fire only if their claim holds (claim.go).
 	m.gatePreclaimLocked(live)
@@ -233,9 +263,10 @@ func (h gateHit) text() string {
 	return h.rule.Text
 }
 
-// judgeGateReplayLocked decides the gate discards whose replay these are the calls of.
+// judgeGateReplayLocked decides the gate discards whose replay these are the calls of;
+// canDiscard: the replay itself may be discarded (it is unseen and a retry is left).
 // Caller holds m.mu.
-func (m *Move) judgeGateReplayLocked(hits []gateHit) {
+func (m *Move) judgeGateReplayLocked(hits []gateHit, canDiscard bool) {
 	for i := range m.firings {
 		f := &m.firings[i]
 		if f.Mode != ModeInterrupt || !f.Retry || f.Tool == "" || f.Outcome != "" {
@@ -244,7 +275,7 @@ func (m *Move) judgeGateReplayLocked(hits []gateHit) {
 		switch {
 		case !slices.ContainsFunc(hits, func(h gateHit) bool { return h.rule.Name == f.Rule }):
 			f.Outcome = OutcomeCorrected
-		case m.retryLeft():
+		case canDiscard && m.retryLeft():
 			f.Outcome = OutcomeMissedAgain // discarded again: the new discard has its own firing
 		default:
 			f.Outcome = OutcomeRefused // the tool wrapper refuses the call (GateCall)

@@ -69,6 +69,12 @@ type Verdict struct {
 	// repaired text passes every armed text rule, or (after the ceiling) is kept with the
 	// misses it still has. Never set with Discard.
 	Fixed string
+	// Refused names the gates (tool rules in mode interrupt) that match a call the
+	// response declares and that will refuse it when the agent makes it (Move.GateCall),
+	// by name: the response goes on because its text was shown already, or after the
+	// ceiling. A caller that streams the response leaves its tool-call chunks out. Never
+	// set with Discard.
+	Refused []string
 }
 
 // BeginMove starts a move of chat chatID in the given environments and returns a context

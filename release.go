@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
@@ -67,22 +68,37 @@ type releasePlan struct {
 	repl   *replPlan // a positive rule repaired by a replace fix over its own condition
 	lit    *litPlan  // a rule repaired by a plain-text replace fix (release_lit.go)
 	folds  foldCache // foldContext's trees by the context atoms' outcomes (release_perf.go)
+	// fixRunes are the rune instructions of a replace fix's pattern (fixApart); nil: none.
+	fixRunes []*syntax.Inst
 }
 
-// relAtom is one regex of a rule, run as a DFA over a stream.
+// relAtom is one regex of a rule, run as a DFA over a stream, or a word or character
+// count (count set: no DFA).
 type relAtom struct {
 	pattern string
+	count   relCount
 	once    sync.Once
 	dfa     *lazydfa.DFA // nil: the pattern does not compile for the DFA (never settles)
 }
 
 func (a *relAtom) get() *lazydfa.DFA {
 	a.once.Do(func() {
+		if a.count.op != 0 {
+			return
+		}
 		if d, err := lazydfa.Compile(a.pattern); err == nil {
 			a.dfa = d
 		}
 	})
 	return a.dfa
+}
+
+// relCount is a max_words, min_words or max_chars atom (op 0: not a count). A prefix of
+// the stream has at most the words and characters of every text that extends it, so a
+// count passed settles the atom for good: max_words and max_chars false, min_words true.
+type relCount struct {
+	op relOp // relMaxWords, relMinWords, relMaxChars
+	n  int
 }
 
 type relOp uint8
@@ -96,6 +112,10 @@ const (
 	relTrue
 	relFalse
 	relCtx // a context atom (release_context.go): open until folded on a move's facts
+	// Counts (relCount), atom set: settled once the stream has passed their bound.
+	relMaxWords
+	relMinWords
+	relMaxChars
 )
 
 type relNode struct {
@@ -115,7 +135,7 @@ const (
 
 func (n *relNode) eval(st []tri) tri {
 	switch n.op {
-	case relAtomOp:
+	case relAtomOp, relMaxWords, relMinWords, relMaxChars:
 		return st[n.atom]
 	case relTrue:
 		return triTrue
@@ -183,6 +203,18 @@ func planRelease(r *Rule) *releasePlan {
 		case q.isContext():
 			p.ctx = append(p.ctx, compileContext(q))
 			return relNode{op: relCtx, atom: len(p.ctx) - 1}
+		case q.MaxWords != nil || q.MinWords != nil || q.MaxChars != nil:
+			c := relCount{op: relMaxChars}
+			switch {
+			case q.MaxWords != nil:
+				c = relCount{op: relMaxWords, n: *q.MaxWords}
+			case q.MinWords != nil:
+				c = relCount{op: relMinWords, n: *q.MinWords}
+			default:
+				c.n = *q.MaxChars
+			}
+			p.atoms = append(p.atoms, &relAtom{count: c})
+			return relNode{op: c.op, atom: len(p.atoms) - 1}
 		}
 		return relNode{op: relOpen}
 	}
@@ -211,6 +243,13 @@ func planRelease(r *Rule) *releasePlan {
 			p.tail = planTail(r)
 		case !r.Negate && r.Fix.ReplaceRegex != nil:
 			p.repl = planRepl(r)
+		}
+	}
+	if r.Fix != nil && r.Fix.ReplaceRegex != nil {
+		if tree, err := syntax.Parse(r.Fix.ReplaceRegex.Pattern, syntax.Perl); err == nil {
+			if prog, err := syntax.Compile(tree.Simplify()); err == nil {
+				p.fixRunes = runeInsts(prog)
+			}
 		}
 	}
 	if r.Fix != nil && r.Fix.ReplaceRegex != nil && p.repl == nil {
@@ -292,9 +331,17 @@ type relStream struct {
 	cur   []lazydfa.Cursor
 	st    []tri
 	fed   int
+	// The count atoms (nil: none), by atom, and the stream's counts over its complete
+	// runes: words (runs of non-space, as strings.Fields), runes.
+	counts      []relCount
+	cfed        int
+	words, nrun int
+	inWord      bool
 }
 
-func (s *relStream) init(atoms []*lazydfa.DFA) {
+// init starts the stream on atoms; counts, when not nil, holds each atom's count (a count
+// atom's DFA is nil).
+func (s *relStream) init(atoms []*lazydfa.DFA, counts []relCount) {
 	s.atoms = atoms
 	s.cur = make([]lazydfa.Cursor, len(atoms))
 	s.st = make([]tri, len(atoms))
@@ -303,12 +350,21 @@ func (s *relStream) init(atoms []*lazydfa.DFA) {
 			s.cur[i] = d.Start()
 		}
 	}
+	for _, c := range counts {
+		if c.op != 0 {
+			s.counts = counts
+			break
+		}
+	}
 }
 
 // feed reads text[s.fed:] into every atom not settled yet.
 func (s *relStream) feed(text []byte) {
 	if len(text) <= s.fed {
 		return
+	}
+	if s.counts != nil {
+		s.count(text)
 	}
 	p := text[s.fed:]
 	s.fed = len(text)
@@ -335,6 +391,38 @@ func (s *relStream) feed(text []byte) {
 	}
 }
 
+// count reads text's new complete runes into the counts and settles the count atoms
+// they pass.
+func (s *relStream) count(text []byte) {
+	end := len(text) - cutRune(text)
+	for i := s.cfed; i < end; {
+		r, n := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(text[i:end])
+		}
+		i += n
+		s.nrun++
+		if unicode.IsSpace(r) {
+			s.inWord = false
+		} else if !s.inWord {
+			s.inWord = true
+			s.words++
+		}
+	}
+	s.cfed = max(s.cfed, end)
+	for i, c := range s.counts {
+		if c.op == 0 || s.st[i] != triOpen {
+			continue
+		}
+		switch {
+		case c.op == relMaxWords && s.words > c.n, c.op == relMaxChars && s.nrun > c.n:
+			s.st[i] = triFalse
+		case c.op == relMinWords && s.words >= c.n:
+			s.st[i] = triTrue
+		}
+	}
+}
+
 // newReleaser returns the releaser of the armed rules (not in shadow), vars the move's
 // variables and facts its context. Caller holds the move's lock.
 func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *releaser {
@@ -342,12 +430,13 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 	var tailRule *compiledRule
 	var replRules []*compiledRule
 	var atoms []*lazydfa.DFA
+	var counts []relCount
 	watch := func(r *compiledRule, fires relNode) {
 		x.watched = append(x.watched, r)
 		x.fires = append(x.fires, fires)
 		x.base = append(x.base, len(atoms))
 		for _, a := range r.release.get(r).atoms {
-			atoms = append(atoms, a.get())
+			atoms, counts = append(atoms, a.get()), append(counts, a.count)
 		}
 	}
 	for _, r := range armed {
@@ -394,9 +483,9 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 		}
 	}
 	x.twin = x.tail == nil && len(x.repl) == 0
-	x.in.init(atoms)
+	x.in.init(atoms, counts)
 	if !x.twin {
-		x.out.init(append([]*lazydfa.DFA(nil), atoms...))
+		x.out.init(append([]*lazydfa.DFA(nil), atoms...), counts)
 	}
 	x.open = len(x.watched) > 0
 	return x
@@ -410,14 +499,14 @@ func (x *releaser) advance(text []byte) []byte {
 	}
 	x.fed = len(text)
 	certain := text
-	if len(x.repl) > 0 {
-		for _, st := range x.repl {
-			st.feed(certain) // each repair reads what is final of the one before
-			certain = st.out[:st.r]
-		}
-	} else {
-		certain = text[:len(text)-cutRune(text)]
+	for _, st := range x.repl {
+		st.feed(certain) // each repair reads what is final of the one before
+		certain = st.out[:st.r]
 	}
+	// Never a partial rune, whichever plan moved the point: a repair's fast path may pass a
+	// cut rune (no match starts in it), and the tail's trim must see the whole rune to know
+	// it is a space.
+	certain = certain[:len(certain)-cutRune(certain)]
 	if x.tail != nil {
 		certain = trimRightSpace(certain)
 	}
@@ -441,6 +530,48 @@ func (x *releaser) advance(text []byte) []byte {
 		}
 	}
 	return x.released()
+}
+
+// finalOf is advance, returning the certain prefix of the final text whether or not it
+// may be released yet (the early scan reads it).
+func (x *releaser) finalOf(text []byte) []byte {
+	x.advance(text)
+	return x.final
+}
+
+// fixOpen reports whether a watched rule with a fix may still fire on the answer and
+// could remove a match of one of hits: its repair lands only at the end, on text the
+// release does not follow, so an early cut on hits could disagree with the whole verdict.
+func (x *releaser) fixOpen(hits []*compiledRule) bool {
+	if !x.open {
+		return false
+	}
+	for k, r := range x.watched {
+		if r.fix == nil {
+			continue
+		}
+		if f := &x.fires[k]; f.eval(x.in.st[x.base[k]:]) == triFalse && (x.twin || f.eval(x.out.st[x.base[k]:]) == triFalse) {
+			continue // settled: it does not fire, so it does not repair
+		}
+		for _, h := range hits {
+			if !fixApart(r, h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fixApart reports whether r's fix can never remove a match of the early rule h: h is a
+// plain condition with no assertion, and r's fix is a replace whose pattern shares no rune
+// with h's, so no rewrite overlaps h's match, and nothing around a match matters to h. A
+// repair that makes a new match of h only adds to the whole verdict's misses.
+func fixApart(r, h *compiledRule) bool {
+	if h.early == nil || h.early.asserts || r.Fix == nil || r.Fix.ReplaceRegex == nil {
+		return false
+	}
+	p := r.release.get(r).fixRunes
+	return p != nil && !meet(p, h.early.runes)
 }
 
 func (x *releaser) released() []byte {

@@ -151,8 +151,9 @@ func quietAfterCancel(ctx context.Context, options []llms.CallOption, opts *llms
 }
 
 // mergeBlockChoices folds a response of one choice per content block into the one
-// choice an agent's parser reads: the text blocks joined (as AnswerTarget joins them),
-// every tool call in order.
+// choice an agent's parser reads: the text blocks back to back, exactly as the client
+// streams them (the rules judge and the client is streamed the same bytes), every tool
+// call in order.
 func mergeBlockChoices(resp *llms.ContentResponse) *llms.ContentResponse {
 	if resp == nil || len(resp.Choices) < 2 {
 		return resp
@@ -179,7 +180,7 @@ func mergeBlockChoices(resp *llms.ContentResponse) *llms.ContentResponse {
 			}
 		}
 	}
-	merged.Content = strings.Join(texts, "\n")
+	merged.Content = strings.Join(texts, "")
 	if len(merged.ToolCalls) > 0 {
 		merged.FuncCall = merged.ToolCalls[0].FunctionCall
 	}

@@ -62,8 +62,8 @@ func TestShimToolsFromFunctions(t *testing.T) {
 }
 
 // TestShimMergeBlockChoices: the anthropic client returns one choice per content block.
-// The agent reads one choice, so the blocks are merged: the text blocks joined with a
-// newline (as AnswerTarget joins them), every tool call in order.
+// The agent reads one choice, so the blocks are merged: the text blocks back to back, as
+// the client streams them and AnswerTarget judges them, every tool call in order.
 func TestShimMergeBlockChoices(t *testing.T) {
 	t.Parallel()
 	// Claude may answer with several text blocks around a tool call; providertest writes
@@ -90,8 +90,8 @@ func TestShimMergeBlockChoices(t *testing.T) {
 		t.Fatalf("%d choices, want the blocks merged into one", len(resp.Choices))
 	}
 	c := resp.Choices[0]
-	if c.Content != "First.\nSecond." {
-		t.Errorf("content %q, want the text blocks joined with a newline", c.Content)
+	if c.Content != "First.Second." {
+		t.Errorf("content %q, want the text blocks back to back, as they stream", c.Content)
 	}
 	var ids []string
 	for _, tc := range c.ToolCalls {

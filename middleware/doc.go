@@ -50,10 +50,14 @@
 //     next model call on.
 //   - Gates (tool rules in mode interrupt): the model wrapper also judges the tool calls
 //     each response declares (DeclaredCalls: ToolCalls, or MRKL's Action / Action Input)
-//     before the agent gets it; a matching call discards the response like a text miss
-//     (both in one interrupt when both happen), and holds speech while a gate is armed.
-//     After the retry ceiling the tool wrapper refuses a matching call: it never runs, no
-//     tool event is sent, and its prompt copy is the gate's refusal block.
+//     before the agent gets it. A gate never holds speech: the text streams as the text
+//     rules' release lets it, and only the tool-call chunks and agent events wait for the
+//     verdict. While nothing of the response was shown, a matching call discards it like
+//     a text miss (both in one interrupt when both happen). Once part of its text was
+//     shown, or after the retry ceiling, the shown text stands and the tool wrapper
+//     refuses the matching call: it never runs, no tool event is sent, and its prompt
+//     copy is the gate's refusal block; no retry is spent. A held response's tool-call
+//     chunks are then left out of the client's stream.
 //
 // # Runtime boundaries
 //

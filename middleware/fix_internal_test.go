@@ -82,7 +82,7 @@ func TestRepair(t *testing.T) {
 		// Released: one piece when the held text is the answer's text, else the chunks.
 		var sent []string
 		opts := llms.CallOptions{StreamingFunc: func(_ context.Context, b []byte) error { sent = append(sent, string(b)); return nil }}
-		if err := h.release(context.Background(), opts, resp); err != nil {
+		if err := h.release(context.Background(), opts, resp, false); err != nil {
 			t.Fatal(err)
 		}
 		if want := strings.Join(tt.wantChunks, ""); strings.Join(sent, "") != want {

@@ -12,17 +12,25 @@ import (
 )
 
 // The tool-call gate in the model wrapper: the calls a response declares are judged with
-// its text, before the agent gets the response (streamrules.Move.CheckResponse), so a call
-// a gate matches is discarded with the response and never runs. The tool wrapper refuses
-// what gets through after the retry ceiling (guardedTool.Call).
+// its text, before the agent gets the response (streamrules.Move.CheckResponse). A gate
+// never holds the text: it streams as the text rules' release lets it. While nothing of
+// the response was shown, a call a gate matches is discarded with the response and never
+// runs. Once some text was shown (streamrules.Move.CheckShownResponse), or after the
+// retry ceiling, the response goes on and the tool wrapper refuses the call
+// (guardedTool.Call): it never runs, and the model gets the refusal as its result.
 
-// checkResponse judges a finished response: its answer target and its declared calls.
-func checkResponse(ctx context.Context, move *streamrules.Move, format AnswerFormat, resp *llms.ContentResponse) streamrules.Verdict {
+// checkResponse judges a finished response: its answer target and its declared calls;
+// shown: the client has seen part of its text.
+func checkResponse(ctx context.Context, move *streamrules.Move, format AnswerFormat, resp *llms.ContentResponse, shown bool) streamrules.Verdict {
+	if shown {
+		return move.CheckShownResponse(ctx, AnswerTarget(format, resp), DeclaredCalls(format, resp))
+	}
 	return move.CheckResponse(ctx, AnswerTarget(format, resp), DeclaredCalls(format, resp))
 }
 
 // mustHold reports whether this tour's response must be held until its verdict: a text
-// rule could discard it, or a gate could.
+// rule could discard it, or a gate could (its tool-call chunks and agent events are then
+// held; its text streams as the text rules let it).
 func mustHold(move *streamrules.Move) bool {
 	return move.TextArmed() || move.GateArmed()
 }

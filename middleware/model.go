@@ -81,7 +81,7 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			resp, err := m.passThrough(cctx, messages, options, &opts)
 			var v streamrules.Verdict
 			if err == nil {
-				v = checkResponse(cctx, move, format, resp) // text and declared calls (gate.go)
+				v = checkResponse(cctx, move, format, resp, false) // text and declared calls (gate.go)
 			}
 			endCall(sp, ModelResult{Response: resp, Err: err, Fixed: v.Fixed != "", Rules: v.Rules})
 			return resp, err
@@ -105,12 +105,12 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			ctx = noteRetry(ctx, messages[n:])
 			continue
 		}
-		verdict := checkResponse(cctx, move, format, resp) // text and declared calls (gate.go)
+		verdict := checkResponse(cctx, move, format, resp, t.speech.shownAny()) // text and declared calls (gate.go)
 		if verdict.Fixed != "" {
 			repair(format, resp, &t.speech, verdict.Fixed) // repaired in place: no replay (fix.go)
 		}
 		if !verdict.Discard {
-			err := t.speech.release(ctx, opts, resp)
+			err := t.speech.release(ctx, opts, resp, len(verdict.Refused) > 0)
 			t.speech.report(ctx, move, false)
 			if err != nil {
 				endCall(sp, ModelResult{Response: resp, Err: err, Fixed: verdict.Fixed != "", Rules: verdict.Rules})
@@ -363,8 +363,10 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 // When the chunks were the answer's text, it goes in one piece. Providers that also
 // stream other things through the same func (the openai client sends tool-call JSON
 // fragments and empty chunks) get their chunks replayed as they came, back to back,
-// so a client parsing them sees exactly what pass-through would have shown.
-func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions, resp *llms.ContentResponse) error {
+// so a client parsing them sees exactly what pass-through would have shown. With
+// textOnly (a gate refuses a call the response declares), the tool-call chunks that follow
+// the text stay out: the client gets the text and no trace of a call that never runs.
+func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions, resp *llms.ContentResponse, textOnly bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.anyR && opts.StreamingReasoningFunc != nil {
@@ -382,11 +384,12 @@ func (h *heldSpeech) release(ctx context.Context, opts llms.CallOptions, resp *l
 		// client has the released part and gets the rest of what the answer now says.
 		sent = min(sent, len(h.text))
 	}
-	if string(h.text) == responseText(resp) {
-		if len(h.text) == sent {
+	want := responseText(resp)
+	if string(h.text) == want || textOnly && len(want) >= sent && bytes.HasPrefix(h.text, []byte(want)) {
+		if len(want) == sent {
 			return nil
 		}
-		return h.send(ctx, h.text[sent:])
+		return h.send(ctx, h.text[sent:len(want):len(want)])
 	}
 	start := 0
 	for _, end := range h.ends {

@@ -47,7 +47,10 @@ func (c *firstChunkClock) GenerateContent(ctx context.Context, ms []llms.Message
 // the two context rules are folded away and nothing can fire, so speech goes as it
 // comes), "plain-claim" (no environment, no speech made: unbacked_tool_claim is live and
 // its repair streams), "armed" (a Telegram chat, no picture, speech made: the image,
-// tail and bare-emoji rules armed, speech released as it becomes final), "armed-claim"
+// tail and bare-emoji rules armed, speech released as it becomes final), "client" (a
+// client's Telegram chat: telegram and client_ops, speech made: the same text rules and
+// the destructive_shell gate armed; a gate does not hold text, so it streams as "armed"
+// does; before, the gate held every client reply whole), "armed-claim"
 // (the same with the claim live: no prefix is final, the tour is held whole), "held" (a
 // Telegram chat with a picture: look_before_refusing, a discard rule with an unbounded
 // unanchored condition, holds the whole tour, as every armed tour did before the release).
@@ -56,13 +59,13 @@ func (c *firstChunkClock) GenerateContent(ctx context.Context, ms []llms.Message
 func BenchmarkFirstVisible(b *testing.B) {
 	eng, guard := benchGuard(b, nil, seededTextRules(b, false)...) // early_bench_test.go
 	text := compliant2K()
-	tg, pic := streamrules.EnvTelegram, streamrules.EnvPicture
+	tg, pic, ops := streamrules.EnvTelegram, streamrules.EnvPicture, streamrules.EnvClientOps
 	for _, mode := range []struct {
 		name   string
 		env    []string
 		speech bool
-	}{{"plain", nil, true}, {"plain-claim", nil, false}, {"armed", []string{tg}, true}, {"armed-claim", []string{tg}, false},
-		{"held", []string{tg, pic}, true}} {
+	}{{"plain", nil, true}, {"plain-claim", nil, false}, {"armed", []string{tg}, true}, {"client", []string{tg, ops}, true},
+		{"armed-claim", []string{tg}, false}, {"held", []string{tg, pic}, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			srv := openaitest.NewFunc(b, func(openaitest.Request) scripted.Reply {
 				return scripted.Reply{Text: text, Chunk: 8, Pace: time.Millisecond}

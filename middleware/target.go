@@ -47,7 +47,10 @@ func AgentTour(ctx context.Context, f AnswerFormat) context.Context {
 }
 
 // AnswerTarget returns what a response says to the user, per format. Every choice is
-// checked (Anthropic returns one choice per content block); their targets are joined.
+// checked (Anthropic returns one choice per content block). For a tool-calling answer the
+// choices' texts are joined back to back, exactly as a provider streams them, so the rules
+// judge the bytes the client is streamed; a ReAct answer's targets (each cut out of its
+// choice after its marker, and never released early) are joined with "\n".
 func AnswerTarget(f AnswerFormat, resp *llms.ContentResponse) string {
 	if resp == nil {
 		return ""
@@ -60,6 +63,9 @@ func AnswerTarget(f AnswerFormat, resp *llms.ContentResponse) string {
 		if t := choiceTarget(f, c.Content); t != "" {
 			parts = append(parts, t)
 		}
+	}
+	if f == FormatToolCalling {
+		return strings.Join(parts, "")
 	}
 	return strings.Join(parts, "\n")
 }

@@ -165,7 +165,10 @@ func hasUse(m Message, id string) bool {
 // blocks is the answer's content, as Claude lays it out: text first, then tool_use.
 func (a *answer) anthropicBlocks() []map[string]any {
 	var out []map[string]any
-	if a.text != "" || len(a.calls) == 0 {
+	for _, b := range a.blocks {
+		out = append(out, map[string]any{"type": "text", "text": b})
+	}
+	if a.blocks == nil && (a.text != "" || len(a.calls) == 0) {
 		out = append(out, map[string]any{"type": "text", "text": a.text})
 	}
 	for _, c := range a.calls {
@@ -210,7 +213,7 @@ func anthropicEvents(a *answer) [][]byte {
 		}
 		out = append(out, sse("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": start}))
 		if b["type"] == "text" {
-			for _, p := range a.pieces() {
+			for _, p := range scripted.SplitChunks(b["text"].(string), a.chunk) {
 				out = append(out, sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": p}}))
 			}

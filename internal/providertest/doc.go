@@ -16,7 +16,7 @@
 //     (text_delta, or input_json_delta pieces for a tool_use block) and
 //     content_block_stop, then message_delta (stop_reason) and message_stop.
 //     Text and tool calls of one Reply become separate blocks, [text, tool_use…],
-//     as Claude answers.
+//     as Claude answers; Reply.Blocks gives several text blocks.
 //   - Ollama: POST /api/chat. NDJSON lines of {"message":{…},"done":false}, then a
 //     done line; "stream" absent means streaming, as the real server does.
 //     Ollama's v0.1.14 client cannot send or receive tool calls, so a Reply's

@@ -271,10 +271,15 @@ type answer struct {
 	stop  string // why the answer ended, in the provider's words
 	calls []ToolUse
 	chunk int
+	// blocks: the text as several content blocks (Anthropic; nil: one block, text).
+	blocks []string
 }
 
 func (s *Server) answer(req Request, reply scripted.Reply) *answer {
-	a := &answer{kind: s.Kind, chunk: reply.Chunk, text: reply.Text}
+	a := &answer{kind: s.Kind, chunk: reply.Chunk, text: reply.Text, blocks: reply.Blocks}
+	if a.blocks != nil {
+		a.text = strings.Join(a.blocks, "")
+	}
 	var m struct {
 		Model string `json:"model"`
 	}

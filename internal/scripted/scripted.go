@@ -38,6 +38,15 @@ type Reply struct {
 	// is stretched to the end of a rune rather than splitting it, since real
 	// providers stream whole tokens.
 	Chunk int
+	// Pieces, in this package only, are streamed exactly as given, in place of
+	// Text cut by Chunk: they may end inside a UTF-8 sequence, as a provider
+	// that streams bytes does. The answer's content is their concatenation
+	// (Text is then ignored).
+	Pieces []string
+	// Blocks, in providertest's Anthropic only, is the answer's text as several
+	// text content blocks, streamed one after the other before any tool_use
+	// block (Text is then ignored).
+	Blocks []string
 	// Delay makes the model wait before answering; cancelling the context
 	// interrupts the wait. Useful for timeout and cancellation tests.
 	Delay time.Duration
@@ -180,9 +189,16 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		return nil, reply.Err
 	}
 
+	pieces := reply.Pieces
+	if pieces != nil {
+		reply.Text = strings.Join(pieces, "")
+	}
 	text := CutAtStop(reply.Text, opts.StopWords)
+	if pieces == nil || text != reply.Text {
+		pieces = SplitChunks(text, reply.Chunk)
+	}
 	if opts.StreamingFunc != nil || opts.StreamingReasoningFunc != nil {
-		if err := stream(ctx, &opts, reply.Reasoning, text, reply.Chunk); err != nil {
+		if err := stream(ctx, &opts, reply.Reasoning, pieces, reply.Chunk); err != nil {
 			return nil, err
 		}
 	}
@@ -207,7 +223,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 // (reasoning, text) with the other half empty, which is how llms/openai calls
 // it. Callback errors are wrapped with the same words llms/openai and
 // llms/anthropic use, so errors.Is keeps working.
-func stream(ctx context.Context, opts *llms.CallOptions, reasoning, text string, size int) error {
+func stream(ctx context.Context, opts *llms.CallOptions, reasoning string, pieces []string, size int) error {
 	for _, piece := range SplitChunks(reasoning, size) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -218,7 +234,7 @@ func stream(ctx context.Context, opts *llms.CallOptions, reasoning, text string,
 			}
 		}
 	}
-	for _, piece := range SplitChunks(text, size) {
+	for _, piece := range pieces {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
