@@ -15,7 +15,7 @@
 // or, with the client's streaming and callbacks wired for you, in one call per message:
 //
 //	exec := guard.Executor(agent, agents.WithMemory(mem))
-//	out, err := guard.Run(ctx, exec, "chat-42", input, streamrules.EnvTelegram)
+//	out, err := guard.Run(ctx, exec, "chat-42", input, middleware.WithEnvironments(streamrules.EnvTelegram))
 //
 // What each wrapper does:
 //

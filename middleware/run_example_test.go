@@ -74,7 +74,7 @@ func ExampleGuard_Run() {
 	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer()))
 
 	// per user message (one "move"): the chat's ID and the environments that hold now
-	out, err := guard.Run(ctx, exec, chatID, userText, streamrules.EnvTrusted)
+	out, err := guard.Run(ctx, exec, chatID, userText, middleware.WithEnvironments(streamrules.EnvTrusted))
 	if err != nil {
 		panic(err)
 	}

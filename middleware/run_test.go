@@ -59,7 +59,7 @@ func TestRunOneHandler(t *testing.T) {
 			mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
 			exec := r.guard.Executor(a, agents.WithMemory(mem))
 
-			out, err := r.guard.Run(context.Background(), exec, "chat-1", "list the files", streamrules.EnvTelegram)
+			out, err := r.guard.Run(context.Background(), exec, "chat-1", "list the files", middleware.WithEnvironments(streamrules.EnvTelegram))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestRunError(t *testing.T) {
 		scripted.Reply{Err: boom},
 	)
 	exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), r.guard.Tools(&echoTool{name: "shell"})))
-	_, err := r.guard.Run(context.Background(), exec, "chat-2", "list", streamrules.EnvTelegram)
+	_, err := r.guard.Run(context.Background(), exec, "chat-2", "list", middleware.WithEnvironments(streamrules.EnvTelegram))
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v, want the provider's", err)
 	}
@@ -161,8 +161,8 @@ func TestCallOwnStream(t *testing.T) {
 	model := scripted.New(scripted.Reply{Text: "plain answer"})
 	exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), nil))
 	var own strings.Builder
-	out, err := r.guard.Call(context.Background(), exec, "chat-4", map[string]any{"input": "hi"}, nil,
-		chainsStream(func(chunk []byte) { own.Write(chunk) }))
+	out, err := r.guard.Call(context.Background(), exec, "chat-4", map[string]any{"input": "hi"},
+		middleware.WithChainOptions(chainsStream(func(chunk []byte) { own.Write(chunk) })))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestRunManyChats(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			chat := fmt.Sprintf("chat-%02d", i)
-			out, err := guard.Run(context.Background(), exec, chat, chat, streamrules.EnvTelegram)
+			out, err := guard.Run(context.Background(), exec, chat, chat, middleware.WithEnvironments(streamrules.EnvTelegram))
 			if err != nil || out != chat+" ok" {
 				errs <- fmt.Errorf("%s: %q, %v", chat, out, err)
 			}
