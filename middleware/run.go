@@ -195,6 +195,7 @@ func (g *Guard) runOptions(c *runConfig) []chains.ChainCallOption {
 	out = append(out, chains.WithStreamingFunc(stream))
 	return append(out, c.chainOpts...)
 }
+
 // Executor wraps a with Agent (unless it is already this guard's) and returns a stock
 // LangChainGo executor over it that sends its chain and agent events to the client
 // handler (Config.Callbacks). opts come after, so an agents.WithCallbacksHandler of
