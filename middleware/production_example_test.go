@@ -84,8 +84,8 @@ func ExampleGuard_Run_production() {
 	if err != nil {
 		panic(err)
 	}
-	agent := agents.NewOpenAIFunctionsAgent(guard.Model(llm), guard.Tools(myTools...))  // your agent
-	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer())) // your agent
+	agent := agents.NewOpenAIFunctionsAgent(guard.Model(llm), guard.Tools(myTools...)) // your agent
+	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer()))   // your agent
 	reg.MustRegister(col)
 	mux.Handle("/v1/stats", statshttp.Handler(eng))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
