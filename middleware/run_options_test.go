@@ -190,10 +190,10 @@ func TestTranscriptRecord(t *testing.T) {
 	model := scripted.New(
 		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"df -h"}`)}},
 		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"rm -rf /srv"}`)}}, // gated: discarded
-		scripted.Reply{Text: "Disk is fine!!"},                   // discarded: no_shout
-		scripted.Reply{Text: "Disk is fine."},                    // accepted, tail appended
-		scripted.Reply{Text: "Second move."},                     // the manual path
-		scripted.Reply{Err: errors.New("provider down")},         // a failed move
+		scripted.Reply{Text: "Disk is fine!!"},                                                 // discarded: no_shout
+		scripted.Reply{Text: "Disk is fine."},                                                  // accepted, tail appended
+		scripted.Reply{Text: "Second move."},                                                   // the manual path
+		scripted.Reply{Err: errors.New("provider down")},                                       // a failed move
 	)
 	shell := &echoTool{name: "shell"}
 	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(model), guard.Tools(shell)))
