@@ -43,8 +43,8 @@ type quietClient struct{ lcb.SimpleHandler }
 // Prometheus metrics, the guard with the client handler and a transcript, stats and
 // metrics on the host's HTTP mux, and one Run per user message with the environments
 // that hold and the message's variables (the seeded tail fix writes ↩ #{{message_id}}).
-// The part between the markers is the README's "Wrap your agent" block: 25 lines
-// beside the host's own agent (its two lines, agent and exec, are marked).
+// The part between the markers is the README's "Wrap your agent" block: 24 lines beside
+// the host's own agent (agent and exec, marked) and its message handler (the loop).
 //
 // A Telegram client asks for the free disk space (the reply lacks its tail: the fix
 // appends it, no extra model call) and then to wipe a folder (the gate discards the
@@ -60,8 +60,8 @@ func ExampleGuard_Run_production() {
 	myTools := []tools.Tool{shellTool{}}
 	clientHandler := quietClient{}
 	ctx := context.Background()
-	dsn := "sqlite::memory:"        // yours: os.Getenv(rulesdb.EnvDSN)
-	var transcriptFile bytes.Buffer // yours: a file opened with O_APPEND
+	dsn := "sqlite::memory:"            // yours: os.Getenv(rulesdb.EnvDSN)
+	transcriptFile := new(bytes.Buffer) // yours: a file opened with O_APPEND
 	mux, reg := http.NewServeMux(), prometheus.NewRegistry()
 	messages := []struct{ chatID, userText, messageID string }{
 		{"tg-7", "How much disk is free?", "101"},
@@ -80,7 +80,7 @@ func ExampleGuard_Run_production() {
 		panic(err)
 	}
 	defer eng.Close()
-	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clientHandler, Transcript: replay.NewRecorder(&transcriptFile)})
+	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clientHandler, Transcript: replay.NewRecorder(transcriptFile)})
 	if err != nil {
 		panic(err)
 	}
@@ -107,7 +107,7 @@ func ExampleGuard_Run_production() {
 	if err := json.Unmarshal(rec.Body.Bytes(), &live); err != nil {
 		panic(err)
 	}
-	rep, err := replay.Run(ctx, seeds.MustDefault().Rules, []replay.Source{{Name: "transcript", R: &transcriptFile}}, nil)
+	rep, err := replay.Run(ctx, seeds.MustDefault().Rules, []replay.Source{{Name: "transcript", R: transcriptFile}}, nil)
 	if err != nil {
 		panic(err)
 	}

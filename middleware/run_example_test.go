@@ -33,8 +33,7 @@ func (diskTool) Name() string                                 { return "disk_fre
 func (diskTool) Description() string                          { return "free disk space" }
 func (diskTool) Call(context.Context, string) (string, error) { return "12G", nil }
 
-// The whole integration, as the README's "Wrap your agent" shows it: the seeded rules
-// and one of your own, one client handler given once, one call per user message. The
+// The smallest integration: the seeded rules and one of your own, one client handler given once, one call per user message. The
 // scripted model stands in for your provider: its first answer shouts, is discarded
 // unseen, and the tour is played again. (The corrected answer streams as it becomes
 // final: the rule fired and is silent for the rest of the move; two seeded rules with no
@@ -52,7 +51,6 @@ func ExampleGuard_Run() {
 	ctx := context.Background()
 	dsn := "sqlite::memory:" // yours: os.Getenv(rulesdb.EnvDSN): postgres://…, sqlite:PATH, or empty for a file
 
-	// ---- README: Wrap your agent ----
 	store, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Seed: seeds.MustDefault()}) // the seeded rules, once per database
 	if err != nil {
 		panic(err)
@@ -81,7 +79,6 @@ func ExampleGuard_Run() {
 	if err != nil {
 		panic(err)
 	}
-	// ---- end ----
 	fmt.Println("answer:", out)
 	// Output:
 	// client: tool said 12G

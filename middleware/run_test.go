@@ -178,11 +178,11 @@ func chainsStream(f func([]byte)) chains.ChainCallOption {
 	})
 }
 
-// The README's "Wrap your agent" snippet is ExampleGuard_Run's body, verbatim: it
-// compiles, checks its errors and runs in every test run.
+// The README's "Wrap your agent" snippet is ExampleGuard_Run_production's body,
+// verbatim: it compiles, checks its errors and runs in every test run.
 func TestReadmeSnippet(t *testing.T) {
 	t.Parallel()
-	example, err := os.ReadFile("run_example_test.go")
+	example, err := os.ReadFile("production_example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,17 +190,17 @@ func TestReadmeSnippet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, body, ok := strings.Cut(string(example), "// ---- README: Wrap your agent ----\n")
+	_, body, ok := strings.Cut(string(example), "// ---- README: production ----\n")
 	body, _, ok2 := strings.Cut(body, "\t// ---- end ----")
 	if !ok || !ok2 {
-		t.Fatal("markers not found in run_example_test.go")
+		t.Fatal("markers not found in production_example_test.go")
 	}
 	var snippet strings.Builder
 	for _, line := range strings.SplitAfter(body, "\n") {
 		snippet.WriteString(strings.TrimPrefix(line, "\t"))
 	}
 	if !strings.Contains(string(readme), "```go\n"+snippet.String()+"```\n") {
-		t.Errorf("README.md does not hold ExampleGuard_Run's body as a go block; it should read:\n%s", snippet.String())
+		t.Errorf("README.md does not hold ExampleGuard_Run_production's body as a go block; it should read:\n%s", snippet.String())
 	}
 }
 
