@@ -59,7 +59,7 @@ type Config struct {
 	// LenientEnvironments lets Run and Call begin a move with an environment name the
 	// engine does not know, logged once and ignored, instead of failing it with an error
 	// naming the name. Default false: a typo fails the move before the chain runs.
-	LenientEnvironments bool `env:"STREAMRULES_LENIENT_ENVIRONMENTS"`
+	LenientEnvironments bool
 
 	// StreamToolCalls lets the provider's streamed tool-call deltas through to the
 	// client's streaming func. LangChainGo's openai client streams a response's tool calls
