@@ -235,6 +235,7 @@ func (m *Move) checkResponse(ctx context.Context, text string, calls []DeclaredC
 	if !v.Discard {
 		m.retries++
 		v.Discard, v.Fixed = true, "" // a discarded answer is never repaired
+		defer m.eng.gateDiscarded()   // after the unlock: the hook is the host's code
 	}
 	fired := make([]Firing, 0, len(live))
 	blocks := make([]string, 0, len(live)+1)

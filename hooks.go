@@ -44,6 +44,9 @@ type CheckInfo struct {
 	Mode     Mode // ModeRemind: a tool call's reminders; ModeInterrupt: an answer's verdict
 	Duration time.Duration
 	Discard  bool // the answer was discarded and its tour is replayed
+	// Gate: a gate discarded a response whose answer check (reported before, with its
+	// Duration) had accepted it. This report counts the discard only: Duration is 0.
+	Gate bool
 }
 
 type hooks struct {
@@ -83,6 +86,14 @@ func (e *Engine) reloaded(start time.Time, changed *bool, err *error) {
 func (e *Engine) checked(mode Mode, start time.Time, v *Verdict) {
 	if e.hooks.onCheck != nil {
 		e.hooks.onCheck(CheckInfo{Mode: mode, Duration: time.Since(start), Discard: v != nil && v.Discard})
+	}
+}
+
+// gateDiscarded reports a discard a gate made of a response its answer check accepted:
+// the answer's own report said Discard false, and a discard must be counted once.
+func (e *Engine) gateDiscarded() {
+	if e.hooks.onCheck != nil {
+		e.hooks.onCheck(CheckInfo{Mode: ModeInterrupt, Discard: true, Gate: true})
 	}
 }
 

@@ -50,7 +50,30 @@ func (e *Engine) logSummary(set *ruleSet) {
 		names[i] = sk.Name
 	}
 	e.log.Info("stream rules loaded", "loaded", len(set.all), "disabled", set.disabled,
-		"skipped", len(set.skipped), "skipped_rules", names)
+		"skipped", len(set.skipped), "skipped_rules", names, "held_speech", heldSpeech(set))
+}
+
+// maxHeldInSummary bounds the rules the load summary describes: the line stays readable,
+// and a set of thousands of rules does not plan every release at load.
+const maxHeldInSummary = 32
+
+// heldSpeech lists, for the load summary, each rule that holds the client's stream and
+// how ("telegram_reply_tail: holds a bounded tail (16 bytes) when telegram"); rules that
+// stream are left out. The plans are the ones the rules' tours use, made once.
+func heldSpeech(set *ruleSet) []string {
+	var out []string
+	for _, c := range set.all {
+		if c.Tool() != "" && c.Mode != ModeInterrupt {
+			continue // a soft rule never holds
+		}
+		if len(out) == maxHeldInSummary {
+			return append(out, "… (streamrules validate says it per rule)")
+		}
+		if h := c.speechHold(); h.Kind != HoldNone {
+			out = append(out, c.Name+": "+h.String())
+		}
+	}
+	return out
 }
 
 // isNil reports whether v is nil or a nil pointer (map, func…) inside an interface.

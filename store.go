@@ -18,6 +18,12 @@ var (
 	// the name field ("pick another name") the way it marks any invalid field, and every
 	// store, MemoryStore and rulesdb alike, says it the same way.
 	ErrNameTaken error = &ValidationError{Field: "name", Reason: "already exists: another rule has that name", err: ErrExists}
+
+	// ErrUnknownEnvironment is what Engine.CheckEnvironments and BeginMoveChecked return
+	// (as an *EnvironmentError) for a name the engine does not know: a typo, or a name
+	// not registered in Config.Environments. A move begun with it would put every rule
+	// whose `when` has the intended name out of scope: a gate would let its call run.
+	ErrUnknownEnvironment = errors.New("streamrules: unknown environment")
 )
 
 // Store is where an engine's rules and chat state live. The engine calls LoadRules on

@@ -92,7 +92,7 @@ func NewCollector(cfg *Config) *Collector {
 	c.reads = newReadCounter(c.cfg.NoRuleLabel) // delivery.go
 	c.discarded = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: "engine", Name: "answers_discarded_total",
-		Help: "Answers a text rule discarded and whose tour was replayed.",
+		Help: "Answers (responses) a text rule or a gate discarded and whose tour was replayed.",
 	})
 	c.checks = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: ns, Subsystem: "engine", Name: "check_duration_seconds",
@@ -207,7 +207,9 @@ func (c *Collector) outcome(f streamrules.Firing) {
 }
 
 func (c *Collector) check(ci streamrules.CheckInfo) {
-	c.checks.WithLabelValues(string(ci.Mode)).Observe(ci.Duration.Seconds())
+	if !ci.Gate { // a gate's discard was checked as an answer already: count it, time nothing
+		c.checks.WithLabelValues(string(ci.Mode)).Observe(ci.Duration.Seconds())
+	}
 	if ci.Discard {
 		c.discarded.Inc()
 	}

@@ -94,7 +94,7 @@ streamrules_engine_firings_total{delivery="full",mode="interrupt",outcome="none"
 streamrules_engine_firings_total{delivery="full",mode="remind",outcome="complied",rule="no_rm"} 1
 streamrules_engine_firings_total{delivery="full",mode="remind",outcome="repeated",rule="no_rm"} 1
 streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shadow",rule="watched"} 1
-# HELP streamrules_engine_answers_discarded_total Answers a text rule discarded and whose tour was replayed.
+# HELP streamrules_engine_answers_discarded_total Answers (responses) a text rule or a gate discarded and whose tour was replayed.
 # TYPE streamrules_engine_answers_discarded_total counter
 streamrules_engine_answers_discarded_total 2
 # HELP streamrules_engine_rules_loaded Rules in force: enabled and valid.

@@ -16,7 +16,7 @@
 //
 //	streamrules_engine_firings_total{rule,mode,outcome,delivery}  counter: firings, counted when their move ends
 //	streamrules_engine_manifest_reads_total{rule}         counter: manifest deliveries read with stream_rule_read
-//	streamrules_engine_answers_discarded_total            counter: answers discarded and replayed
+//	streamrules_engine_answers_discarded_total            counter: answers discarded and replayed (by a text rule or a gate)
 //	streamrules_engine_check_duration_seconds{mode}       histogram: a tool call (remind) or an answer (interrupt) checked
 //	streamrules_engine_rules_loaded                       gauge: rules in force
 //	streamrules_engine_rules_disabled                     gauge: rules kept but disabled, as of the last reload
@@ -29,6 +29,9 @@
 //	streamrules_store_queued_records                      gauge: moves waiting in the write queue (stores with Queue)
 //	streamrules_store_dropped_records_total               counter: moves the write queue dropped (stores with Queue)
 //	streamrules_store_rejected_records_total              counter: moves the database refused for good, lost (stores with Queue)
+//	streamrules_speech_first_visible_seconds              histogram: provider's first chunk to the client's first, per held tour that showed something
+//	streamrules_speech_held_bytes_total                   counter: bytes streamed while text rules were armed (held speech)
+//	streamrules_speech_released_early_bytes_total         counter: bytes of held speech sent before the answer was complete
 //
 // outcome is one of corrected, missed_again, kept, fixed, complied, repeated, refused (a
 // gate refused a matching call), refused_unreadable (a shell gate refused a call it could

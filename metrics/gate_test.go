@@ -56,6 +56,16 @@ streamrules_engine_firings_total{delivery="none",mode="interrupt",outcome="shado
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want), "streamrules_engine_firings_total"); err != nil {
 		t.Fatal(err)
 	}
+	// Two responses discarded by the gate (one per move), whose answers the text rules
+	// accepted: each counts once.
+	discards := `
+# HELP streamrules_engine_answers_discarded_total Answers (responses) a text rule or a gate discarded and whose tour was replayed.
+# TYPE streamrules_engine_answers_discarded_total counter
+streamrules_engine_answers_discarded_total 2
+`
+	if err := testutil.CollectAndCompare(col, strings.NewReader(discards), "streamrules_engine_answers_discarded_total"); err != nil {
+		t.Error(err)
+	}
 	stats, err := eng.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/middleware"
 )
 
 // BenchmarkRunUntraced plays one whole move through Guard.Run with no tracer set
@@ -30,7 +31,7 @@ func BenchmarkRunUntraced(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs", streamrules.EnvTelegram); err != nil {
+		if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs", middleware.WithEnvironments(streamrules.EnvTelegram)); err != nil {
 			b.Fatal(err)
 		}
 	}

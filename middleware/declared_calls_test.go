@@ -30,8 +30,14 @@ func TestDeclaredCallsPerFormat(t *testing.T) {
 		{"tool calls of every choice", middleware.FormatToolCalling, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			nil,
 			{Content: "text", ToolCalls: []llms.ToolCall{{FunctionCall: fc("shell", `{"__arg1":"rm -rf /"}`)}, {ID: "no function"}}},
-			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("deploy", `{"target":"prod"}`)}}, FuncCall: fc("legacy", `{"__arg1":"x"}`)},
+			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("deploy", `{"target":"prod"}`)}}},
+			{FuncCall: fc("legacy", `{"__arg1":"x"}`)},
 		}}, []call{dc("shell", "rm -rf /"), dc("deploy", `{"target":"prod"}`), dc("legacy", "x")}},
+		// llms/openai sets FuncCall to the first tool call's function: one call, not two,
+		// and a FuncCall beside tool calls is never run by the functions agent.
+		{"FuncCall mirrored from the tool calls", middleware.FormatToolCalling, &llms.ContentResponse{Choices: []*llms.ContentChoice{
+			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("shell", `{"cmd":"ls"}`)}, {FunctionCall: fc("deploy", `{}`)}}, FuncCall: fc("shell", `{"cmd":"ls"}`)},
+		}}, []call{dc("shell", `{"cmd":"ls"}`), dc("deploy", `{}`)}},
 		{"__arg1 not a string or not JSON", middleware.FormatToolCalling, &llms.ContentResponse{Choices: []*llms.ContentChoice{
 			{ToolCalls: []llms.ToolCall{{FunctionCall: fc("a", `{"__arg1":5}`)}, {FunctionCall: fc("b", `__arg1 broken {`)}}},
 		}}, []call{dc("a", `{"__arg1":5}`), dc("b", `__arg1 broken {`)}},

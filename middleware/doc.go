@@ -15,7 +15,23 @@
 // or, with the client's streaming and callbacks wired for you, in one call per message:
 //
 //	exec := guard.Executor(agent, agents.WithMemory(mem))
-//	out, err := guard.Run(ctx, exec, "chat-42", input, streamrules.EnvTelegram)
+//	out, err := guard.Run(ctx, exec, "chat-42", input,
+//		middleware.WithEnvironments(streamrules.EnvTelegram),
+//		middleware.WithVars(map[string]string{"message_id": "4711"}))
+//
+// Run's options: WithEnvironments (an unknown name fails the move before the chain runs,
+// naming it and the known ones, unless Config.LenientEnvironments), WithVars (the move's
+// variables, for fixes' templates), WithInput (what input_contains_regex reads, when the
+// chain's input is not the user's bare message), WithStreamingFunc (the client's stream
+// for this move) and WithChainOptions. By hand, Guard.BeginMoveChecked fails the same way.
+//
+// # Transcripts
+//
+// Config.Transcript (a Recorder; replay.NewRecorder writes JSON Lines) gets every answered
+// move as the rules saw it (MoveRecord): what the model said first, each discarded answer
+// and each call a gate stopped, the accepted answer, and the move's input, environments,
+// variables and tool record. `streamrules replay` backtests it to the counts the moves
+// produced.
 //
 // What each wrapper does:
 //
@@ -80,6 +96,12 @@
 // host that runs its executor itself), per model call and per tool call; package tracing
 // implements it with OpenTelemetry. The middleware itself imports no tracing library;
 // unset, nothing is called and nothing more is allocated.
+//
+// # The client's stream
+//
+// LangChainGo's openai client streams a response's tool calls as JSON through the same
+// streaming func as the text. Inside a move the model wrapper keeps those chunks out of
+// the client's stream (Config.StreamToolCalls lets them through).
 //
 // Outside a move (no streamrules.Move in the context) every wrapper passes straight
 // through, but for the provider shims of Guard.Model (compat.go): they close gaps of

@@ -73,3 +73,6 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 
 // SetClock makes cfg's boundaries run on c.
 func SetClock(cfg *Config, c *FakeClock) { cfg.clock = c }
+
+// IsToolChunk is isToolChunk (chunks.go), for its table and fuzz tests.
+var IsToolChunk = isToolChunk

@@ -36,8 +36,8 @@ func mustHold(move *streamrules.Move) bool {
 }
 
 // DeclaredCalls returns the tool calls a response declares, each with the input its tool
-// will be called with, per format: the tool-calling agents' ToolCalls (and a legacy
-// FuncCall), with {"__arg1": s} unwrapped to s as the functions agent does; the MRKL and
+// will be called with, per format: the tool-calling agents' ToolCalls (or, when a choice
+// has none, its legacy FuncCall, as the functions agent reads it), with {"__arg1": s} unwrapped to s as the functions agent does; the MRKL and
 // conversational agents' "Action:" / "Action Input:". Every choice is read.
 func DeclaredCalls(f AnswerFormat, resp *llms.ContentResponse) []streamrules.DeclaredCall {
 	if resp == nil {
@@ -55,7 +55,9 @@ func DeclaredCalls(f AnswerFormat, resp *llms.ContentResponse) []streamrules.Dec
 					out = append(out, streamrules.DeclaredCall{Tool: tc.FunctionCall.Name, Input: unwrapArg1(tc.FunctionCall.Arguments)})
 				}
 			}
-			if c.FuncCall != nil {
+			// The functions agent runs FuncCall only when the choice has no ToolCalls; the
+			// openai client mirrors the first tool call into it, which is not a second call.
+			if c.FuncCall != nil && len(c.ToolCalls) == 0 {
 				out = append(out, streamrules.DeclaredCall{Tool: c.FuncCall.Name, Input: unwrapArg1(c.FuncCall.Arguments)})
 			}
 		default:

@@ -48,6 +48,26 @@ type Config struct {
 	// OnHeartbeat receives the heartbeat, on its own goroutine. Default none.
 	OnHeartbeat func(ctx context.Context, h Heartbeat)
 
+	// Transcript, if set, gets every move that Run, Call or Guard.BeginMove/EndMove ran
+	// to an answer, as the rules saw it (MoveRecord): what the model said first, each
+	// discarded answer and each call a gate stopped, the accepted answer, and the move's
+	// input, environments, variables and tool record. replay.NewRecorder(w) writes them
+	// to w as a backtest transcript, which replays to the counts the moves produced.
+	// Default nil: nothing recorded, nothing allocated.
+	Transcript Recorder
+
+	// LenientEnvironments lets Run and Call begin a move with an environment name the
+	// engine does not know, logged once and ignored, instead of failing it with an error
+	// naming the name. Default false: a typo fails the move before the chain runs.
+	LenientEnvironments bool
+
+	// StreamToolCalls lets the provider's streamed tool-call deltas through to the
+	// client's streaming func. LangChainGo's openai client streams a response's tool calls
+	// as JSON (`[{"id":"call_1","type":"function",…}]`) through the same func as the
+	// answer's text; by default the model wrapper keeps those chunks out of the client's
+	// stream inside a move, so the client gets the answer's words only. Default false.
+	StreamToolCalls bool
+
 	// Tracer, if set, gets a span per move, model call and tool call (trace.go); package
 	// tracing supplies one over OpenTelemetry. Default nil: no spans, no cost.
 	Tracer Tracer
@@ -63,6 +83,11 @@ type Guard struct {
 	splice    streamrules.SpliceOptions
 	bounds    boundaries
 	tracer    Tracer
+	rec       Recorder // Config.Transcript; nil: no recording
+	// lenientEnv is Config.LenientEnvironments.
+	lenientEnv bool
+	// toolChunks is Config.StreamToolCalls: tool-call JSON reaches the client's stream.
+	toolChunks bool
 }
 
 // New returns a Guard on eng. A negative duration or retry count in cfg is an error
@@ -72,7 +97,8 @@ func New(eng *streamrules.Engine, cfg *Config) (*Guard, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer}, nil
+	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer,
+		rec: cfg.Transcript, lenientEnv: cfg.LenientEnvironments, toolChunks: cfg.StreamToolCalls}, nil
 }
 
 // Tools wraps each tool with Tool.

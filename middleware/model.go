@@ -71,6 +71,13 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return m.passThrough(ctx, messages, options, nil)
 	}
 	opts := callOptions(options)
+	if !m.g.toolChunks {
+		options = withoutToolChunks(options, &opts) // tool-call JSON stays out of the client's stream (chunks.go)
+	}
+	var rec *moveRec // the move's transcript record (transcript.go); nil when not recording
+	if m.g.rec != nil {
+		rec = recordOf(ctx)
+	}
 	replay := false // the call replays a discarded answer (trace.go)
 	for {
 		move.BeginTour() // an environment set since the last model call holds from here on
@@ -82,6 +89,10 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			var v streamrules.Verdict
 			if err == nil {
 				v = checkResponse(cctx, move, format, resp, false) // text and declared calls (gate.go)
+				if rec != nil {
+					rec.response(AnswerTarget(format, resp), false, nil)
+					rec.accept(resp, format)
+				}
 			}
 			endCall(sp, ModelResult{Response: resp, Err: err, Fixed: v.Fixed != "", Rules: v.Rules})
 			return resp, err
@@ -100,12 +111,24 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			// recorded. Replay exactly as below, with the part generated so far.
 			endCall(sp, ModelResult{Discarded: true, CutEarly: true, CutAtBytes: t.speech.cutAt, Rules: t.speech.cut.Rules})
 			hold.Drop()
+			cut := t.speech.cutAnswer()
+			if rec != nil {
+				rec.response(AnswerTarget(format, cut), true, nil)
+			}
 			n := len(messages)
-			messages = withInterrupt(messages, t.speech.cutAnswer(), t.speech.cut.Interrupt)
+			messages = withInterrupt(messages, cut, t.speech.cut.Interrupt)
 			ctx = noteRetry(ctx, messages[n:])
 			continue
 		}
 		verdict := checkResponse(cctx, move, format, resp, t.speech.shownAny()) // text and declared calls (gate.go)
+		if rec != nil {
+			// What the rules judged, before a fix repairs it in place.
+			var declared []streamrules.DeclaredCall
+			if verdict.Discard {
+				declared = DeclaredCalls(format, resp)
+			}
+			rec.response(AnswerTarget(format, resp), verdict.Discard, declared)
+		}
 		if verdict.Fixed != "" {
 			repair(format, resp, &t.speech, verdict.Fixed) // repaired in place: no replay (fix.go)
 		}
@@ -119,6 +142,9 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			}
 			endCall(sp, ModelResult{Response: resp, Fixed: verdict.Fixed != "", Rules: verdict.Rules, ReleasedEarlyBytes: t.speech.releasedEarly()})
 			hold.Release()
+			if rec != nil {
+				rec.accept(resp, format)
+			}
 			return resp, nil
 		}
 		t.speech.report(ctx, move, true)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/tmc/langchaingo/agents"
 	lcb "github.com/tmc/langchaingo/callbacks"
@@ -13,37 +14,107 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-// Run plays one move of chat chatID: it begins the move in the environments env, with
-// input as the move's input (what input_contains_regex reads), runs
-// exec on input with the client handler's streaming (see Config.Callbacks), and ends the
-// move, which counts it and writes its firings. It returns the answer, and the run's
-// error joined with the store's (errors.Is finds either; the run's comes first).
+// RunOption tunes one move of Guard.Run or Guard.Call.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	env       []string
+	vars      map[string]string
+	input     *string
+	stream    func(ctx context.Context, chunk []byte) error
+	chainOpts []chains.ChainCallOption
+}
+
+// WithEnvironments names the environments that hold in the move (streamrules.EnvTelegram,
+// EnvClientOps, …, or a name registered in streamrules.Config.Environments). A name the
+// engine does not know fails the move before the chain runs (see Config.LenientEnvironments).
+// Given twice, the names add up. Default: none.
+func WithEnvironments(names ...string) RunOption {
+	return func(c *runConfig) { c.env = append(c.env, names...) }
+}
+
+// WithVars sets the move's variables (streamrules.Move.SetVar) before the chain runs: what
+// a fix's template reads, as the seeded tail fix reads {{message_id}}. Given twice, the
+// maps merge, the later value winning.
+func WithVars(vars map[string]string) RunOption {
+	return func(c *runConfig) {
+		if c.vars == nil {
+			c.vars = map[string]string{}
+		}
+		maps.Copy(c.vars, vars)
+	}
+}
+
+// WithInput sets the move's input, what the context atoms (input_contains_regex) read, when
+// it is not the chain's input as given: a host that prefixes the user's message with a
+// header for the model gives the bare message here. Default: the chain's input.
+func WithInput(input string) RunOption {
+	return func(c *runConfig) { c.input = &input }
+}
+
+// WithStreamingFunc streams this move's accepted answer to f instead of the client
+// handler's HandleStreamingFunc (Config.Callbacks). An error from f stops the run.
+func WithStreamingFunc(f func(ctx context.Context, chunk []byte) error) RunOption {
+	return func(c *runConfig) { c.stream = f }
+}
+
+// WithChainOptions passes options to chains.Run or chains.Call, after the guard's own.
+func WithChainOptions(opts ...chains.ChainCallOption) RunOption {
+	return func(c *runConfig) { c.chainOpts = append(c.chainOpts, opts...) }
+}
+
+func runConfigOf(opts []RunOption) runConfig {
+	var c runConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Run plays one move of chat chatID: it begins the move in the environments of
+// WithEnvironments, with input as the move's input (what input_contains_regex reads;
+// WithInput overrides it) and the variables of WithVars, runs exec on input with the
+// client handler's streaming (see Config.Callbacks; WithStreamingFunc replaces it), and
+// ends the move, which counts it and writes its firings. It returns the answer, and the
+// run's error joined with the store's and the transcript's (errors.Is finds either; the
+// run's comes first).
+//
+// An environment name the engine does not know is an error wrapping
+// streamrules.ErrUnknownEnvironment that names it and the known ones; the move never
+// begins and the chain never runs (unless Config.LenientEnvironments).
 //
 // exec is usually an executor from Guard.Executor, over an agent built with Guard.Model
 // and Guard.Tools. Like chains.Run, it needs exactly one input key besides memory's.
-func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string, env ...string) (string, error) {
+func (g *Guard) Run(ctx context.Context, exec chains.Chain, chatID, input string, opts ...RunOption) (string, error) {
+	c := runConfigOf(opts)
+	if c.input == nil {
+		c.input = &input
+	}
 	var out string
-	err := g.inMove(streamrules.WithInput(ctx, input), chatID, env, func(ctx context.Context) error {
+	err := g.inMove(ctx, chatID, &c, func(ctx context.Context) (string, error) {
 		var err error
-		out, err = chains.Run(ctx, exec, input, g.runOptions(nil)...)
-		return err
+		out, err = chains.Run(ctx, exec, input, g.runOptions(&c)...)
+		return out, err
 	})
 	return out, err
 }
 
 // Call is Run for a chain with several inputs or outputs, as chains.Call is to chains.Run.
-// The move's input is inputs["input"], or the one input when there is only one string.
-// Options given here come after the guard's own, so a chains.WithStreamingFunc of yours
-// replaces the client handler's streaming for this move.
-func (g *Guard) Call(ctx context.Context, exec chains.Chain, chatID string, inputs map[string]any, env []string, opts ...chains.ChainCallOption) (map[string]any, error) {
-	var out map[string]any
-	if in, ok := callInput(inputs); ok {
-		ctx = streamrules.WithInput(ctx, in)
+// The move's input is inputs["input"], or the one input when there is only one string
+// (WithInput overrides it). Chain options (WithChainOptions) come after the guard's own.
+func (g *Guard) Call(ctx context.Context, exec chains.Chain, chatID string, inputs map[string]any, opts ...RunOption) (map[string]any, error) {
+	c := runConfigOf(opts)
+	if c.input == nil {
+		if in, ok := callInput(inputs); ok {
+			c.input = &in
+		}
 	}
-	err := g.inMove(ctx, chatID, env, func(ctx context.Context) error {
+	var out map[string]any
+	err := g.inMove(ctx, chatID, &c, func(ctx context.Context) (string, error) {
 		var err error
-		out, err = chains.Call(ctx, exec, inputs, g.runOptions(opts)...)
-		return err
+		out, err = chains.Call(ctx, exec, inputs, g.runOptions(&c)...)
+		answer, _ := out["output"].(string)
+		return answer, err
 	})
 	return out, err
 }
@@ -64,10 +135,23 @@ func callInput(inputs map[string]any) (string, bool) {
 }
 
 // inMove runs fn inside a move and ends it whatever happens: a panic in fn ends the move
-// as failed (its firings are still written) and goes on up.
-func (g *Guard) inMove(ctx context.Context, chatID string, env []string, fn func(context.Context) error) (err error) {
+// as failed (its firings are still written) and goes on up. The environments are checked
+// first: a typo fails before anything runs.
+func (g *Guard) inMove(ctx context.Context, chatID string, c *runConfig, fn func(context.Context) (string, error)) (err error) {
+	if !g.lenientEnv {
+		if err := g.eng.CheckEnvironments(c.env...); err != nil {
+			return fmt.Errorf("middleware: chat %q: %w", chatID, err)
+		}
+	}
+	if c.input != nil {
+		ctx = streamrules.WithInput(ctx, *c.input)
+	}
 	ctx, span := g.startMove(ctx, chatID) // trace.go
-	ctx, move := g.eng.BeginMove(ctx, chatID, env...)
+	ctx = g.withRecord(ctx, c.env)        // transcript.go
+	ctx, move := g.eng.BeginMove(ctx, chatID, c.env...)
+	for name, value := range c.vars {
+		move.SetVar(name, value)
+	}
 	ended := false
 	if span != nil {
 		defer endMove(span, move, &ended, &err) // runs last: after the move ended
@@ -84,26 +168,32 @@ func (g *Guard) inMove(ctx context.Context, chatID string, env []string, fn func
 		_ = move.End(ctx, fmt.Errorf("middleware: move panicked: %v", p))
 		panic(p)
 	}()
-	runErr := fn(ctx)
+	out, runErr := fn(ctx)
 	ended = true
-	return move.End(ctx, runErr)
+	err = move.End(ctx, runErr)
+	return errors.Join(err, g.record(ctx, move, out, runErr))
 }
 
-// runOptions streams to the client handler, then the caller's options. LangChainGo's
-// OpenAIFunctionsAgent ignores its own handler for streaming and takes the run's
-// streaming func instead; MRKL and conversational agents let the run's func replace
-// theirs: so the run's func is the one way that reaches every agent.
-func (g *Guard) runOptions(opts []chains.ChainCallOption) []chains.ChainCallOption {
-	if g.callbacks == nil {
-		return opts
+// runOptions streams to the client (WithStreamingFunc, else the client handler), then
+// the caller's chain options. LangChainGo's OpenAIFunctionsAgent ignores its own handler
+// for streaming and takes the run's streaming func instead; MRKL and conversational
+// agents let the run's func replace theirs: so the run's func is the one way that reaches
+// every agent.
+func (g *Guard) runOptions(c *runConfig) []chains.ChainCallOption {
+	stream := c.stream
+	if stream == nil && g.callbacks != nil {
+		cb := g.callbacks
+		stream = func(ctx context.Context, chunk []byte) error {
+			cb.HandleStreamingFunc(ctx, chunk)
+			return nil
+		}
 	}
-	cb := g.callbacks
-	out := make([]chains.ChainCallOption, 0, len(opts)+1)
-	out = append(out, chains.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
-		cb.HandleStreamingFunc(ctx, chunk)
-		return nil
-	}))
-	return append(out, opts...)
+	if stream == nil {
+		return c.chainOpts
+	}
+	out := make([]chains.ChainCallOption, 0, len(c.chainOpts)+1)
+	out = append(out, chains.WithStreamingFunc(stream))
+	return append(out, c.chainOpts...)
 }
 
 // Executor wraps a with Agent (unless it is already this guard's) and returns a stock

@@ -15,6 +15,7 @@ import (
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // client stands for your client's handler: what it prints is what your user would see.
@@ -32,11 +33,12 @@ func (diskTool) Name() string                                 { return "disk_fre
 func (diskTool) Description() string                          { return "free disk space" }
 func (diskTool) Call(context.Context, string) (string, error) { return "12G", nil }
 
-// The whole integration, as the README's "Wrap your agent" shows it: one rule of your
-// own, one client handler given once, one call per user message. The scripted model
-// stands in for your provider: its first answer shouts, is discarded unseen, and the
-// tour is played again. (The corrected answer streams chunk by chunk: the rule fired,
-// it is silent for the rest of the move, so no speech needs holding.)
+// The smallest integration: the seeded rules and one of your own, one client handler given once, one call per user message. The
+// scripted model stands in for your provider: its first answer shouts, is discarded
+// unseen, and the tour is played again. (The corrected answer streams as it becomes
+// final: the rule fired and is silent for the rest of the move; two seeded rules with no
+// `when` are armed, but their context folds them away in this tour, so the release lets
+// the first chunk through at once and the rest with the accepted answer.)
 func ExampleGuard_Run() {
 	llm := scripted.New(
 		scripted.Reply{ToolCalls: []llms.ToolCall{{Type: "function", FunctionCall: &llms.FunctionCall{Name: "disk_free", Arguments: "{}"}}}},
@@ -49,8 +51,7 @@ func ExampleGuard_Run() {
 	ctx := context.Background()
 	dsn := "sqlite::memory:" // yours: os.Getenv(rulesdb.EnvDSN): postgres://…, sqlite:PATH, or empty for a file
 
-	// ---- README: Wrap your agent ----
-	store, err := rulesdb.Open(ctx, dsn, nil)
+	store, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Seed: seeds.MustDefault()}) // the seeded rules, once per database
 	if err != nil {
 		panic(err)
 	}
@@ -74,16 +75,14 @@ func ExampleGuard_Run() {
 	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer()))
 
 	// per user message (one "move"): the chat's ID and the environments that hold now
-	out, err := guard.Run(ctx, exec, chatID, userText, streamrules.EnvTrusted)
+	out, err := guard.Run(ctx, exec, chatID, userText, middleware.WithEnvironments(streamrules.EnvTrusted))
 	if err != nil {
 		panic(err)
 	}
-	// ---- end ----
 	fmt.Println("answer:", out)
 	// Output:
 	// client: tool said 12G
 	// client: streamed "12G "
-	// client: streamed "free"
-	// client: streamed "."
+	// client: streamed "free."
 	// answer: 12G free.
 }

@@ -59,7 +59,7 @@ func TestRunOneHandler(t *testing.T) {
 			mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
 			exec := r.guard.Executor(a, agents.WithMemory(mem))
 
-			out, err := r.guard.Run(context.Background(), exec, "chat-1", "list the files", streamrules.EnvTelegram)
+			out, err := r.guard.Run(context.Background(), exec, "chat-1", "list the files", middleware.WithEnvironments(streamrules.EnvTelegram))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestRunError(t *testing.T) {
 		scripted.Reply{Err: boom},
 	)
 	exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), r.guard.Tools(&echoTool{name: "shell"})))
-	_, err := r.guard.Run(context.Background(), exec, "chat-2", "list", streamrules.EnvTelegram)
+	_, err := r.guard.Run(context.Background(), exec, "chat-2", "list", middleware.WithEnvironments(streamrules.EnvTelegram))
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v, want the provider's", err)
 	}
@@ -161,8 +161,8 @@ func TestCallOwnStream(t *testing.T) {
 	model := scripted.New(scripted.Reply{Text: "plain answer"})
 	exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), nil))
 	var own strings.Builder
-	out, err := r.guard.Call(context.Background(), exec, "chat-4", map[string]any{"input": "hi"}, nil,
-		chainsStream(func(chunk []byte) { own.Write(chunk) }))
+	out, err := r.guard.Call(context.Background(), exec, "chat-4", map[string]any{"input": "hi"},
+		middleware.WithChainOptions(chainsStream(func(chunk []byte) { own.Write(chunk) })))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +178,11 @@ func chainsStream(f func([]byte)) chains.ChainCallOption {
 	})
 }
 
-// The README's "Wrap your agent" snippet is ExampleGuard_Run's body, verbatim: it
-// compiles, checks its errors and runs in every test run.
+// The README's "Wrap your agent" snippet is ExampleGuard_Run_production's body,
+// verbatim: it compiles, checks its errors and runs in every test run.
 func TestReadmeSnippet(t *testing.T) {
 	t.Parallel()
-	example, err := os.ReadFile("run_example_test.go")
+	example, err := os.ReadFile("production_example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,17 +190,17 @@ func TestReadmeSnippet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, body, ok := strings.Cut(string(example), "// ---- README: Wrap your agent ----\n")
+	_, body, ok := strings.Cut(string(example), "// ---- README: production ----\n")
 	body, _, ok2 := strings.Cut(body, "\t// ---- end ----")
 	if !ok || !ok2 {
-		t.Fatal("markers not found in run_example_test.go")
+		t.Fatal("markers not found in production_example_test.go")
 	}
 	var snippet strings.Builder
 	for _, line := range strings.SplitAfter(body, "\n") {
 		snippet.WriteString(strings.TrimPrefix(line, "\t"))
 	}
 	if !strings.Contains(string(readme), "```go\n"+snippet.String()+"```\n") {
-		t.Errorf("README.md does not hold ExampleGuard_Run's body as a go block; it should read:\n%s", snippet.String())
+		t.Errorf("README.md does not hold ExampleGuard_Run_production's body as a go block; it should read:\n%s", snippet.String())
 	}
 }
 
@@ -262,7 +262,7 @@ func TestRunManyChats(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			chat := fmt.Sprintf("chat-%02d", i)
-			out, err := guard.Run(context.Background(), exec, chat, chat, streamrules.EnvTelegram)
+			out, err := guard.Run(context.Background(), exec, chat, chat, middleware.WithEnvironments(streamrules.EnvTelegram))
 			if err != nil || out != chat+" ok" {
 				errs <- fmt.Errorf("%s: %q, %v", chat, out, err)
 			}

@@ -52,6 +52,9 @@ func (t *guardedTool) call(ctx context.Context, input string) (string, []streamr
 	m := streamrules.MoveFrom(ctx)
 	if m != nil {
 		if refusal := m.GateCall(ctx, t.Tool.Name(), input); refusal != nil {
+			if t.g.rec != nil {
+				recordOf(ctx).tool(ToolRecord{Name: t.Tool.Name(), Args: input, Refused: true})
+			}
 			return "", refusal, true, nil
 		}
 	}
@@ -70,14 +73,30 @@ func (t *guardedTool) call(ctx context.Context, input string) (string, []streamr
 		if cb != nil {
 			cb.HandleToolError(ctx, err)
 		}
+		if m != nil && t.g.rec != nil {
+			recordOf(ctx).tool(ToolRecord{Name: t.Tool.Name(), Args: input})
+		}
 		return out, nil, false, err
 	}
 	var reminders []streamrules.Reminder
 	if m != nil {
 		reminders = m.ToolReminders(ctx, t.Tool.Name(), input)
+		if t.g.rec != nil {
+			recordOf(ctx).tool(ToolRecord{Name: t.Tool.Name(), Args: input, OK: lastRunOK(m, t.Tool.Name())})
+		}
 	}
 	if cb != nil {
 		cb.HandleToolEnd(ctx, out)
 	}
 	return out, reminders, false, nil
+}
+
+// lastRunOK reports whether the move's last recorded call of tool succeeded: ToolReminders
+// recorded it, failed when the tool marked it (streamrules.MarkToolFailed).
+func lastRunOK(m *streamrules.Move, tool string) bool {
+	runs, _ := m.ToolRecord()
+	if n := len(runs); n > 0 && runs[n-1].Tool == tool {
+		return runs[n-1].OK
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -146,26 +147,46 @@ var errMoveAborted = errors.New("middleware: the move panicked or its goroutine 
 
 type moveSpanKey struct{}
 
-// BeginMove is the engine's BeginMove with the move's span (Config.Tracer) around it, for
-// a host that runs its executor itself instead of through Run or Call. End the move with
-// Guard.EndMove on the returned context. Without a tracer it is exactly eng.BeginMove.
+// BeginMove is the engine's BeginMove with the move's span (Config.Tracer) and transcript
+// record (Config.Transcript) around it, for a host that runs its executor itself instead
+// of through Run or Call. End the move with Guard.EndMove on the returned context. With
+// neither configured it is exactly eng.BeginMove. Unknown environment names are logged
+// and ignored, as the engine's BeginMove does; BeginMoveChecked fails on them instead.
 func (g *Guard) BeginMove(ctx context.Context, chatID string, env ...string) (context.Context, *streamrules.Move) {
-	if g.tracer == nil {
+	if g.tracer == nil && g.rec == nil {
 		return g.eng.BeginMove(ctx, chatID, env...)
 	}
 	ctx, span := g.startMove(ctx, chatID)
-	ctx = context.WithValue(ctx, moveSpanKey{}, span)
+	if span != nil {
+		ctx = context.WithValue(ctx, moveSpanKey{}, span)
+	}
+	ctx = g.withRecord(ctx, env)
 	return g.eng.BeginMove(ctx, chatID, env...)
 }
 
-// EndMove ends a move begun with Guard.BeginMove (move.End, then its span); it returns
-// what move.End returns. ctx is the context BeginMove returned, or one derived from it.
+// BeginMoveChecked is BeginMove that fails, as Run does, on an environment name the
+// engine does not know: the error names it and the known ones (it wraps
+// streamrules.ErrUnknownEnvironment), ctx comes back as given and the move is nil, so
+// no wrapper can run in it. With Config.LenientEnvironments it is BeginMove.
+func (g *Guard) BeginMoveChecked(ctx context.Context, chatID string, env ...string) (context.Context, *streamrules.Move, error) {
+	if !g.lenientEnv {
+		if err := g.eng.CheckEnvironments(env...); err != nil {
+			return ctx, nil, fmt.Errorf("middleware: chat %q: %w", chatID, err)
+		}
+	}
+	ctx, move := g.BeginMove(ctx, chatID, env...)
+	return ctx, move, nil
+}
+
+// EndMove ends a move begun with Guard.BeginMove (move.End, then its span, then its
+// transcript line); it returns what move.End returns, joined with the transcript's
+// error. ctx is the context BeginMove returned, or one derived from it.
 func (g *Guard) EndMove(ctx context.Context, move *streamrules.Move, runErr error) error {
 	err := move.End(ctx, runErr)
 	if span, ok := ctx.Value(moveSpanKey{}).(MoveSpan); ok {
 		span.End(move, runErr)
 	}
-	return err
+	return errors.Join(err, g.record(ctx, move, "", runErr))
 }
 
 // callIDs carries the model's tool-call ids from the agent's plan to the tool wrapper,

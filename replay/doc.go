@@ -34,7 +34,11 @@
 //     streamrules.MarkToolFailed), absent or true otherwise. The calls are also the move's
 //     tool record, what tool_called, tool_succeeded, tool_failed and edited_unchecked
 //     read: every call comes before the answer; a tool rule sees the calls before its own.
-//   - answer: the move's final answer (see below for which one, when rules were live).
+//   - answer: what the model said first in the move: the first answer the text rules
+//     judged, before a discard or a fix (see below). It is what a backtest judges.
+//   - discarded, accepted: the answers the rules discarded live, and the one the client
+//     got (absent: answer). Kept for the record; a backtest does not judge them.
+//   - tools[].refused: the call was stopped by a gate live and never ran.
 //
 // A line with all of them:
 //
@@ -70,10 +74,11 @@
 // in place; a templated fix needs the move's Vars, as it needs Move.SetVar live).
 //
 // If rules were live when a transcript was recorded, the answer the client got is already
-// corrected, and a backtest of it sees only what got past them. Record instead the
-// answer the text rules judged first (the discarded one, where a rule discarded it):
-// what the model said unguarded, which is what a rule under test must see. The demo
-// (examples/agent) records so, and its transcript replays to the counts it produced.
+// corrected, and a backtest of it would see only what got past them. So answer is what
+// the model said first (the discarded answer, where a rule discarded it; the draft a fix
+// repaired), what a rule under test must see; accepted keeps what the client got.
+// [Recorder] writes a guard's moves so (middleware.Config.Transcript), and such a
+// transcript replays to the counts its moves produced; the demo (examples/agent) uses it.
 //
 // A gate (a tool rule in mode interrupt) is asked first for each call, as the tool
 // wrapper asks it live: a matching call would never have run, so it is a would-fire of
@@ -83,8 +88,9 @@
 //
 // A soft tool rule fires at most once per move; RuleReport.Calls counts the calls of its
 // tool in moves in scope, so Fired of Calls reads as "reminded on so many calls".
-// A move is in scope for a rule when the rule's `when` holds in it; Rate is fired over
-// in scope.
+// A move is in scope for a rule when the rule's `when` holds in it. Rate is the share of
+// its chances a rule took, and RateOf says which: a text rule's moves in scope, a tool
+// rule's calls (soft or gate alike, so their rates compare).
 //
 // # Rules under test
 //
@@ -95,11 +101,10 @@
 //
 // # Producing transcripts
 //
-// From OpenAI chat-completions logs: FromOpenAI converts them (see its doc for the log
-// format). From a LangChainGo agent: a move is one executor run. Record it where it
-// happens: the chat ID and the environments you give BeginMove (or Guard.Run), each
-// tool's name and input (a callbacks handler's HandleToolStart, after HandleAgentAction
-// names the tool), and the run's output; write them with a Writer. LangChainGo memory
+// From a LangChainGo agent behind a guard: set middleware.Config.Transcript to
+// NewRecorder(f), and every move run through Guard.Run, Guard.Call or Guard.BeginMove and
+// EndMove is a line, as the rules saw it. From OpenAI chat-completions logs: FromOpenAI
+// converts them (see its doc for the log format). LangChainGo memory
 // holds only the user's input and the final output of each run (the executor saves
 // nothing else), so a transcript built from memory alone has no tool calls: pair each
 // llms.HumanChatMessage with the llms.AIChatMessage after it, whose content is the

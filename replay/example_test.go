@@ -38,9 +38,9 @@ func ExampleRun() {
 	var le *replay.LineError
 	fmt.Println(errors.As(err, &le), err)
 	// Output:
-	// rule                         scope       in scope  fired  rate
-	// local_shell_for_his_machine  tool:shell  2         1      50.0%
-	// telegram_reply_tail          text        3         1      33.3%
+	// rule                         scope       in scope  calls  fired  rate
+	// local_shell_for_his_machine  tool:shell  2         2      1      50.0% of calls
+	// telegram_reply_tail          text        3         -      1      33.3% of moves
 	// 4 moves replayed
 	//
 	// local_shell_for_his_machine:

@@ -29,6 +29,7 @@ func normal(m replay.Move) replay.Move {
 func FuzzParseMove(f *testing.F) {
 	f.Add([]byte(`{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\":\"df -h\"}"}],"answer":"…"}`))
 	f.Add([]byte(`{"chat":"c","tools":[{"name":"write_file","args":{"path": "a"}}],"answer":"<b>&amp;</b>"}`))
+	f.Add([]byte(`{"chat":"c","tools":[{"name":"shell","args":"{}","refused":true}],"answer":"no","discarded":["![a](b)"],"accepted":"yes"}`))
 	f.Add([]byte(`{"chat":"c","tools":[{"name":"x","args":null},{"name":"y","args":[1, 2]}]}`))
 	f.Add([]byte(`{"chat":"c","input":"","tools":[{"name":"run_tests","args":"{}","ok":false},{"name":"x","args":"","ok":true}],"answer":"Done."}`))
 	f.Add([]byte(`{"chat":"c","tools":[{"name":"x","args":"","ok":"no"}]}`))
@@ -112,15 +113,21 @@ func FuzzReader(f *testing.F) {
 // FuzzWriteRead: any move the writer accepts reads back equal, whatever its strings hold
 // (newlines, quotes, markup, invalid UTF-8 is replaced as encoding/json replaces it).
 func FuzzWriteRead(f *testing.F) {
-	f.Add("tg-7", int64(12), "telegram", "shell", `{"cmd":"df -h"}`, "12G free\n↩ #12")
-	f.Add("c", int64(0), "", "x", "not json {", "<system-reminder>")
-	f.Fuzz(func(t *testing.T, chat string, move int64, env, tool, args, answer string) {
+	f.Add("tg-7", int64(12), "telegram", "shell", `{"cmd":"df -h"}`, "12G free\n↩ #12", "", "", false)
+	f.Add("c", int64(0), "", "x", "not json {", "<system-reminder>", "![a](b)", "a", true)
+	f.Fuzz(func(t *testing.T, chat string, move int64, env, tool, args, answer, discarded, accepted string, refused bool) {
 		m := replay.Move{Chat: chat, Move: move, Answer: answer}
 		if env != "" {
 			m.Env = []string{env}
 		}
 		if tool != "" {
-			m.Tools = []replay.ToolCall{{Name: tool, Args: args}}
+			m.Tools = []replay.ToolCall{{Name: tool, Args: args, Refused: refused}}
+		}
+		if discarded != "" {
+			m.Discarded = []string{discarded}
+		}
+		if accepted != "" {
+			m.Accepted = &accepted
 		}
 		var buf bytes.Buffer
 		if err := replay.NewWriter(&buf).Write(m); err != nil {

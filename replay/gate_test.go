@@ -40,6 +40,21 @@ func TestGatePerCall(t *testing.T) {
 	if note := by["shell_note"]; note.Gate || note.Fired != 1 || len(note.Examples) != 1 || note.Examples[0].Move != 2 {
 		t.Errorf("soft rule %+v: want one firing, in move 2", note)
 	}
+	// The same three calls: the gate's rate and the soft rule's are both shares of them,
+	// and the table says so.
+	if gate.RateOf != "calls" || gate.Rate != 2.0/3 || by["shell_note"].RateOf != "calls" || by["shell_note"].Rate != 1.0/3 {
+		t.Errorf("rates: gate %v of %s, soft %v of %s; want 2/3 and 1/3 of calls",
+			gate.Rate, gate.RateOf, by["shell_note"].Rate, by["shell_note"].RateOf)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"calls  fired  rate", "66.7% of calls", "33.3% of calls"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the table does not say %q:\n%s", want, text.String())
+		}
+	}
 	out, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)

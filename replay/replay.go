@@ -484,11 +484,18 @@ func (rp *Replayer) Report() *Report {
 		if r.Examples == nil {
 			r.Examples = []Example{}
 		}
-		if r.InScope > 0 {
+		// One rate per kind of chance: a text rule's are moves, a tool rule's calls (a gate
+		// fires per call, a soft rule on one call of its move), so the column compares
+		// like with like.
+		r.RateOf = rateOfMoves
+		if r.Scope != streamrules.ScopeText {
+			r.RateOf = rateOfCalls
+		}
+		switch {
+		case r.RateOf == rateOfCalls && r.Calls > 0:
+			r.Rate = float64(r.Fired) / float64(r.Calls)
+		case r.RateOf == rateOfMoves && r.InScope > 0:
 			r.Rate = float64(r.Fired) / float64(r.InScope)
-			if r.Gate && r.Calls > 0 {
-				r.Rate = float64(r.Fired) / float64(r.Calls) // a gate fires per call
-			}
 		}
 		out.Rules = append(out.Rules, r)
 	}

@@ -76,8 +76,13 @@ func TestRunCounts(t *testing.T) {
 		if r.Scope != w.Scope || r.InScope != w.InScope || r.Fired != w.Fired || r.Calls != w.Calls || r.Discards != w.Discards {
 			t.Errorf("%s: got in_scope %d fired %d calls %d discards %d scope %q, want %+v", r.Rule, r.InScope, r.Fired, r.Calls, r.Discards, r.Scope, w)
 		}
-		if wantRate := float64(w.Fired) / float64(w.InScope); r.Rate != wantRate {
-			t.Errorf("%s: rate %v, want %v", r.Rule, r.Rate, wantRate)
+		// A text rule's rate is per move in scope, a tool rule's per call of its tool.
+		wantRate, wantOf := float64(w.Fired)/float64(w.InScope), "moves"
+		if w.Calls > 0 {
+			wantRate, wantOf = float64(w.Fired)/float64(w.Calls), "calls"
+		}
+		if r.Rate != wantRate || r.RateOf != wantOf {
+			t.Errorf("%s: rate %v of %s, want %v of %s", r.Rule, r.Rate, r.RateOf, wantRate, wantOf)
 		}
 		if len(r.Examples) != r.Fired {
 			t.Errorf("%s: %d examples for %d firings", r.Rule, len(r.Examples), r.Fired)
@@ -254,7 +259,7 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-// The report's JSON is the --json contract: {"rules":[{"rule","in_scope","fired","rate","examples"}],"moves":N}.
+// The report's JSON is the --json contract: {"rules":[{"rule","in_scope","fired","rate","rate_of","examples"}],"moves":N}.
 func TestReportJSON(t *testing.T) {
 	t.Parallel()
 	rep := run(t, testRules()[:1], `{"chat":"c","env":["telegram"],"answer":"hi"}`, nil)
@@ -262,7 +267,7 @@ func TestReportJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"rules":[{"rule":"tail","scope":"text","in_scope":1,"fired":1,"rate":1,"discards":1,"examples":[{"file":"week.jsonl","line":1,"chat":"c","move":1,"excerpt":"hi","match":""}]}],"moves":1}`
+	want := `{"rules":[{"rule":"tail","scope":"text","in_scope":1,"fired":1,"rate":1,"rate_of":"moves","discards":1,"examples":[{"file":"week.jsonl","line":1,"chat":"c","move":1,"excerpt":"hi","match":""}]}],"moves":1}`
 	if string(b) != want {
 		t.Errorf("json\n got %s\nwant %s", b, want)
 	}
@@ -275,11 +280,11 @@ func TestReportText(t *testing.T) {
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := `rule      scope            in scope  fired  rate
-anywrite  tool:write_file  7         2      28.6%
-img       text             4         1      25.0%
-shell     tool:shell       3         2      66.7%
-tail      text             4         3      75.0%
+	want := `rule      scope            in scope  calls  fired  rate
+anywrite  tool:write_file  7         2      2      100.0% of calls
+img       text             4         -      1      25.0% of moves
+shell     tool:shell       3         4      2      50.0% of calls
+tail      text             4         -      3      75.0% of moves
 7 moves replayed
 
 anywrite:

@@ -35,8 +35,12 @@ type RuleReport struct {
 	// often than its repeat policy lets it over each chat. A gate (Mode interrupt on a tool
 	// rule) counts calls instead: every matching call would have been stopped.
 	Fired int `json:"fired"`
-	// Rate is Fired / InScope (a gate's: Fired / Calls); 0 with nothing in scope.
+	// Rate is the share of chances the rule took, per RateOf: for a text rule, Fired of
+	// InScope (moves); for a tool rule, soft or gate, Fired of Calls (calls of its tool in
+	// the moves in scope), since it fires on calls. 0 with nothing in scope.
 	Rate float64 `json:"rate"`
+	// RateOf says what Rate is a share of: "moves" or "calls".
+	RateOf string `json:"rate_of"`
 	// Discards counts, for a text rule, the would-fires that would have thrown the answer
 	// away and replayed the tour (the move still had a retry). The others would have been
 	// kept, the rule's reminder riding the move's next tool result.
@@ -167,9 +171,13 @@ func tail(s string, n int) string {
 // Newlines and tabs in excerpts are shown as ⏎ and →, so an example stays on one line.
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "rule\tscope\tin scope\tfired\trate\n")
+	fmt.Fprintf(tw, "rule\tscope\tin scope\tcalls\tfired\trate\n")
 	for _, rr := range r.Rules {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f%%\n", rr.Rule, rr.Scope, rr.InScope, rr.Fired, 100*rr.Rate)
+		calls := "-"
+		if rr.RateOf == rateOfCalls {
+			calls = fmt.Sprint(rr.Calls)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1f%% of %s\n", rr.Rule, rr.Scope, rr.InScope, calls, rr.Fired, 100*rr.Rate, rr.RateOf)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -202,3 +210,9 @@ func (r *Report) WriteText(w io.Writer) error {
 var oneLineReplacer = strings.NewReplacer("\r\n", "⏎", "\n", "⏎", "\r", "⏎", "\t", "→")
 
 func oneLine(s string) string { return oneLineReplacer.Replace(s) }
+
+// What RuleReport.Rate is a share of.
+const (
+	rateOfMoves = "moves"
+	rateOfCalls = "calls"
+)

@@ -32,8 +32,18 @@ type Move struct {
 	// tool_called, tool_succeeded, tool_failed and edited_unchecked read (every call
 	// comes before the answer; for a tool rule, the calls before the one judged).
 	Tools []ToolCall `json:"tools,omitempty"`
-	// Answer is the final answer the client got.
+	// Answer is what the model said first in the move: the first answer the text rules
+	// judged, before a rule discarded it or a fix repaired it. It is what a backtest
+	// judges, since a rule under test must see what the model says unguarded; recorded
+	// after the rules, it would hold only what got past them. Without rules live it is
+	// simply the move's answer.
 	Answer string `json:"answer"`
+	// Discarded are the answers the rules discarded live, in order (the first is Answer
+	// when they discarded it). A backtest does not judge them: it judges Answer once, as
+	// a transcript has no replays. Absent: none was.
+	Discarded []string `json:"discarded,omitempty"`
+	// Accepted is the answer the client got (after a replay or a fix). Absent: Answer.
+	Accepted *string `json:"accepted,omitempty"`
 	// Vars are the move's variables the host set for fixes ({{message_id}}, see
 	// streamrules.Move.SetVar). Without them a templated fix cannot repair, and its miss
 	// counts as a discard, as it would live.
@@ -51,6 +61,10 @@ type ToolCall struct {
 	// OK says whether the call returned normally: false for a Go error or an output the
 	// host marked failed (streamrules.MarkToolFailed). Absent (nil) means true.
 	OK *bool `json:"ok,omitempty"`
+	// Refused marks a call a gate stopped live: it never ran (it was declared by a
+	// discarded response, or refused in place after the retry ceiling). A backtest asks
+	// the gates first for every call, refused or not, as the tool wrapper does live.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Succeeded reports whether the call returned normally (OK absent or true).
@@ -60,9 +74,10 @@ func (c ToolCall) Succeeded() bool { return c.OK == nil || *c.OK }
 // string or any other JSON value.
 func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	var w struct {
-		Name *string         `json:"name"`
-		Args json.RawMessage `json:"args"`
-		OK   *bool           `json:"ok"`
+		Name    *string         `json:"name"`
+		Args    json.RawMessage `json:"args"`
+		OK      *bool           `json:"ok"`
+		Refused bool            `json:"refused"`
 	}
 	if err := strictDecode(data, &w); err != nil {
 		return err
@@ -74,7 +89,7 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("tool %q: args: %w", *w.Name, err)
 	}
-	c.Name, c.Args, c.OK = *w.Name, args, w.OK
+	c.Name, c.Args, c.OK, c.Refused = *w.Name, args, w.OK, w.Refused
 	return nil
 }
 
@@ -94,35 +109,43 @@ func strictDecode(data []byte, v any) error {
 // wireMove is Move as ParseMove decodes it: plain structs all the way down, so the
 // decoder's DisallowUnknownFields reaches the tool calls too without a decoder per call.
 type wireMove struct {
-	Chat   string            `json:"chat"`
-	Move   int64             `json:"move"`
-	Env    []string          `json:"env"`
-	Input  *string           `json:"input"`
-	Tools  []wireTool        `json:"tools"`
-	Answer string            `json:"answer"`
-	Vars   map[string]string `json:"vars"`
+	Chat      string            `json:"chat"`
+	Move      int64             `json:"move"`
+	Env       []string          `json:"env"`
+	Input     *string           `json:"input"`
+	Tools     []wireTool        `json:"tools"`
+	Answer    string            `json:"answer"`
+	Discarded []string          `json:"discarded"`
+	Accepted  *string           `json:"accepted"`
+	Vars      map[string]string `json:"vars"`
 }
 
 type wireTool struct {
-	Name *string         `json:"name"`
-	Args json.RawMessage `json:"args"`
-	OK   *bool           `json:"ok"`
+	Name    *string         `json:"name"`
+	Args    json.RawMessage `json:"args"`
+	OK      *bool           `json:"ok"`
+	Refused bool            `json:"refused"`
 }
 
 // wireShape is what a line may hold, for rulefile.CheckJSON: wireMove's names, with
 // null allowed wherever encoding/json reads it as absent.
 type wireShape struct {
-	Chat   *string            `json:"chat"`
-	Move   *int64             `json:"move"`
-	Env    *[]string          `json:"env"`
-	Tools  *[]wireToolShape   `json:"tools"`
-	Answer *string            `json:"answer"`
-	Vars   *map[string]string `json:"vars"`
+	Chat      *string            `json:"chat"`
+	Move      *int64             `json:"move"`
+	Env       *[]string          `json:"env"`
+	Tools     *[]wireToolShape   `json:"tools"`
+	Input     *string            `json:"input"`
+	Answer    *string            `json:"answer"`
+	Discarded *[]string          `json:"discarded"`
+	Accepted  *string            `json:"accepted"`
+	Vars      *map[string]string `json:"vars"`
 }
 
 type wireToolShape struct {
-	Name *string          `json:"name"`
-	Args *json.RawMessage `json:"args"`
+	Name    *string          `json:"name"`
+	Args    *json.RawMessage `json:"args"`
+	OK      *bool            `json:"ok"`
+	Refused *bool            `json:"refused"`
 }
 
 // ParseMove reads one transcript line. It refuses what a rule file refuses: unknown
@@ -140,7 +163,8 @@ func ParseMove(line []byte) (Move, error) {
 	if err := checkLine(line); err != nil {
 		return Move{}, err
 	}
-	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Input: w.Input, Answer: w.Answer, Vars: w.Vars}
+	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Input: w.Input, Answer: w.Answer,
+		Discarded: w.Discarded, Accepted: w.Accepted, Vars: w.Vars}
 	if len(w.Tools) > 0 {
 		m.Tools = make([]ToolCall, len(w.Tools))
 	}
@@ -148,7 +172,7 @@ func ParseMove(line []byte) (Move, error) {
 		if t.Name == nil {
 			return Move{}, fmt.Errorf(`tools[%d]: tool call without "name"`, i)
 		}
-		m.Tools[i].Name, m.Tools[i].OK = *t.Name, t.OK
+		m.Tools[i].Name, m.Tools[i].OK, m.Tools[i].Refused = *t.Name, t.OK, t.Refused
 		args, err := argsText(t.Args)
 		if err != nil {
 			return Move{}, fmt.Errorf("tools[%d] (%s): args: %v", i, *t.Name, cleanJSONError(err))

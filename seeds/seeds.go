@@ -27,6 +27,17 @@ func Default() (Set, error) {
 	return set, nil
 }
 
+// MustDefault is Default for a store's configuration, rulesdb.Config{Seed:
+// seeds.MustDefault()}: a fresh copy of the shipped set each call. The embedded file is
+// checked by this package's tests, so it panics only on a build that broke it.
+func MustDefault() *Set {
+	set, err := Default()
+	if err != nil {
+		panic(err)
+	}
+	return &set
+}
+
 // Load reads and parses a seed file: a rule set in JSON or YAML (see package rulefile).
 // environments are the host's environment names that `when` may use beside the builtins.
 // Errors name the file, the line, the rule and the field.

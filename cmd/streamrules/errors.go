@@ -36,12 +36,13 @@ func exitCode(err error) int {
 		ve *streamrules.ValidationError
 		le *replay.LineError
 		ob *overBudgetError
+		he *holdsError
 	)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ob):
-		return 1 // valid files whose rules exceed validate's --budget: it ran and said no
+	case errors.As(err, &ob), errors.As(err, &he):
+		return 1 // valid files whose rules exceed validate's --budget or hold under --stream: it ran and said no
 	case errors.Is(err, streamrules.ErrExists):
 		return 1 // the store said no: the name is taken (a *ValidationError on "name" too)
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve), errors.As(err, &le),

@@ -312,14 +312,16 @@ func printChanges(w io.Writer, changes []change) {
 	}
 }
 
-// validateCmd is validate [--budget N] FILE….
+// validateCmd is validate [--budget N] [--stream ENV,…] FILE….
 type validateCmd struct {
 	files  []string
-	budget int // --budget: characters of rule text per call in full form; 0: not checked (budget.go)
+	budget int    // --budget: characters of rule text per call in full form; 0: not checked (budget.go)
+	stream string // --stream: environments in which no rule may hold whole tours (speech.go); "": not checked
 }
 
 func (c *validateCmd) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.budget, "budget", 0, "fail (exit 1) when one tool's rules, which can fire together on one call, exceed `N` characters in full form (the engine's STREAMRULES_REMINDER_BUDGET); 0: no check")
+	fs.StringVar(&c.stream, "stream", "", "fail (exit 1) when a rule holds whole tours (no typewriter effect) in a tour of these environments, `ENV,…` (e.g. telegram,client_ops)")
 }
 
 func (c *validateCmd) validate(args []string) error {
@@ -339,17 +341,28 @@ func (c *validateCmd) run(_ context.Context, e *proc) error {
 	if err != nil {
 		return err
 	}
+	var env []string
+	if c.stream != "" {
+		if env, err = parseEnvList(c.stream, known(cfg)); err != nil {
+			return err
+		}
+	}
 	bad := 0
 	var all []streamrules.Rule
 	for _, path := range args {
-		set, err := rulefile.Load(path, cfg.Environments...)
+		set, err := loadRules(path, cfg.Environments)
 		if err != nil {
 			bad++
 			fmt.Fprintln(e.stderr, err)
 			continue
 		}
 		all = append(all, set.Rules...)
-		fmt.Fprintf(e.stdout, "%s: ok, %s (version %d)\n", path, plural(len(set.Rules), "rule"), set.Version)
+		if set.Version == 0 {
+			fmt.Fprintf(e.stdout, "%s: ok, %s (a single rule)\n", path, plural(len(set.Rules), "rule"))
+		} else {
+			fmt.Fprintf(e.stdout, "%s: ok, %s (version %d)\n", path, plural(len(set.Rules), "rule"), set.Version)
+		}
+		printSpeech(e.stdout, set.Rules) // what each rule does to the client's stream
 	}
 	if bad > 0 {
 		return &invalidError{fmt.Sprintf("%d of %s invalid", bad, plural(len(args), "file"))}
@@ -358,6 +371,12 @@ func (c *validateCmd) run(_ context.Context, e *proc) error {
 		if over := checkBudget(all, c.budget); len(over) > 0 {
 			reportBudget(e.stderr, over, c.budget)
 			return &overBudgetError{fmt.Sprintf("%s over the reminder budget of %d characters", plural(len(over), "tool"), c.budget)}
+		}
+	}
+	if c.stream != "" {
+		if holding := checkStream(all, env); len(holding) > 0 {
+			reportStream(e.stderr, holding, env)
+			return &holdsError{fmt.Sprintf("validate --stream %s: %s", strings.Join(env, ","), plural(len(holding), "rule"))}
 		}
 	}
 	return nil

@@ -150,7 +150,7 @@ func TestRulesCommands(t *testing.T) {
 	}
 	table := must(t, cli(t, env, "", "rules", "list")).stdout
 	if lines := strings.Split(table, "\n"); !strings.HasPrefix(table, "NAME") ||
-		strings.Join(strings.Fields(lines[6]), " ") != "telegram_reply_tail text enabled yes 0" {
+		strings.Join(strings.Fields(lines[6]), " ") != "telegram_reply_tail text enabled yes 0 holds a bounded tail (16 bytes) when telegram" {
 		t.Errorf("table:\n%s", table)
 	}
 

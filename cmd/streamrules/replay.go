@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
-	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/tracing"
 )
 
@@ -73,7 +72,7 @@ func (c *replayCmd) run(ctx context.Context, e *proc) error {
 	}
 	var rules []streamrules.Rule
 	if rulesFile != "" {
-		set, err := rulefile.Load(rulesFile, cfg.Environments...)
+		set, err := loadRules(rulesFile, cfg.Environments) // a set, or one rule as rules show writes it
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,13 +108,17 @@ func (c *listCmd) run(ctx context.Context, e *proc) error {
 		return err
 	}
 	if o.json {
+		out := make([]withSpeech, len(vs))
+		for i, v := range vs {
+			out[i] = speechView(v, known(cfg))
+		}
 		return writeJSON(e.stdout, struct {
-			Rules []listed `json:"rules"`
-		}{vs})
+			Rules []withSpeech `json:"rules"`
+		}{out})
 	}
 	paint := e.colors()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, paint.paint(bold, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED"))
+	fmt.Fprintln(tw, paint.paint(bold, "NAME\tSCOPE\tSTATE\tLOADED\tFIRED\tSPEECH"))
 	for _, v := range vs {
 		loaded, color := "yes", plain
 		switch {
@@ -124,7 +129,11 @@ func (c *listCmd) run(ctx context.Context, e *proc) error {
 		case v.Shadow:
 			color = yellow
 		}
-		fmt.Fprintln(tw, paint.paint(color, fmt.Sprintf("%s\t%s\t%s\t%s\t%d", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired)))
+		speech := "-" // not loaded: it holds nothing
+		if h, ok := speechOf(v.Rule, known(cfg)); ok {
+			speech = h.String()
+		}
+		fmt.Fprintln(tw, paint.paint(color, fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s", v.Name, v.Scope, state(v.Rule), loaded, *v.Fired, speech)))
 	}
 	return tw.Flush()
 }
@@ -176,15 +185,46 @@ func showStored(ctx context.Context, w io.Writer, store *rulesdb.Store, cfg rule
 	if err != nil {
 		return err
 	}
-	return show(w, vs[0], asJSON)
+	return show(w, speechView(vs[0], known(cfg)), asJSON)
+}
+
+// withSpeech is a rule's view with what it does to the client's stream (nil: not loaded).
+type withSpeech struct {
+	listed
+	Speech *streamrules.SpeechHold `json:"speech,omitempty"`
+}
+
+// MarshalJSON is the view's own JSON (RuleView marshals itself, which would hide Speech)
+// with "speech" added last.
+func (sv withSpeech) MarshalJSON() ([]byte, error) {
+	view, err := json.Marshal(sv.listed)
+	if err != nil || sv.Speech == nil {
+		return view, err
+	}
+	speech, err := json.Marshal(sv.Speech)
+	if err != nil {
+		return nil, err
+	}
+	view = bytes.TrimRight(view, " \n}")
+	return append(append(append(view, `,"speech":`...), speech...), '}'), nil
+}
+
+func speechView(v listed, known []string) withSpeech {
+	out := withSpeech{listed: v}
+	if h, ok := speechOf(v.Rule, known); ok {
+		out.Speech = &h
+	}
+	return out
 }
 
 // show prints one rule: with --json its view; else the rule as a rule file holds it
-// (ready for rules create -f), after comment lines with what the store knows.
-func show(w io.Writer, v listed, asJSON bool) error {
+// (ready for rules create -f and replay --rules), after comment lines with what the
+// store knows and what the rule does to the client's stream.
+func show(w io.Writer, sv withSpeech, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, v)
+		return writeJSON(w, sv)
 	}
+	v := sv.listed
 	loaded := "yes"
 	switch {
 	case v.Disabled:
@@ -197,6 +237,9 @@ func show(w io.Writer, v listed, asJSON bool) error {
 		fmt.Fprintf(w, "; updated %s", v.UpdatedAt.Format("2006-01-02 15:04:05Z07:00"))
 	}
 	fmt.Fprintln(w)
+	if sv.Speech != nil {
+		fmt.Fprintf(w, "# speech: %s\n", speechLine(*sv.Speech))
+	}
 	data, err := rulefile.MarshalRule(v.Rule, rulefile.YAML)
 	if err != nil {
 		return err

@@ -187,7 +187,7 @@ type rig struct {
 	// bounds are the model call's runtime boundaries from the configuration.
 	bounds middleware.Config
 
-	session *sessionLog // the transcript file, or nil
+	moves *sessionLog // the guard's transcript recorder: the file, and the last move for the notes
 
 	metrics   *metrics.Collector       // served at /metrics beside /v1/stats
 	traces    *sdktrace.TracerProvider // OTEL_TRACES_EXPORTER; nil: no tracing
@@ -221,10 +221,10 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 		return nil, openError(cfg, err)
 	}
 	fmt.Fprintf(w, "rule store: %s\n", describeStore(cfg))
-	if r.session, err = openSessionLog(cfg.TranscriptPath); err != nil {
+	if r.moves, err = openSessionLog(cfg.TranscriptPath); err != nil {
 		return nil, err
 	}
-	if r.session != nil {
+	if r.moves.f != nil {
 		fmt.Fprintf(w, "transcript: each move is appended to %s (STREAMRULES_TRANSCRIPT); backtest it with\n"+
 			"  go run ./cmd/streamrules replay --rules seeds/seeds.json %s\n", cfg.TranscriptPath, cfg.TranscriptPath)
 	}
@@ -276,6 +276,7 @@ func (r *rig) wire(llm llms.Model, ts []tools.Tool) error {
 	client := callbacks.Clean(r.tr) // the client sees the clean view only
 	bounds := r.bounds
 	bounds.Callbacks = client
+	bounds.Transcript = r.moves // every answered move, as the rules saw it
 	if r.traces != nil {
 		bounds.Tracer = tracing.New(r.traces, &tracing.Options{Model: r.modelName})
 	}
@@ -343,21 +344,11 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 	state, lerr := r.store.LoadChat(ctx, r.chat)
 	err = errors.Join(err, lerr)
 	told := toldInMove(r.model.since(before))
-	var input *string
-	if in, ok := move.Input(); ok {
-		input = &in
-	}
-	record, _ := move.ToolRecord()
-	judged, toolsBefore := judgedAnswer(r.model, before, answer)
-	rec := moveRecord(r.chat, move.Number(), env, input, r.tr.toolCalls(), record, judged, toolsBefore,
-		map[string]string{"message_id": strconv.FormatInt(id, 10)})
-	notes, serr := silentRules(ctx, r.eng.Rules(), rec, fired, state.LastFired) // the calls that ran
-	// The transcript also keeps the calls a gate stopped: the rules judged them.
-	rec.Tools = append(moveRecord("", 0, nil, nil, unrunCalls(r.model, before), nil, "", -1, nil).Tools, rec.Tools...)
-	err = errors.Join(err, serr)
-	if err == nil {
-		// A failed move is not counted by the engine, so it is not a move of the transcript.
-		err = r.session.record(rec)
+	var notes []string
+	if rec, ok := r.moves.take(); ok {
+		var serr error
+		notes, serr = silentRules(ctx, r.eng.Rules(), ranCalls(rec), fired, state.LastFired)
+		err = errors.Join(err, serr)
 	}
 	calls := r.model.count() - before
 	for _, f := range fired {
@@ -397,7 +388,7 @@ func (r *rig) Close() error {
 		if r.box != nil {
 			errs = append(errs, r.box.Close())
 		}
-		errs = append(errs, r.session.Close())
+		errs = append(errs, r.moves.Close())
 		if r.traces != nil {
 			errs = append(errs, r.traces.Shutdown(context.Background())) // flushes the spans
 		}

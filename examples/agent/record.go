@@ -5,116 +5,87 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
-	"github.com/tmc/langchaingo/llms"
+	"slices"
+	"sync"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/replay"
 )
 
-// sessionLog appends each move of the session to a transcript file in the replay
-// package's JSON Lines format, so the session can be backtested:
+// sessionLog is the guard's transcript recorder (middleware.Config.Transcript): the library
+// records each answered move as the rules saw it, and sessionLog appends it to the
+// transcript file in the replay package's JSON Lines format, so the session can be
+// backtested:
 //
 //	go run ./cmd/streamrules replay --rules seeds/seeds.json streamrules-demo.jsonl
 //
 // It appends, as the database keeps the chat across runs: the file and the database go
-// together (delete both to start over).
+// together (delete both to start over). It also keeps the last move's record for the
+// session's notes (silentRules), with or without a file.
 type sessionLog struct {
 	path string
-	f    *os.File
-	w    *replay.Writer
+	f    *os.File         // nil: no transcript file (STREAMRULES_TRANSCRIPT=off)
+	file *replay.Recorder // writes to f
+
+	mu   sync.Mutex
+	last *middleware.MoveRecord
 }
 
-// openSessionLog opens path for appending; "off" means no transcript (nil, nil).
+// openSessionLog opens path for appending; "off" means no transcript file.
 func openSessionLog(path string) (*sessionLog, error) {
+	l := &sessionLog{path: path}
 	if path == "off" {
-		return nil, nil
+		return l, nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("STREAMRULES_TRANSCRIPT: %w", err)
 	}
-	return &sessionLog{path: path, f: f, w: replay.NewWriter(f)}, nil
+	l.f, l.file = f, replay.NewRecorder(f)
+	return l, nil
 }
 
-// record writes one move. The answer is the one the text rules judged first: where a
-// rule discarded an answer, the discarded one, since that is what the model said
-// unguarded and what a rule under test must see; a replay of the file then gives the
-// counts this session produced.
-func (s *sessionLog) record(m replay.Move) error {
-	if s == nil {
+// RecordMove keeps m and appends it to the file.
+func (l *sessionLog) RecordMove(ctx context.Context, m middleware.MoveRecord) error {
+	l.mu.Lock()
+	l.last = &m
+	l.mu.Unlock()
+	if l.file == nil {
 		return nil
 	}
-	if err := s.w.Write(m); err != nil {
+	if err := l.file.RecordMove(ctx, m); err != nil {
 		return fmt.Errorf("STREAMRULES_TRANSCRIPT: %w", err)
 	}
 	return nil
 }
 
-func (s *sessionLog) Close() error {
-	if s == nil {
+// take returns the record of the move that ended last, and forgets it; ok is false when
+// the move was not recorded (it failed).
+func (l *sessionLog) take() (m middleware.MoveRecord, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		return m, false
+	}
+	m, l.last = *l.last, nil
+	return m, true
+}
+
+// Close closes the file.
+func (l *sessionLog) Close() error {
+	if l == nil || l.f == nil {
 		return nil
 	}
-	return s.f.Close()
+	return l.f.Close()
 }
 
-// judgedAnswer is the answer the text rules saw first in a move: the model's first
-// answer of the move, as the tap below the guard received it (before a discard replaced
-// it, or a fix repaired it), or the output when the tap saw none. toolsBefore is how many
-// tool calls the move had made before it (-1: all of them).
-func judgedAnswer(model *tap, before int, output string) (answer string, toolsBefore int) {
-	if s, n, ok := model.firstAnswer(before); ok {
-		return s, n
-	}
-	return output, -1
-}
-
-// unrunCalls are the tool calls the model declared after the first n prompts that never
-// ran: a gate stopped them (the response was discarded, so no later prompt carries them).
-// They are part of what the rules judged, so the transcript keeps them, and a replay of
-// it counts the gate's would-fire as the session fired it.
-func unrunCalls(model *tap, n int) []toolCall {
-	model.mu.Lock()
-	defer model.mu.Unlock()
-	sent := map[string]bool{}
-	for _, msgs := range model.calls[n:] {
-		for _, m := range msgs {
-			for _, part := range m.Parts {
-				if tc, ok := part.(llms.ToolCall); ok {
-					sent[tc.ID] = true
-				}
-			}
-		}
-	}
-	var out []toolCall
-	for _, decl := range model.declared[n:] {
-		for _, tc := range decl {
-			if !sent[tc.ID] && tc.FunctionCall != nil {
-				out = append(out, toolCall{Tool: tc.FunctionCall.Name, Input: tc.FunctionCall.Arguments})
-			}
-		}
-	}
-	return out
-}
-
-// moveRecord is one played move as a transcript line: its input, and the tool calls made
-// before the judged answer with whether each returned normally (the move's tool record),
-// so a backtest judges the answer on what the move had done when it was given. Calls
-// made after it (a replay's) are left out: a line's calls all come before its answer.
-func moveRecord(chat string, number int64, env []string, input *string, calls []toolCall, record []streamrules.ToolRun,
-	answer string, toolsBefore int, vars map[string]string) replay.Move {
-	m := replay.Move{Chat: chat, Move: number, Env: env, Input: input, Answer: answer, Vars: vars}
-	if toolsBefore >= 0 && toolsBefore < len(calls) {
-		calls = calls[:toolsBefore]
-	}
-	for i, c := range calls {
-		tc := replay.ToolCall{Name: c.Tool, Args: c.Input}
-		if i < len(record) && record[i].Tool == c.Tool && !record[i].OK {
-			tc.OK = new(bool)
-		}
-		m.Tools = append(m.Tools, tc)
-	}
-	return m
+// ranCalls is the move as a transcript line with only the calls that ran: the calls a
+// tool rule could have reminded.
+func ranCalls(m middleware.MoveRecord) replay.Move {
+	mv := replay.FromRecord(m)
+	mv.Tools = slices.DeleteFunc(mv.Tools, func(c replay.ToolCall) bool { return c.Refused })
+	return mv
 }
 
 // silentRules explains the soft rules that matched a tool call of the move but did not

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -105,10 +104,9 @@ func (p *transcript) closeStream() {
 }
 
 // stream is the move's chains.WithStreamingFunc: the answer as the client receives it.
+// llms/openai also streams the JSON of tool-call deltas through it; the guard keeps them
+// out of a move's stream (middleware.Config.StreamToolCalls), so every chunk is speech.
 func (p *transcript) stream(_ context.Context, chunk []byte) error {
-	if isToolCallChunk(chunk) {
-		return nil // llms/openai also streams the JSON of tool-call deltas: not speech
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(chunk) == 0 {
@@ -319,68 +317,20 @@ func indent(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
-// isToolCallChunk reports whether a streamed chunk is the JSON of tool-call deltas, which
-// llms/openai passes to the streaming func beside the answer's text.
-func isToolCallChunk(chunk []byte) bool {
-	s := strings.TrimSpace(string(chunk))
-	if !json.Valid([]byte(s)) {
-		return false
-	}
-	return (strings.HasPrefix(s, `[{`) && strings.Contains(s, `"function"`)) ||
-		(strings.HasPrefix(s, `{"name"`) && strings.Contains(s, `"arguments"`))
-}
-
 // tap records every prompt the model receives. The rig puts it below the guard's model
 // wrapper, so it sees what the model was told (reminders, discarded answers, interrupts),
 // which the client never does. It works the same on the scripted and the real model.
 type tap struct {
 	llms.Model
-	mu       sync.Mutex
-	calls    [][]llms.MessageContent
-	said     []string          // per call: the answer it returned, "" for tool calls or an error
-	declared [][]llms.ToolCall // per call: the tool calls the response declared (record.go: unrunCalls)
-	tools    []int             // per call: the tool calls its move had made before it (-1: no move)
+	mu    sync.Mutex
+	calls [][]llms.MessageContent
 }
 
 func (t *tap) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	made := -1
-	if m := streamrules.MoveFrom(ctx); m != nil {
-		runs, _ := m.ToolRecord()
-		made = len(runs)
-	}
 	t.mu.Lock()
-	i := len(t.calls)
 	t.calls = append(t.calls, slices.Clone(msgs))
-	t.said = append(t.said, "")
-	t.declared = append(t.declared, nil)
-	t.tools = append(t.tools, made)
 	t.mu.Unlock()
-	resp, err := t.Model.GenerateContent(ctx, msgs, options...)
-	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) > 0 {
-		t.mu.Lock()
-		t.declared[i] = slices.Clone(resp.Choices[0].ToolCalls)
-		t.mu.Unlock()
-	}
-	if err == nil && len(resp.Choices) > 0 && len(resp.Choices[0].ToolCalls) == 0 {
-		t.mu.Lock()
-		t.said[i] = resp.Choices[0].Content
-		t.mu.Unlock()
-	}
-	return resp, err
-}
-
-// firstAnswer returns the first answer the model gave after the first n calls: the one
-// the text rules judged first, before any discard or fix.
-// toolsBefore is how many tool calls the move had made before that answer (-1: unknown).
-func (t *tap) firstAnswer(n int) (answer string, toolsBefore int, ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i, s := range t.said[n:] {
-		if strings.TrimSpace(s) != "" {
-			return s, t.tools[n+i], true
-		}
-	}
-	return "", -1, false
+	return t.Model.GenerateContent(ctx, msgs, options...)
 }
 
 func (t *tap) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
