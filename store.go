@@ -104,16 +104,20 @@ type Outcome string
 
 // The outcomes of a firing.
 const (
-	OutcomeCorrected   Outcome = "corrected"          // a discarded answer's replay passes the rule
-	OutcomeMissedAgain Outcome = "missed_again"       // the replay violates the same rule again (kept)
-	OutcomeKept        Outcome = "kept"               // the retry ceiling was spent: the answer is kept, the reminder rides on
-	OutcomeFixed       Outcome = "fixed"              // a deterministic fix repaired the answer in place
-	OutcomeComplied    Outcome = "complied"           // a tool rule: no later call of the move matches it again
-	OutcomeRepeated    Outcome = "repeated"           // a tool rule: a later call of the move matches it again
-	OutcomeRefused     Outcome = "refused"            // a tool rule in mode interrupt: a matching call was refused after the retry ceiling
-	OutcomeUnreadable  Outcome = "refused_unreadable" // a shell gate refused a call it could not read as a shell would (a parse error, a passed bound, a program known only at run time)
-	OutcomeShadow      Outcome = "shadow"             // the rule is in shadow: it would have fired, nothing was done
+	OutcomeCorrected   Outcome = "corrected"    // a discarded answer's replay passes the rule
+	OutcomeMissedAgain Outcome = "missed_again" // the replay violates the same rule again (kept)
+	OutcomeKept        Outcome = "kept"         // the retry ceiling was spent: the answer is kept, the reminder rides on
+	OutcomeFixed       Outcome = "fixed"        // a deterministic fix repaired the answer in place
+	OutcomeComplied    Outcome = "complied"     // a tool rule: no later call of the move matches it again
+	OutcomeRepeated    Outcome = "repeated"     // a tool rule: a later call of the move matches it again
+	OutcomeRefused     Outcome = "refused"      // a tool rule in mode interrupt: a matching call was refused after the retry ceiling
+	OutcomeShadow      Outcome = "shadow"       // the rule is in shadow: it would have fired, nothing was done
 )
+
+// OutcomeUnreadable: a shell gate refused a call it could not read as a shell would (a
+// parse error, a passed bound, a program known only at run time): its own reason, so
+// stats and metrics tell it from a refusal of a command that matched.
+const OutcomeUnreadable Outcome = "refused_unreadable"
 
 // RuleEditor is a store the master can edit rules in. Create and Update validate with Validate,
 // bump UpdatedAt, and return *ValidationError, ErrExists or ErrNotFound.
