@@ -73,3 +73,51 @@ func TestReplaceLinearWork(t *testing.T) {
 		})
 	}
 }
+
+// naiveNormalForm is the normal form by its definition: the leftmost match replaced by
+// regexp, again and again, until none is left (quadratic: the oracle, not the code).
+func naiveNormalForm(p *replPlan, text string) string {
+	for {
+		loc := p.re.FindStringSubmatchIndex(text)
+		if loc == nil {
+			return text
+		}
+		text = text[:loc[0]] + string(p.re.ExpandString(nil, p.with, text, loc)) + text[loc[1]:]
+	}
+}
+
+// FuzzNormalForm: the repair, whole and streamed in batches of any size, is the normal
+// form by its definition (naiveNormalForm), for the image rule, a rule whose kept group
+// may be empty and a claim-shaped rule, on any text; what a stream made final is a prefix
+// of it at every batch.
+func FuzzNormalForm(f *testing.F) {
+	plans := []*replPlan{
+		nfFix(&ReplaceRegex{Pattern: `!\[[^\]]*\]\(([^)\s]+)\)`, With: "$1"}),
+		nfFix(&ReplaceRegex{Pattern: `<(?P<x>[a-z]*)>`, With: "${x}"}),
+		planLit(&Rule{Condition: `\bI sent`, Fix: &Fix{ReplaceRegex: &ReplaceRegex{Pattern: `\bI sent\w*`, With: "I could not send"}}}).repl,
+	}
+	for _, s := range []string{"![a](b)", "![a](![b](c))", "![](x y) ![a](b)c)", "<<a>>", "<a<b>>c", "I sent it, I sentence, xI sent", "é![é](é)\xff"} {
+		f.Add(s, uint8(0), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, text string, which, batch uint8) {
+		p := plans[int(which)%len(plans)]
+		want := naiveNormalForm(p, text)
+		if got := p.normalForm(text); got != want {
+			t.Fatalf("normalForm(%q) = %q, want %q", text, got, want)
+		}
+		step := int(batch)%32 + 1
+		x := replState{p: p, ls: -1, ufrom: -1}
+		buf := []byte(text)
+		for i := step; i < len(buf); i += step {
+			x.feed(buf[:i])
+			if !strings.HasPrefix(want, string(x.out[:x.r])) {
+				t.Fatalf("%q fed to %d: final %q is not a prefix of %q", text, i, x.out[:x.r], want)
+			}
+		}
+		x.feed(buf)
+		x.flush()
+		if got := string(x.out[:x.g]); got != want {
+			t.Fatalf("streamed in %d-byte batches: %q, want %q", step, got, want)
+		}
+	})
+}
