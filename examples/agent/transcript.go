@@ -31,13 +31,10 @@ type transcript struct {
 	streaming bool            // an answer line is open
 	streamed  strings.Builder // this move's streamed text
 	tool      string          // the tool the next HandleToolStart belongs to
-	calls     []toolCall      // this move's tool calls
 	moves     []moveLog
 }
 
 var _ lcb.Handler = (*transcript)(nil)
-
-type toolCall struct{ Tool, Input string }
 
 // moveLog is one move as the transcript saw it.
 type moveLog struct {
@@ -87,7 +84,6 @@ func (p *transcript) beginMove(number, id int64, from string, env []string, text
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.streamed.Reset()
-	p.calls = nil
 	p.moves = append(p.moves, moveLog{Number: number, Input: text})
 	title := fmt.Sprintf("── move %d · message #%d · environment: %s ", number, id, strings.Join(env, ", "))
 	p.printf("\n%s%s\n", title, strings.Repeat("─", max(0, headerWidth-utf8.RuneCountInString(title))))
@@ -134,7 +130,6 @@ func (p *transcript) HandleToolStart(_ context.Context, input string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closeStream()
-	p.calls = append(p.calls, toolCall{Tool: p.tool, Input: input})
 	p.printf("    tool     │ %s %s\n", p.tool, oneLine(input, 110))
 	p.saw("tool start", p.tool+" "+input)
 }
@@ -217,13 +212,6 @@ func (p *transcript) endMove(output string, err error, told []told, notes []stri
 	for _, n := range notes {
 		p.printf("  %s\n", n)
 	}
-}
-
-// toolCalls returns this move's tool calls, as the client saw them.
-func (p *transcript) toolCalls() []toolCall {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]toolCall(nil), p.calls...)
 }
 
 var (
