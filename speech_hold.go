@@ -114,12 +114,6 @@ func (c *compiledRule) speechHold() SpeechHold {
 	return holdOf(&c.Rule, c.release.get(c))
 }
 
-// gatesHoldSpeech is what the release does with an armed gate: newScanner makes no
-// releaser while one is armed (early.go), since it can discard the whole response, its
-// text with it, for a call declared at the very end. Kept here, beside the rest of the
-// verdicts, so a release that lets text through beside gates changes one line.
-const gatesHoldSpeech = true
-
 // holdOf is r's verdict from its release plan p (nil for tool and shadowed rules).
 func holdOf(r *Rule, p *releasePlan) SpeechHold {
 	h := SpeechHold{When: strings.Join(r.When, ", ")}
@@ -127,12 +121,9 @@ func holdOf(r *Rule, p *releasePlan) SpeechHold {
 	case r.Shadow:
 		return SpeechHold{Reason: "in shadow: it is evaluated and counted, and never arms held speech"}
 	case r.Tool() != "" && r.Mode == ModeInterrupt:
-		if !gatesHoldSpeech {
-			return SpeechHold{Reason: "a gate stops a call before it runs; the text beside it streams"}
-		}
-		h.Kind = HoldTour
-		h.Reason = "a gate can discard the whole response, its text with it, for a call declared at its end"
-		return h
+		// A gate never holds text: it judges the calls when they are declared, and one
+		// that matches after text was shown is refused in place (CheckShownResponse).
+		return SpeechHold{Reason: "a gate stops a call before it runs; the text beside it streams"}
 	case r.Tool() != "":
 		return SpeechHold{Reason: "a tool rule reminds on the call's result; it never reads the answer"}
 	}

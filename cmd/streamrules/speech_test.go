@@ -20,7 +20,7 @@ func TestValidateSaysSpeech(t *testing.T) {
 		"holds the whole tour in a move without {{message_id}} set",
 		"  look_before_refusing: holds the whole tour when picture — a condition that can match anywhere",
 		"  telegram_react_not_emoji: holds the answer's start when telegram — ",
-		"  destructive_shell: holds the whole tour when client_ops — a gate can discard",
+		"  destructive_shell: streams — a gate stops a call before it runs",
 		"  unbacked_tool_claim: holds while a `audio saved:` is open when its context leaves it able to fire (input_contains_regex, tool_succeeded generate_speech)",
 		"  verify_before_done: holds the whole tour when its context leaves it able to fire (edited_unchecked)",
 	} {
