@@ -61,7 +61,7 @@ func TestSpeechHoldMatchesRelease(t *testing.T) {
 		{"telegram_reply_tail", HoldTail, map[string]string{"message_id": "7"}, nil, plain, strings.TrimRight(plain, " ")},
 		{"telegram_react_not_emoji", HoldHead, nil, nil, plain, plain},
 		{"look_before_refusing", HoldTour, nil, nil, plain, ""},
-		{"destructive_shell", HoldTour, nil, nil, plain, ""},
+		{"destructive_shell", HoldNone, nil, nil, plain, plain}, // a gate never holds text
 		{"unbacked_tool_claim", HoldOpen, nil, &audio, "Sure. Audio saved: team", "Sure. "},
 		{"verify_before_done", HoldTour, nil, nil, plain, plain}, // nothing edited: folded away
 	}

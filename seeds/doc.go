@@ -49,9 +49,11 @@
 //     as a shell reads it (shell: true); a call it cannot read is refused. Since version
 //     4 (a calibration wave) it judges words, not a joined line, refuses rm -r without -f
 //     on /, ~, .., $VAR or a glob (no terminal: it never prompts), ln -s naming build
-//     output (the symlink trick), git reset --hard, clean -f, branch -D and stash
-//     drop/clear beside a forced recursive rm outside build output and a forced push,
-//     and lets build output's dot entries (node_modules/.cache) through.
+//     output (the symlink trick) beside a forced recursive rm outside build output and
+//     a forced push, and lets build output's dot entries (node_modules/.cache) through.
+//     git reset --hard, clean -f, branch -D and stash drop/clear are not in it: with them
+//     the rule's regexes cost more than the cost bound lets one rule (docs/rules.md
+//     shows a gate of their own).
 //   - unbacked_tool_claim (text, since version 3): "Audio saved: …" when the user asked
 //     for audio (applies_when: input_contains_regex) and no generate_speech call
 //     succeeded in the move; its replace_regex fix turns the claim into an honest

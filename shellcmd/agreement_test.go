@@ -26,12 +26,13 @@ type agreementCase struct {
 }
 
 const (
-	policyScope   = "outside the rule's scope: the seed gates rm, ln -s and a few git commands; other programs are left to rules of their own"
+	policyScope   = "outside the rule's scope: the seed gates rm, ln -s and git push; other programs are left to rules of their own"
 	policyTmp     = "temporary directories are not allowlisted: on a shared server /tmp holds other work; only build output is"
 	policyCwd     = "a forced recursive rm inside the working folder is refused unless it is build output (the suites allow the working folder)"
 	policyRecover = "recoverable from the reflog or the remote: left to the master"
 	policyUnread  = "the command cannot be read as a shell would read it, so the gate refuses it (fail closed)"
 	policyNoRun   = "git refuses the option (--force takes no value): the command runs nothing"
+	policyCost    = "outside the seed: with git reset --hard, clean -f, branch -D and stash drop/clear beside rm and ln, the one rule's regexes cost more than the cost bound lets a rule (10.3–28.8 ms on 64 KB against 10 ms); a gate of their own holds them (docs/rules.md)"
 	policyInterp  = "another interpreter's code is not read: only shell is"
 )
 
@@ -63,25 +64,25 @@ var agreement = []agreementCase{
 	{cmd: "rm -r ~", deny: true},
 	{cmd: "cd ~/.ssh && rm id_rsa", deny: true, policy: "a plain rm of one file is not gated; the cd is not followed"},
 	// Git that destroys work.
-	{cmd: "git reset --hard", deny: true},
-	{cmd: "git reset --hard HEAD~5", deny: true},
-	{cmd: "/usr/bin/git reset --hard", deny: true},
-	{cmd: "env git reset --hard", deny: true},
-	{cmd: "sudo git reset --hard", deny: true},
-	{cmd: `\git reset --hard`, deny: true},
-	{cmd: "  git reset --hard  ", deny: true},
-	{cmd: "git clean -fd", deny: true},
-	{cmd: "git clean -fdx", deny: true},
-	{cmd: "git clean -d -f", deny: true},
+	{cmd: "git reset --hard", deny: true, policy: policyCost},
+	{cmd: "git reset --hard HEAD~5", deny: true, policy: policyCost},
+	{cmd: "/usr/bin/git reset --hard", deny: true, policy: policyCost},
+	{cmd: "env git reset --hard", deny: true, policy: policyCost},
+	{cmd: "sudo git reset --hard", deny: true, policy: policyCost},
+	{cmd: `\git reset --hard`, deny: true, policy: policyCost},
+	{cmd: "  git reset --hard  ", deny: true, policy: policyCost},
+	{cmd: "git clean -fd", deny: true, policy: policyCost},
+	{cmd: "git clean -fdx", deny: true, policy: policyCost},
+	{cmd: "git clean -d -f", deny: true, policy: policyCost},
 	{cmd: "git push --force origin main", deny: true},
 	{cmd: "git push -f origin main", deny: true},
 	{cmd: "git push origin +main", deny: true},
 	{cmd: "git push --force=true origin main", deny: true, policy: policyNoRun},
-	{cmd: "git stash drop", deny: true},
-	{cmd: "git stash clear", deny: true},
-	{cmd: "git branch -D feature-branch", deny: true},
+	{cmd: "git stash drop", deny: true, policy: policyCost},
+	{cmd: "git stash clear", deny: true, policy: policyCost},
+	{cmd: "git branch -D feature-branch", deny: true, policy: policyCost},
 	{cmd: "g$(printf it) re$(printf set) --ha$(printf rd)", deny: true},
-	{cmd: "bash <<'EOF'\ngit reset --hard\nEOF", deny: true},
+	{cmd: "bash <<'EOF'\ngit reset --hard\nEOF", deny: true, policy: policyCost},
 	{cmd: "git checkout -f main", deny: true, policy: policyScope},
 	{cmd: "git checkout -- file.txt", deny: true, policy: policyScope},
 	{cmd: "git restore file.txt", deny: true, policy: policyScope},

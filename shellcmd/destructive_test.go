@@ -98,8 +98,6 @@ var forcedRecursiveRM = []string{
 	`sudo -u root bash -lc 'rm -rf /srv/data'`,
 	`xargs -0 rm -rf < files.txt`,
 	`git -c alias.pf='push --force' pf origin main`,
-	`git reset --hard HEAD~3`,
-	`git clean -fdx`,
 	`ln -s /srv/data node_modules`,
 }
 
