@@ -64,7 +64,7 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 func (s *Store) mergeReadLocked(chatID string, st streamrules.ChatState, seq int64, err error) (streamrules.ChatState, error) {
 	if err != nil {
 		if retryable(err) {
-			s.wq.down = true
+			s.wq.down, s.wq.unanswered = true, true
 			s.kick() // drain probes the database when nothing is queued
 		}
 		if c := s.wq.chats[chatID]; c != nil && c.known {
@@ -72,6 +72,7 @@ func (s *Store) mergeReadLocked(chatID string, st streamrules.ChatState, seq int
 		}
 		return streamrules.ChatState{}, err
 	}
+	s.wq.unanswered = false // it answered: claims are tried again
 	c := s.entryLocked(chatID)
 	// A read older than a record this process wrote since (seq below baseSeq) would lose
 	// that record from view: keep what this process knows then.

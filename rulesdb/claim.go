@@ -25,8 +25,8 @@ var _ streamrules.Claimer = (*Store)(nil)
 // worth something before the reminder goes out. A failure the database may get over
 // marks it down, as a failed write or read does, and while it is down a claim fails at
 // once, without a wait: a black hole would otherwise cost every later call its
-// StoreTimeout again. The flusher finds out when it answers again (a written record, or
-// with nothing queued a probe, queue.go) and claims are tried again from then on.
+// StoreTimeout again. Any call that finds it answering again (a read of a chat, a written
+// record, or with nothing queued the flusher's probe, queue.go) has claims tried again.
 
 const (
 	claimOnce = `INSERT INTO stream_chat_rule (chat_id, rule, last_fired_move) VALUES (?, ?, ?)
@@ -47,7 +47,7 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 		return true, nil
 	}
 	s.qmu.Lock()
-	down := s.wq.down
+	down := s.wq.unanswered
 	s.qmu.Unlock()
 	if down {
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, errDown)
@@ -71,5 +71,8 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 		}
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, err)
 	}
+	s.qmu.Lock()
+	s.wq.unanswered = false
+	s.qmu.Unlock()
 	return won, nil
 }

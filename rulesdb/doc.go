@@ -79,8 +79,8 @@
 //   - LoadChat, SaveMove and ClaimFiring return when their context ends; the engine gives
 //     each streamrules.Config.StoreTimeout (2s), and the claims of one call share one.
 //   - Once a read, a write or a claim found the database down, claims fail at once (the
-//     engine keeps the rule silent) until the flusher finds it answering again: its next
-//     write succeeds or, with nothing queued, a probe (SELECT 1) does.
+//     engine keeps the rule silent) until a call finds it answering again: a read of a
+//     chat, the flusher's next write or, with nothing queued, its probe (SELECT 1).
 //
 // SaveMove never drops a move because the database failed. What it could not write
 // within its context (down, too slow, an answer lost after the COMMIT) goes into a write

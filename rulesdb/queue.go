@@ -37,13 +37,17 @@ const (
 
 // writeQueue is guarded by Store.qmu; the counters are read without it.
 type writeQueue struct {
-	chats   map[string]*chatEntry
-	lru     list.List // chats without records queued, least recently used first (*chatEntry)
-	fifo    list.List // records queued, oldest first (*pendingMove)
-	max     int       // records queued at most
-	down    bool      // the last call on the database failed: queue without trying
-	closed  bool      // Close began: SaveMove refuses
-	nextSeq int64
+	chats map[string]*chatEntry
+	lru   list.List // chats without records queued, least recently used first (*chatEntry)
+	fifo  list.List // records queued, oldest first (*pendingMove)
+	max   int       // records queued at most
+	down  bool      // the last call on the database failed: queue without trying
+	// unanswered: no call has found the database answering since one found it down;
+	// claims fail at once meanwhile. Unlike down it ends at any answer (a read, a claim,
+	// a probe), not only once the queue is written: a claim has nothing queued to wait for.
+	unanswered bool
+	closed     bool // Close began: SaveMove refuses
+	nextSeq    int64
 	// writing counts the SaveMove calls writing their record themselves: Close lets them
 	// finish (within a bound) before it flushes, so that a record whose first write
 	// fails meanwhile is queued in time to be flushed. firstsDone, made by Close when some
@@ -193,7 +197,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		p.group = p.seq       // tried alone: retried alone
 		s.pushLocked(p, true)
 		wasDown := s.wq.down
-		s.wq.down = true
+		s.wq.down, s.wq.unanswered = true, true
 		if !wasDown {
 			s.log.Warn("stream rules: the database did not take a move record; queued, written when it answers",
 				"db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
@@ -309,7 +313,7 @@ var errDown = errors.New("the database is down; not tried until it answers again
 // out when it answers again (drain probes it when nothing is queued).
 func (s *Store) markDown() {
 	s.qmu.Lock()
-	s.wq.down = true
+	s.wq.down, s.wq.unanswered = true, true
 	s.qmu.Unlock()
 	s.kick()
 }
@@ -381,6 +385,9 @@ func (s *Store) drain(parent context.Context, timeout time.Duration, probe bool)
 			p.chat.busy = false
 			s.settleLocked(p.chat)
 		}
+		if ok {
+			s.wq.unanswered = false
+		}
 		if ok && s.wq.down && s.wq.fifo.Len() == 0 {
 			s.wq.down = false
 			s.log.Info("stream rules: write queue drained; the database answers again",
@@ -409,6 +416,7 @@ func (s *Store) probe(parent context.Context, timeout time.Duration) bool {
 	}
 	s.lockQueue()
 	defer s.qmu.Unlock()
+	s.wq.unanswered = false
 	if s.wq.down && s.wq.fifo.Len() == 0 {
 		s.wq.down = false
 		s.log.Info("stream rules: the database answers again", "db", s.target.about)
@@ -434,7 +442,7 @@ func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
 			"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
 	default:
 		s.wq.failures.Add(1)
-		s.wq.down = true
+		s.wq.down, s.wq.unanswered = true, true
 		return false
 	}
 	return true
