@@ -2,9 +2,12 @@ package shellcmd_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/streamrules/streamrules/internal/cputime"
 	"github.com/streamrules/streamrules/shellcmd"
@@ -52,9 +55,15 @@ func BenchmarkCommands(b *testing.B) {
 // brace word crossing itself, brace lists in budget, nested substitutions (past the
 // nesting bound), groups nested to just below it, pipelines just below the chain bound,
 // one long quoted word, many quoted words, assignments only, functions calling each other
-// twice over, commands past MaxCommands.
+// twice over, commands past MaxCommands. TestHostileShapes holds what each is read as.
 func hostile(shape string, size int) string {
-	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1)[:size] }
+	// fill repeats whole units and pads with spaces to size: a unit cut short (an open
+	// quote, a pipe or a parenthesis left open) would make a parse error of one size and
+	// not the other, and the ratio of the two would not measure the shape.
+	fill := func(unit string) string {
+		n := size / len(unit)
+		return strings.Repeat(unit, n) + strings.Repeat(" ", size-n*len(unit))
+	}
 	switch shape {
 	case "brace_word":
 		return "echo " + fill("{a,b}")
@@ -109,6 +118,21 @@ func BenchmarkHostileGate(b *testing.B) {
 					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
+		}
+	}
+}
+
+// TestHostileShapes: each hostile shape parses at both sizes, so BenchmarkHostileGate's
+// ratio compares two readings of one shape, not a parse error of one size with a reading
+// of the other (a unit cut short at the end leaves a quote, a pipe or a group open).
+func TestHostileShapes(t *testing.T) {
+	for _, shape := range []string{"brace_word", "brace_lists", "nested", "nest_max", "chain_max", "long_word", "dq_words", "assignments", "functions", "commands"} {
+		for _, size := range []int{4 << 10, 64<<10 - 64} {
+			_, err := shellcmd.Commands(hostile(shape, size))
+			var perr syntax.ParseError
+			if errors.As(err, &perr) {
+				t.Errorf("%s at %d bytes: %v", shape, size, err)
+			}
 		}
 	}
 }
