@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -133,6 +136,45 @@ func TestHostileShapes(t *testing.T) {
 			if errors.As(err, &perr) {
 				t.Errorf("%s at %d bytes: %v", shape, size, err)
 			}
+		}
+	}
+}
+
+// BenchmarkHostileGC: the gate check of many quoted words with the collector on (and the
+// collections per check, gc/op) and off (a collection outside the timer before each
+// check), to tell the reading's cost from the collector's.
+//
+//	go test ./shellcmd -run '^$' -bench HostileGC -benchmem -count 3
+func BenchmarkHostileGC(b *testing.B) {
+	for _, size := range []int{4 << 10, 64<<10 - 64} {
+		arg, _ := json.Marshal(map[string]string{"cmd": hostile("dq_words", size)})
+		for _, gc := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("%dKB/gc=%s", (size+512)>>10, gc), func(b *testing.B) {
+				ctx, m := shellGate(b)
+				if gc == "off" {
+					defer debug.SetGCPercent(debug.SetGCPercent(-1))
+				}
+				b.ReportAllocs()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				gcs := ms.NumGC
+				var cpu time.Duration
+				for b.Loop() {
+					if gc == "off" {
+						b.StopTimer()
+						runtime.GC()
+						b.StartTimer()
+					}
+					c := cputime.Process()
+					_ = m.GateCall(ctx, "shell", string(arg))
+					cpu += cputime.Process() - c
+				}
+				runtime.ReadMemStats(&ms)
+				if gc == "on" {
+					b.ReportMetric(float64(ms.NumGC-gcs)/float64(b.N), "gc/op")
+				}
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
 		}
 	}
 }
