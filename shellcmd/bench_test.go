@@ -2,9 +2,15 @@ package shellcmd_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/streamrules/streamrules/internal/cputime"
 	"github.com/streamrules/streamrules/shellcmd"
@@ -52,9 +58,15 @@ func BenchmarkCommands(b *testing.B) {
 // brace word crossing itself, brace lists in budget, nested substitutions (past the
 // nesting bound), groups nested to just below it, pipelines just below the chain bound,
 // one long quoted word, many quoted words, assignments only, functions calling each other
-// twice over, commands past MaxCommands.
+// twice over, commands past MaxCommands. TestHostileShapes holds what each is read as.
 func hostile(shape string, size int) string {
-	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1)[:size] }
+	// fill repeats whole units and pads with spaces to size: a unit cut short (an open
+	// quote, a pipe or a parenthesis left open) would make a parse error of one size and
+	// not the other, and the ratio of the two would not measure the shape.
+	fill := func(unit string) string {
+		n := size / len(unit)
+		return strings.Repeat(unit, n) + strings.Repeat(" ", size-n*len(unit))
+	}
 	switch shape {
 	case "brace_word":
 		return "echo " + fill("{a,b}")
@@ -108,6 +120,60 @@ func BenchmarkHostileGate(b *testing.B) {
 				if cpu := cputime.Process() - cpu; cpu > 0 {
 					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
+			})
+		}
+	}
+}
+
+// TestHostileShapes: each hostile shape parses at both sizes, so BenchmarkHostileGate's
+// ratio compares two readings of one shape, not a parse error of one size with a reading
+// of the other (a unit cut short at the end leaves a quote, a pipe or a group open).
+func TestHostileShapes(t *testing.T) {
+	for _, shape := range []string{"brace_word", "brace_lists", "nested", "nest_max", "chain_max", "long_word", "dq_words", "assignments", "functions", "commands"} {
+		for _, size := range []int{4 << 10, 64<<10 - 64} {
+			_, err := shellcmd.Commands(hostile(shape, size))
+			var perr syntax.ParseError
+			if errors.As(err, &perr) {
+				t.Errorf("%s at %d bytes: %v", shape, size, err)
+			}
+		}
+	}
+}
+
+// BenchmarkHostileGC: the gate check of many quoted words with the collector on (and the
+// collections per check, gc/op) and off (a collection outside the timer before each
+// check), to tell the reading's cost from the collector's.
+//
+//	go test ./shellcmd -run '^$' -bench HostileGC -benchmem -count 3
+func BenchmarkHostileGC(b *testing.B) {
+	for _, size := range []int{4 << 10, 64<<10 - 64} {
+		arg, _ := json.Marshal(map[string]string{"cmd": hostile("dq_words", size)})
+		for _, gc := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("%dKB/gc=%s", (size+512)>>10, gc), func(b *testing.B) {
+				ctx, m := shellGate(b)
+				if gc == "off" {
+					defer debug.SetGCPercent(debug.SetGCPercent(-1))
+				}
+				b.ReportAllocs()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				gcs := ms.NumGC
+				var cpu time.Duration
+				for b.Loop() {
+					if gc == "off" {
+						b.StopTimer()
+						runtime.GC()
+						b.StartTimer()
+					}
+					c := cputime.Process()
+					_ = m.GateCall(ctx, "shell", string(arg))
+					cpu += cputime.Process() - c
+				}
+				runtime.ReadMemStats(&ms)
+				if gc == "on" {
+					b.ReportMetric(float64(ms.NumGC-gcs)/float64(b.N), "gc/op")
+				}
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
