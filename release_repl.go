@@ -29,6 +29,7 @@ type replPlan struct {
 	first        *byteSet       // the bytes a match can start with (nil: unknown): the fast path's skip
 	starts       *byteSet       // first, or for a pattern led by \b the bytes after it: where a start is tried
 	cap          int            // the group the replacement is (-1: with is expanded as regexp does)
+	one          onePass        // finds the group without regexp (nil: not of that shape)
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -80,6 +81,7 @@ func nfFix(f *ReplaceRegex) *replPlan {
 		if ref[1] != "" {
 			p.cap, _ = strconv.Atoi(ref[1])
 		}
+		p.one = planOnePass(tree, p.cap)
 	}
 	return p
 }
@@ -628,18 +630,30 @@ func (x *replState) rewrite(at int) bool {
 	x.ls = -1
 	x.pull(hi)
 	x.work += hi - at
-	// The unanchored regexp, on text[at:hi]: its leftmost match starts at at (no match
-	// starts earlier in it, and one starts there), and it runs faster than the anchored one.
-	loc := x.p.re.FindSubmatchIndex(x.out[at:hi])
-	if loc == nil || loc[0] != 0 {
-		return false
-	}
+	// The match is text[at:at+m1] and the kept group text[at+g0:at+g1] (cap >= 0).
+	var m1, g0, g1 int
 	var rep []byte
-	if c := x.p.cap; c >= 0 {
-		rep = x.out[at+loc[2*c] : at+loc[2*c+1]] // the group: within the match
+	if end, a, b, ok := x.p.one.match(x.out[at:hi]); ok {
+		// The one way the pattern matches here (see onePass), which is regexp's too.
+		m1, g0, g1 = end, a, b
 	} else {
-		x.with = x.p.anchored.Expand(x.with[:0], []byte(x.p.with), x.out[at:hi], loc)
-		rep = x.with
+		// The unanchored regexp, on text[at:hi]: its leftmost match starts at at (no match
+		// starts earlier in it, and one starts there), and it runs faster than the anchored
+		// one.
+		loc := x.p.re.FindSubmatchIndex(x.out[at:hi])
+		if loc == nil || loc[0] != 0 {
+			return false
+		}
+		m1 = loc[1]
+		if c := x.p.cap; c >= 0 {
+			g0, g1 = loc[2*c], loc[2*c+1]
+		} else {
+			x.with = x.p.anchored.Expand(x.with[:0], []byte(x.p.with), x.out[at:hi], loc)
+			rep = x.with
+		}
+	}
+	if x.p.cap >= 0 {
+		rep = x.out[at+g0 : at+g1] // the group: within the match
 	}
 	if x.alias {
 		// The first rewrite: out becomes the releaser's own copy.
@@ -648,11 +662,11 @@ func (x *replState) rewrite(at int) bool {
 		copy(out, x.out)
 		x.out = out
 		x.work += len(out)
-		if c := x.p.cap; c >= 0 {
-			rep = x.out[at+loc[2*c] : at+loc[2*c+1]]
+		if x.p.cap >= 0 {
+			rep = x.out[at+g0 : at+g1]
 		}
 	}
-	x.splice(at+loc[0], at+loc[1], rep)
+	x.splice(at, at+m1, rep)
 	return true
 }
 
