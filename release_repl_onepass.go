@@ -1,7 +1,9 @@
 package streamrules
 
 import (
+	"bytes"
 	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -24,6 +26,18 @@ type onePart struct {
 	repeat  bool
 	min     int
 	capture bool
+	// The fast forms: litb is lit in UTF-8 (nil when lit holds U+FFFD, which an invalid
+	// byte also reads as), ascii the class's ASCII runes as a bit set.
+	litb  []byte
+	ascii [2]uint64
+}
+
+// in reports whether the class accepts r.
+func (p *onePart) in(r rune) bool {
+	if r < utf8.RuneSelf {
+		return p.ascii[r>>6]&(1<<(r&63)) != 0
+	}
+	return inRanges(p.ranges, r)
 }
 
 // planOnePass returns the one-pass form of tree (simplified) whose group cap is the
@@ -66,6 +80,14 @@ func planOnePass(tree *syntax.Regexp, cap int) onePass {
 		default:
 			return nil
 		}
+		if p.lit != nil && !slices.Contains(p.lit, utf8.RuneError) {
+			p.litb = []byte(string(p.lit))
+		}
+		for r := range rune(utf8.RuneSelf) {
+			if inRanges(p.ranges, r) {
+				p.ascii[r>>6] |= 1 << (r & 63)
+			}
+		}
 		o = append(o, p)
 	}
 	if !found {
@@ -97,9 +119,17 @@ func (o onePass) match(b []byte) (end, g0, g1 int, ok bool) {
 		return 0, 0, 0, false
 	}
 	i := 0
-	for _, p := range o {
+	for k := range o {
+		p := &o[k]
 		start := i
 		switch {
+		case p.litb != nil:
+			// Bytes equal to lit's encoding are the only ones that read as lit's runes
+			// (lit has no U+FFFD).
+			if !bytes.HasPrefix(b[i:], p.litb) {
+				return 0, 0, 0, false
+			}
+			i += len(p.litb)
 		case p.lit != nil:
 			for _, want := range p.lit {
 				if i >= len(b) {
@@ -115,7 +145,7 @@ func (o onePass) match(b []byte) (end, g0, g1 int, ok bool) {
 			n := 0
 			for i < len(b) {
 				r, w := decode(b[i:])
-				if !inRanges(p.ranges, r) {
+				if !p.in(r) {
 					break
 				}
 				i += w
@@ -129,7 +159,7 @@ func (o onePass) match(b []byte) (end, g0, g1 int, ok bool) {
 				return 0, 0, 0, false
 			}
 			r, w := decode(b[i:])
-			if !inRanges(p.ranges, r) {
+			if !p.in(r) {
 				return 0, 0, 0, false
 			}
 			i += w
