@@ -523,6 +523,18 @@ func (x *replState) cut(to int) int {
 func (x *replState) earliest(from, to int) (int, bool) {
 	end := to - x.cut(to)
 	for s := x.next(from, end); s < end; s = x.next(s+1, end) {
+		if x.p.one.closed() {
+			// A one-pass pattern ending in a fixed part matches from s in one way only, so
+			// a match read here is certain whatever comes (text[s:end] holds no cut rune).
+			// Otherwise the DFA decides.
+			if a, b := x.span(s, end); b == nil {
+				if n, _, _, ok := x.p.one.match(a); ok {
+					x.work += n
+					x.ls, x.lhi = -1, s+n
+					return s, true
+				}
+			}
+		}
 		var ok bool
 		if s == x.ls && x.lfed <= to {
 			ok = x.run(&x.lc, x.lfed, to, &x.lhi)

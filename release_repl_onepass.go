@@ -111,6 +111,10 @@ func planOnePass(tree *syntax.Regexp, cap int) onePass {
 	return o
 }
 
+// closed reports whether o's last part matches a fixed run of runes (a literal or a
+// class taken once): a match, once read, cannot grow with more text.
+func (o onePass) closed() bool { return len(o) > 0 && !o[len(o)-1].repeat }
+
 // match matches o at the start of b, reading runes as regexp does (an invalid byte is
 // U+FFFD, one byte wide). It returns the match's end and the group's bounds; ok false when
 // o does not match at 0 or is nil (the caller asks regexp then).
