@@ -328,6 +328,9 @@ type replState struct {
 	lhit bool
 	lhi  int    // just past where lc last saw a match: a certain match lies in text[ls:lhi]
 	with []byte // the replacement being made (kept from rewrite to rewrite)
+	// The match earliest read one-pass (oneAt -1: none): it starts at oneAt, is oneEnd
+	// long, and its group is [oneG0, oneG1) within it. Only the rewrite that follows reads it.
+	oneAt, oneEnd, oneG0, oneG1 int
 	// work counts the bytes the repair read, moved and handed to regexp, for the tests
 	// that hold it linear in the answer.
 	work int
@@ -528,9 +531,10 @@ func (x *replState) earliest(from, to int) (int, bool) {
 			// a match read here is certain whatever comes (text[s:end] holds no cut rune).
 			// Otherwise the DFA decides.
 			if a, b := x.span(s, end); b == nil {
-				if n, _, _, ok := x.p.one.match(a); ok {
+				if n, g0, g1, ok := x.p.one.match(a); ok {
 					x.work += n
 					x.ls, x.lhi = -1, s+n
+					x.oneAt, x.oneEnd, x.oneG0, x.oneG1 = s, n, g0, g1 // rewrite takes them
 					return s, true
 				}
 			}
@@ -640,12 +644,17 @@ func (x *replState) run(c *lazydfa.Cursor, from, to int, hi *int) (ok bool) {
 func (x *replState) rewrite(at int) bool {
 	hi := x.lhi
 	x.ls = -1
+	oneAt := x.oneAt
+	x.oneAt = -1 // read once (a zero state's oneEnd 0 never fits: a match is not empty)
 	x.pull(hi)
 	x.work += hi - at
 	// The match is text[at:at+m1] and the kept group text[at+g0:at+g1] (cap >= 0).
 	var m1, g0, g1 int
 	var rep []byte
-	if end, a, b, ok := x.p.one.match(x.out[at:hi]); ok {
+	if oneAt == at && x.oneEnd == hi-at {
+		// earliest read this very match one-pass, and the text has not changed since.
+		m1, g0, g1 = x.oneEnd, x.oneG0, x.oneG1
+	} else if end, a, b, ok := x.p.one.match(x.out[at:hi]); ok {
 		// The one way the pattern matches here (see onePass), which is regexp's too.
 		m1, g0, g1 = end, a, b
 	} else {
