@@ -29,6 +29,7 @@ type replPlan struct {
 	first        *byteSet       // the bytes a match can start with (nil: unknown): the fast path's skip
 	starts       *byteSet       // first, or for a pattern led by \b the bytes after it: where a start is tried
 	cap          int            // the group the replacement is (-1: with is expanded as regexp does)
+	one          onePass        // finds the group without regexp (nil: not of that shape)
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -80,6 +81,7 @@ func nfFix(f *ReplaceRegex) *replPlan {
 		if ref[1] != "" {
 			p.cap, _ = strconv.Atoi(ref[1])
 		}
+		p.one = planOnePass(tree, p.cap)
 	}
 	return p
 }
@@ -326,6 +328,9 @@ type replState struct {
 	lhit bool
 	lhi  int    // just past where lc last saw a match: a certain match lies in text[ls:lhi]
 	with []byte // the replacement being made (kept from rewrite to rewrite)
+	// The match earliest read one-pass (oneAt -1: none): it starts at oneAt, is oneEnd
+	// long, and its group is [oneG0, oneG1) within it. Only the rewrite that follows reads it.
+	oneAt, oneEnd, oneG0, oneG1 int
 	// work counts the bytes the repair read, moved and handed to regexp, for the tests
 	// that hold it linear in the answer.
 	work int
@@ -521,6 +526,19 @@ func (x *replState) cut(to int) int {
 func (x *replState) earliest(from, to int) (int, bool) {
 	end := to - x.cut(to)
 	for s := x.next(from, end); s < end; s = x.next(s+1, end) {
+		if x.p.one.closed() {
+			// A one-pass pattern ending in a fixed part matches from s in one way only, so
+			// a match read here is certain whatever comes (text[s:end] holds no cut rune).
+			// Otherwise the DFA decides.
+			if a, b := x.span(s, end); b == nil {
+				if n, g0, g1, ok := x.p.one.match(a); ok {
+					x.work += n
+					x.ls, x.lhi = -1, s+n
+					x.oneAt, x.oneEnd, x.oneG0, x.oneG1 = s, n, g0, g1 // rewrite takes them
+					return s, true
+				}
+			}
+		}
 		var ok bool
 		if s == x.ls && x.lfed <= to {
 			ok = x.run(&x.lc, x.lfed, to, &x.lhi)
@@ -626,20 +644,37 @@ func (x *replState) run(c *lazydfa.Cursor, from, to int, hi *int) (ok bool) {
 func (x *replState) rewrite(at int) bool {
 	hi := x.lhi
 	x.ls = -1
+	oneAt := x.oneAt
+	x.oneAt = -1 // read once (a zero state's oneEnd 0 never fits: a match is not empty)
 	x.pull(hi)
 	x.work += hi - at
-	// The unanchored regexp, on text[at:hi]: its leftmost match starts at at (no match
-	// starts earlier in it, and one starts there), and it runs faster than the anchored one.
-	loc := x.p.re.FindSubmatchIndex(x.out[at:hi])
-	if loc == nil || loc[0] != 0 {
-		return false
-	}
+	// The match is text[at:at+m1] and the kept group text[at+g0:at+g1] (cap >= 0).
+	var m1, g0, g1 int
 	var rep []byte
-	if c := x.p.cap; c >= 0 {
-		rep = x.out[at+loc[2*c] : at+loc[2*c+1]] // the group: within the match
+	if oneAt == at && x.oneEnd == hi-at {
+		// earliest read this very match one-pass, and the text has not changed since.
+		m1, g0, g1 = x.oneEnd, x.oneG0, x.oneG1
+	} else if end, a, b, ok := x.p.one.match(x.out[at:hi]); ok {
+		// The one way the pattern matches here (see onePass), which is regexp's too.
+		m1, g0, g1 = end, a, b
 	} else {
-		x.with = x.p.anchored.Expand(x.with[:0], []byte(x.p.with), x.out[at:hi], loc)
-		rep = x.with
+		// The unanchored regexp, on text[at:hi]: its leftmost match starts at at (no match
+		// starts earlier in it, and one starts there), and it runs faster than the anchored
+		// one.
+		loc := x.p.re.FindSubmatchIndex(x.out[at:hi])
+		if loc == nil || loc[0] != 0 {
+			return false
+		}
+		m1 = loc[1]
+		if c := x.p.cap; c >= 0 {
+			g0, g1 = loc[2*c], loc[2*c+1]
+		} else {
+			x.with = x.p.anchored.Expand(x.with[:0], []byte(x.p.with), x.out[at:hi], loc)
+			rep = x.with
+		}
+	}
+	if x.p.cap >= 0 {
+		rep = x.out[at+g0 : at+g1] // the group: within the match
 	}
 	if x.alias {
 		// The first rewrite: out becomes the releaser's own copy.
@@ -648,11 +683,11 @@ func (x *replState) rewrite(at int) bool {
 		copy(out, x.out)
 		x.out = out
 		x.work += len(out)
-		if c := x.p.cap; c >= 0 {
-			rep = x.out[at+loc[2*c] : at+loc[2*c+1]]
+		if x.p.cap >= 0 {
+			rep = x.out[at+g0 : at+g1]
 		}
 	}
-	x.splice(at+loc[0], at+loc[1], rep)
+	x.splice(at, at+m1, rep)
 	return true
 }
 
