@@ -449,15 +449,22 @@ func (x *replState) feedFast(n int) {
 	x.ufed = n
 }
 
+// indexIn returns the offset from from of the first byte of text[from:to] in f (the
+// text may lie on both sides of the gap), or -1.
+func (x *replState) indexIn(f *byteSet, from, to int) int {
+	a, b := x.span(from, to)
+	if k := indexSet(f, a); k >= 0 {
+		return k
+	}
+	if k := indexSet(f, b); k >= 0 {
+		return k + len(a)
+	}
+	return -1
+}
+
 // none reports whether no byte of text[from:to] is in f.
 func (x *replState) none(f *byteSet, from, to int) bool {
-	a, b := x.span(from, to)
-	k := indexSet(f, a)
-	if k < 0 {
-		if k = indexSet(f, b); k >= 0 {
-			k += len(a)
-		}
-	}
+	k := x.indexIn(f, from, to)
 	if k < 0 {
 		x.work += to - from
 		return true
@@ -471,13 +478,7 @@ func (x *replState) none(f *byteSet, from, to int) bool {
 func (x *replState) next(from, to int) int {
 	for s := from; s < to; s++ {
 		if f := x.p.starts; f != nil {
-			a, b := x.span(s, to)
-			k := indexSet(f, a)
-			if k < 0 {
-				if k = indexSet(f, b); k >= 0 {
-					k += len(a)
-				}
-			}
+			k := x.indexIn(f, s, to)
 			if k < 0 {
 				x.work += to - s
 				return to
