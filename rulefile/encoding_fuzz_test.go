@@ -3,7 +3,6 @@ package rulefile_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,33 +10,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/rawjson"
 	"github.com/streamrules/streamrules/internal/rulewalk"
 	"github.com/streamrules/streamrules/rulefile"
 )
-
-// jsonString writes s as a JSON string the way a hand-written file might: NUL and other
-// controls as \u escapes, every byte that is not UTF-8 raw.
-func jsonString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b.WriteByte(s[0])
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
-	}
-	b.WriteByte('"')
-	return b.String()
-}
 
 // nulOnly reports whether s has a NUL, is valid UTF-8 and has no other control: a value
 // only the NUL makes bad, whatever the field.
@@ -92,7 +68,7 @@ func FuzzFieldEncoding(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = bytes.Replace(data, []byte(`"PLACEHOLDER_VALUE"`), []byte(jsonString(value)), 1)
+		data = bytes.Replace(data, []byte(`"PLACEHOLDER_VALUE"`), []byte(rawjson.String(value)), 1)
 		if strings.HasPrefix(want, "when[") {
 			want = "when"
 		}

@@ -3,7 +3,6 @@ package ruletools_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/rawjson"
 	"github.com/streamrules/streamrules/internal/rulewalk"
 	"github.com/streamrules/streamrules/ruletools"
 )
@@ -57,7 +57,7 @@ func FuzzToolFieldEncoding(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		input := strings.Replace(string(data), `"PLACEHOLDER_VALUE"`, rawJSONString(value), 1)
+		input := strings.Replace(string(data), `"PLACEHOLDER_VALUE"`, rawjson.String(value), 1)
 		tool := tl["stream_rule_create"]
 		if edit {
 			if _, err := s.CreateRule(ctx, rulewalk.RichRule()); err != nil {
@@ -89,28 +89,4 @@ func FuzzToolFieldEncoding(f *testing.F) {
 			t.Fatalf("%s: a NUL in %s was refused naming %q: %+v", tool.Name(), want, res.Field, res)
 		}
 	})
-}
-
-// rawJSONString writes s as a JSON string as a model might: controls as \u escapes, every
-// byte that is not UTF-8 raw.
-func rawJSONString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b.WriteByte(s[0])
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
-	}
-	b.WriteByte('"')
-	return b.String()
 }
