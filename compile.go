@@ -3,7 +3,6 @@ package streamrules
 import (
 	"log/slog"
 	"strings"
-	"sync"
 )
 
 // logic is how a compiled rule decides: its plain condition or predicate tree, its
@@ -19,9 +18,8 @@ type logic struct {
 	fix     *compiledFix
 	shell   ShellReader  // a shell rule's reader (shell.go); nil: not a shell rule
 	log     *slog.Logger // a shell rule's debug line on a value it cannot read
-	// progs are the programs a shell rule's regexes name (shellPrograms), made once.
-	progs     []string
-	progsOnce *sync.Once
+	// progs are the programs a shell rule's regexes name (shellPrograms).
+	progs []string
 }
 
 // compileGroup compiles the logic of a group's rules and returns the group's matcher,
@@ -49,7 +47,7 @@ func (e *Engine) compileGroup(rules []*compiledRule, next analysisCache, prevMat
 		}
 		if c.Shell {
 			c.shell, c.log = e.shell(), e.log
-			c.progsOnce, c.progs = &sync.Once{}, nil
+			c.progs = shellPrograms(&c.Rule)
 		}
 		if c.Field != "" || c.Shell {
 			var prevOwn textMatcher

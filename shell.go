@@ -6,7 +6,6 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -122,7 +121,7 @@ func (c *compiledRule) shellVerdict(group *target, args *callArgs) (fires, unrea
 			if !strings.ContainsAny(prog, "$`") {
 				continue
 			}
-			progs := c.shellPrograms()
+			progs := c.progs
 			if len(progs) == 0 {
 				return true, true // no program the rule names: any could be one it stops
 			}
@@ -163,41 +162,37 @@ func (c *compiledRule) shellInputs(args *callArgs) []string {
 
 // shellPrograms are the program names a shell rule's regexes start with (rm in
 // `^rm\s`, git in `git\s.*push`): what a command word known only at run time is tried
-// as. Computed once per compiled rule.
-func (c *compiledRule) shellPrograms() []string {
-	if c.progsOnce == nil {
-		c.progsOnce = &sync.Once{}
+// as. Computed when the rule is compiled (compiledRule.progs).
+func shellPrograms(r *Rule) []string {
+	var progs []string
+	var pats []string
+	var walk func(p *Predicate)
+	walk = func(p *Predicate) {
+		if p == nil {
+			return
+		}
+		pats = append(pats, p.ContainsRegex, p.StartsWithRegex)
+		for i := range p.AllOf {
+			walk(&p.AllOf[i])
+		}
+		for i := range p.AnyOf {
+			walk(&p.AnyOf[i])
+		}
+		walk(p.Not)
 	}
-	c.progsOnce.Do(func() {
-		var pats []string
-		var walk func(p *Predicate)
-		walk = func(p *Predicate) {
-			if p == nil {
-				return
-			}
-			pats = append(pats, p.ContainsRegex, p.StartsWithRegex)
-			for i := range p.AllOf {
-				walk(&p.AllOf[i])
-			}
-			for i := range p.AnyOf {
-				walk(&p.AnyOf[i])
-			}
-			walk(p.Not)
-		}
-		walk(c.Predicate)
-		pats = append(pats, c.Condition)
-		seen := map[string]bool{}
-		for _, pat := range pats {
-			for _, name := range leadingLiterals(pat) {
-				if !seen[name] {
-					seen[name] = true
-					c.progs = append(c.progs, name)
-				}
+	walk(r.Predicate)
+	pats = append(pats, r.Condition)
+	seen := map[string]bool{}
+	for _, pat := range pats {
+		for _, name := range leadingLiterals(pat) {
+			if !seen[name] {
+				seen[name] = true
+				progs = append(progs, name)
 			}
 		}
-		slices.Sort(c.progs)
-	})
-	return c.progs
+	}
+	slices.Sort(progs)
+	return progs
 }
 
 // leadingLiterals returns the program-like literals a regex starts with: the names
