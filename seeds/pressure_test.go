@@ -36,10 +36,19 @@ func TestValidateUnderMemoryPressure(t *testing.T) {
 		return out
 	}
 	free := verdicts()
+	// The verdicts themselves, not only their agreement: every seed and the wide-class
+	// shapes validate; the card number and (a|aa){400}b are refused.
+	for i, v := range free {
+		refused := rules[i].Name == "shape0" || rules[i].Name == "shape4"
+		if (v != "<nil>") != refused {
+			t.Errorf("%s with memory to spare: %s", rules[i].Name, v)
+		}
+	}
 
 	// Hold the limit: a limit just above what the process holds, then DFAs that build
 	// states until the next does not fit.
-	old := lazydfa.SetMemoryLimit(lazydfa.MemoryHeld() + 256<<10)
+	limit := lazydfa.MemoryHeld() + 256<<10
+	old := lazydfa.SetMemoryLimit(limit)
 	defer lazydfa.SetMemoryLimit(old)
 	var hold []*lazydfa.DFA
 	for i := 0; ; i++ {
@@ -54,6 +63,9 @@ func TestValidateUnderMemoryPressure(t *testing.T) {
 		if i > 100000 {
 			t.Fatal("the DFAs never reached the memory limit")
 		}
+	}
+	if held := lazydfa.MemoryHeld(); limit-held > 128<<10 {
+		t.Fatalf("the DFAs hold %d of a %d-byte limit: more than half the room is free", held, limit)
 	}
 	if _, err := seeds.Default(); err != nil {
 		t.Fatalf("seeds.Default at the memory limit: %v", err)
