@@ -145,7 +145,7 @@ func TestRunWithInputAndStream(t *testing.T) {
 		exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), nil))
 		var mu sync.Mutex
 		var own strings.Builder
-		_, err := r.guard.Run(context.Background(), exec, "chat-in", "[#7 from Dana, audio channel] "+tt.input,
+		out, err := r.guard.Run(context.Background(), exec, "chat-in", "[#7 from Dana, audio channel] "+tt.input,
 			middleware.WithInput(tt.input),
 			middleware.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 				mu.Lock()
@@ -159,8 +159,11 @@ func TestRunWithInputAndStream(t *testing.T) {
 		if n := len(model.Calls()); n != tt.calls {
 			t.Errorf("input %q: %d model calls, want %d (the rule reads WithInput, not the header)", tt.input, n, tt.calls)
 		}
-		if own.Len() == 0 || len(r.rec.streamed()) != 0 {
-			t.Errorf("input %q: own stream %q, handler stream %q", tt.input, own.String(), r.rec.streamed())
+		if own.String() != out || len(r.rec.streamed()) != 0 {
+			t.Errorf("input %q: own stream %q, answer %q, handler stream %q", tt.input, own.String(), out, r.rec.streamed())
+		}
+		if tt.calls == 2 && strings.Contains(own.String(), "Audio saved") {
+			t.Errorf("input %q: the discarded claim reached the stream: %q", tt.input, own.String())
 		}
 	}
 }
