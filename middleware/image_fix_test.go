@@ -67,10 +67,10 @@ func TestGuardImageFixLinear(t *testing.T) {
 	for k, size := range []int{32 << 10, 256 << 10} {
 		answer := strings.Repeat("![a](b) ", size/8)
 		want := strings.Repeat("b ", size/8)
+		eng, llm := imageGuard(t, answer) // setup outside the window: only the tour counts
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		eng, llm := imageGuard(t, answer)
 		sent, content := imageTour(t, eng, llm)
 		runtime.ReadMemStats(&after)
 		if sent != want || content != want {
@@ -79,7 +79,7 @@ func TestGuardImageFixLinear(t *testing.T) {
 		perByte[k] = float64(after.TotalAlloc-before.TotalAlloc) / float64(size)
 	}
 	t.Logf("%.1f bytes allocated a byte on 32 KB, %.1f on 256 KB", perByte[0], perByte[1])
-	if perByte[1] > 2*perByte[0]+8 {
+	if perByte[1] > 1.25*perByte[0]+2 {
 		t.Errorf("%.1f bytes allocated a byte on 32 KB, %.1f on 256 KB: it grows with the answer", perByte[0], perByte[1])
 	}
 }
