@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -125,9 +126,32 @@ func checkBlocks(t *testing.T, seed uint64) string {
 	}
 	srv := providertest.New(t, providertest.Anthropic, scripted.Reply{Blocks: blocks, Chunk: 1 + r.IntN(8)},
 		scripted.Reply{Text: "A replay.\n\n↩ #4711", Chunk: 4})
-	out, got, _, _ := chatMoveOn(t, srv.LLM(t), false, nil, env...)
+	out, got, rg, _ := chatMoveOn(t, srv.LLM(t), false, nil, env...)
 	if client := joined(got); client != out {
 		return fmt.Sprintf("blocks %q in %v:\nclient %q\noutput %q", blocks, env, client, out)
+	}
+	for _, c := range got {
+		if !utf8.ValidString(c.text) {
+			return fmt.Sprintf("blocks %q in %v: chunk %q cuts a rune", blocks, env, c.text)
+		}
+	}
+	// The independent verdict: the blocks back to back, judged whole in a fresh move with
+	// the same facts. The output is its repair, or the replay when it discards.
+	ctx, whole := rg.eng.BeginMove(context.Background(), fmt.Sprintf("whole-%d", seed), env...)
+	whole.SetVar("message_id", "4711")
+	v := whole.CheckAnswer(ctx, strings.Join(blocks, ""))
+	if err := whole.End(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(blocks, "")
+	switch {
+	case v.Discard:
+		want = "A replay.\n\n↩ #4711"
+	case v.Fixed != "":
+		want = v.Fixed
+	}
+	if out != want {
+		return fmt.Sprintf("blocks %q in %v:\noutput %q\nwhole verdict %q (discard %v)", blocks, env, out, want, v.Discard)
 	}
 	return ""
 }
