@@ -46,9 +46,9 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 	default:
 		return true, nil
 	}
-	s.qmu.Lock()
+	s.wq.mu.Lock() // bare: reads a flag only
 	down := s.wq.unanswered
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if down {
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, errDown)
 	}
@@ -71,8 +71,8 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 		}
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, err)
 	}
-	s.qmu.Lock()
+	s.wq.mu.Lock() // bare: sets a flag only
 	s.wq.unanswered = false
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	return won, nil
 }

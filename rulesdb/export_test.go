@@ -14,8 +14,8 @@ func WritesInFlight(s *Store) int64 { return s.wq.inflight.Load() }
 
 // Closing reports whether Close has begun.
 func Closing(s *Store) bool {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
+	s.wq.mu.Lock() // bare: reads a flag only
+	defer s.wq.mu.Unlock()
 	return s.wq.closed
 }
 
@@ -65,7 +65,7 @@ func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, s
 // LastSeq returns the seq of the last record SaveMove took.
 func LastSeq(s *Store) int64 {
 	s.lockQueue()
-	defer s.qmu.Unlock()
+	defer s.wq.mu.Unlock()
 	return s.wq.nextSeq
 }
 

@@ -63,7 +63,7 @@ func (s *Store) poll(interval time.Duration, seen int64) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(s.life, min(interval, s.writeTimeout))
+		ctx, cancel := context.WithTimeout(s.life, min(interval, s.wq.writeTimeout))
 		v, err := s.RulesVersion(ctx)
 		if errors.Is(err, errNoVersion) {
 			v, err = s.restoreVersion(ctx, seen)
