@@ -29,7 +29,7 @@ var _ streamrules.MoveQueuer = (*Store)(nil)
 //     A batch is all or nothing, and a retry tries the same group of records again
 //     (pendingMove.group), so the row holds either less than the group's first seq (not
 //     written) or its last (written): the guard admits the group exactly once;
-//   - drop-oldest when full, counted (DroppedMoves), flush at Close, and retries through
+//   - drop-oldest when full, counted (Stats.DroppedMoves), flush at Close, and retries through
 //     an outage with backoff are the queue's, unchanged;
 //   - no hot rows: a batch touches each chat's rows once, and each (rule, outcome)
 //     counter row and (rule, delivery) delivery counter row once, with the batch's
@@ -102,13 +102,6 @@ func (s *Store) Flush(ctx context.Context) error {
 	}
 	return nil
 }
-
-// WriteStatements returns the statements the write path (move records, single or
-// batched) has sent since Open: the benchmark's statements per move.
-func (s *Store) WriteStatements() int64 { return s.wtrips.Load() }
-
-// Batches returns how many batches the flusher wrote since Open.
-func (s *Store) Batches() int64 { return s.wq.batches.Load() }
 
 // maxPerChat caps the records of one chat in a batch.
 const maxPerChat = 64

@@ -181,30 +181,6 @@ func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
 	})
 }
 
-// QueuedMoves returns how many move records wait in the write queue now: the database
-// did not take them yet. Safe for concurrent use, as are the counters below.
-func (s *Store) QueuedMoves() int {
-	s.lockQueue()
-	defer s.wq.mu.Unlock()
-	return s.wq.fifo.Len()
-}
-
-// DroppedMoves returns how many move records were dropped since Open because the write
-// queue was full (Config.QueueSize): the oldest goes, a move never waits.
-func (s *Store) DroppedMoves() int64 { return s.wq.dropped.Load() }
-
-// RejectedMoves returns how many move records the database refused since Open with an
-// error a retry cannot cure (a constraint or a value it will not store). They are logged
-// and not retried.
-func (s *Store) RejectedMoves() int64 { return s.wq.rejected.Load() }
-
-// MoveWriteFailures returns how many attempts to write a move record failed since Open
-// and were kept for a retry (each retry of one record counts): a sick database.
-func (s *Store) MoveWriteFailures() int64 { return s.wq.failures.Load() }
-
-// WrittenMoves returns how many move records were written since Open, first try or retry.
-func (s *Store) WrittenMoves() int64 { return s.wq.written.Load() }
-
 // SaveMove implements streamrules.Store. It writes the record within ctx; if the database
 // does not take it (down, too slow, an unknown outcome), the record is queued and written
 // later, in order per chat, and SaveMove returns nil. A chat with records queued, or any
@@ -335,7 +311,7 @@ func (s *Store) dropOldestLocked() {
 		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
 		close(p.done)
 		n := q.dropped.Add(1)
-		// The first drop of an outage is a warning; the rest are counted (DroppedMoves)
+		// The first drop of an outage is a warning; the rest are counted (Stats.DroppedMoves)
 		// and summed up when the queue drains.
 		level := "debug"
 		if n == 1 || n%1000 == 0 {

@@ -74,7 +74,7 @@ type Config struct {
 	// Default slog.Default().
 	Logger *slog.Logger `env:"-"`
 	// QueueSize caps the move records kept in memory while the database does not take
-	// them (see Store.SaveMove); when full, the oldest is dropped (Store.DroppedMoves).
+	// them (see Store.SaveMove); when full, the oldest is dropped (Stats.DroppedMoves).
 	// Default 0 means 10000.
 	QueueSize int `env:"STREAMRULES_QUEUE_SIZE"`
 	// WriteTimeout bounds one attempt of the write queue to write a record. Default 0
@@ -386,13 +386,6 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 
 // Driver returns "postgres" or "sqlite".
 func (s *Store) Driver() string { return s.dialect.String() }
-
-// RoundTrips returns how many statements (queries, execs, BEGINs, COMMITs and ROLLBACKs)
-// this store has sent to the database since Open. A test or benchmark asserts with it
-// that tool calls and answers cost none, and a move at most two (LoadChat, SaveMove).
-// On PostgreSQL each counts as one network round trip (binary_parameters is on unless
-// the DSN says otherwise, so a statement with parameters is not parsed in a separate trip).
-func (s *Store) RoundTrips() int64 { return s.trips.Load() }
 
 // ---- counted database access: every statement the store sends goes through these ----
 

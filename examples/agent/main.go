@@ -242,7 +242,8 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 		return nil, err
 	}
 	r.modelName = cfg.OpenAIModel
-	r.metrics = metrics.NewCollector(&metrics.Config{Store: r.store})
+	store := r.store
+	r.metrics = metrics.NewCollector(&metrics.Config{StoreStats: func() metrics.StoreStats { return metrics.StoreStats(store.Stats()) }})
 	r.eng, err = streamrules.New(ctx, r.store, r.metrics.Instrument(&streamrules.Config{
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
 		MaxRetriesPerMove:  retries,
