@@ -17,7 +17,7 @@ import (
 
 var _ streamrules.MoveQueuer = (*Store)(nil)
 
-// Group commit (issue 22). QueueMove puts a move record in the write queue (queue.go)
+// Group commit: many chats' moves cost one statement, not one each. QueueMove puts a move record in the write queue (queue.go)
 // without trying the database; the flusher writes what is queued in batches: the head
 // records of many chats, up to Config.BatchSize, in one statement on PostgreSQL (one transaction
 // on SQLite), after waiting Config.BatchDelay for more to come. So:

@@ -10,7 +10,7 @@ import (
 
 var _ streamrules.Claimer = (*Store)(nil)
 
-// Claims (issue 22, streamrules.Claimer). A repeat-limited firing is claimed on the chat's
+// Claims (streamrules.Claimer): repeat limits stay exact across replicas. A repeat-limited firing is claimed on the chat's
 // stream_chat_rule row in one statement before the engine emits it: `once` inserts the row
 // and does nothing if it exists; `after:N` inserts it or raises last_fired_move only if
 // the last firing is N moves back or more. Whoever's statement changed the row holds the

@@ -82,7 +82,7 @@ func SetTrace(s *Store, fn func(query string, args []any)) {
 	s.trace.Store(&fn)
 }
 
-// HotStatements is the registry of the statements a move sends (issue 22, docs/scale.md),
+// HotStatements is the registry of the statements a move sends (docs/scale.md),
 // by name: the test checks each against what the store really sends.
 func HotStatements(s *Store) map[string]string {
 	return map[string]string{

@@ -12,7 +12,7 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-// Shared reads (issue 22: statements per move). Without Config.ChatCacheTTL every
+// Shared reads: fewer statements per move. Without Config.ChatCacheTTL every
 // BeginMove reads its chat: one statement per move, which bounds a busy replica by the
 // database's statement rate. On PostgreSQL, concurrent LoadChats share statements the way
 // the flusher's batches share writes, without waiting for company:

@@ -22,7 +22,7 @@ import (
 // their rate as a multiple of it (x_raw_insert).
 var rawInsertRate atomic.Uint64 // math.Float64bits would do; inserts/s rounded is plenty
 
-// BenchmarkThroughput is the scale benchmark of issue 22, on the throw-away PostgreSQL
+// BenchmarkThroughput is the scale benchmark (docs/scale.md), on the throw-away PostgreSQL
 // cluster:
 //
 //	go test -run '^$' -bench Throughput ./rulesdb
