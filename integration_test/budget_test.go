@@ -73,15 +73,15 @@ func TestReminderBudgetOnStores(t *testing.T) {
 				budgetMove(t, eng, chat)
 			}
 			if batched {
-				if n := store.QueuedMoves(); n != 2 {
+				if n := store.Stats().QueuedMoves; n != 2 {
 					t.Fatalf("%d moves queued before Close, want 2", n)
 				}
 				eng.Close()
 				if err := store.Close(); err != nil {
 					t.Fatal(err)
 				}
-				if store.Batches() != 1 || store.WrittenMoves() != 2 {
-					t.Fatalf("%d batches, %d moves written; want one batch of 2", store.Batches(), store.WrittenMoves())
+				if store.Stats().Batches != 1 || store.Stats().WrittenMoves != 2 {
+					t.Fatalf("%d batches, %d moves written; want one batch of 2", store.Stats().Batches, store.Stats().WrittenMoves)
 				}
 				if store, err = rulesdb.Open(ctx, b.dsn, &rulesdb.Config{Logger: quiet}); err != nil {
 					t.Fatal(err)

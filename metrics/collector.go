@@ -13,26 +13,31 @@ import (
 
 // Config tunes a Collector. A nil *Config means all defaults.
 type Config struct {
-	// Store, if set, is read at scrape time for the store's counters, kept in memory (no
-	// query): round trips (RoundTrips() int64) and the write queue (Queue), both as
-	// *rulesdb.Store has them. Whatever it lacks is not exported. Default nil: no store metrics but SaveMove's time and errors.
-	Store any
+	// StoreStats, if set, is called at scrape time for the store's counters, kept in
+	// memory (no query): round trips and the write queue. For a *rulesdb.Store:
+	//
+	//	StoreStats: func() metrics.StoreStats { return metrics.StoreStats(store.Stats()) }
+	//
+	// Default nil: no store metrics but SaveMove's time and errors.
+	StoreStats func() StoreStats
 	// NoRuleLabel drops the rule label from the firing counter, for hosts with thousands
 	// of rules. Default false: one series per rule, mode and outcome.
 	NoRuleLabel bool
 }
 
-// Queue is what a store with a write queue tells about it, named as *rulesdb.Store names
-// it. The collector exports it when Config.Store implements it.
-type Queue interface {
-	QueuedMoves() int         // records waiting to be written now
-	DroppedMoves() int64      // records dropped since Open (the queue was full)
-	RejectedMoves() int64     // records the database refused for good since Open (lost)
-	MoveWriteFailures() int64 // writes that failed since Open, kept for a retry
+// StoreStats is what a store with a write queue has counted since it opened, field for
+// field as rulesdb.Stats has it, so that one converts to the other. The collector exports
+// RoundTrips, QueuedMoves, DroppedMoves, RejectedMoves and MoveWriteFailures.
+type StoreStats struct {
+	RoundTrips        int64 // statements sent
+	WriteStatements   int64 // of those, the write path's
+	QueuedMoves       int   // records waiting to be written now
+	WrittenMoves      int64 // records written
+	DroppedMoves      int64 // records dropped (the queue was full)
+	RejectedMoves     int64 // records the database refused for good (lost)
+	MoveWriteFailures int64 // writes that failed, kept for a retry
+	Batches           int64 // batches written
 }
-
-// roundTripper is a store that counts its statements (*rulesdb.Store).
-type roundTripper interface{ RoundTrips() int64 }
 
 // Collector is a prometheus.Collector over one engine: register it with the host's
 // registry, and give the engine its hooks with Instrument. It is safe for concurrent use.
@@ -245,7 +250,7 @@ func (c *Collector) save(d time.Duration, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
-		if _, queued := c.cfg.Store.(Queue); !queued {
+		if c.cfg.StoreStats == nil { // a write queue counts its own failures
 			c.saveFails.Inc()
 		}
 	}
@@ -275,10 +280,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.rulesLoaded, c.rulesDisabled, c.rulesSkipped} {
 		ch <- d
 	}
-	if _, ok := c.cfg.Store.(roundTripper); ok {
+	if c.cfg.StoreStats != nil {
 		ch <- c.roundTrips
-	}
-	if _, ok := c.cfg.Store.(Queue); ok {
 		ch <- c.queued
 		ch <- c.dropped
 		ch <- c.rejected
@@ -309,14 +312,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.rulesDisabled, prometheus.GaugeValue, float64(counts.Disabled))
 	ch <- prometheus.MustNewConstMetric(c.rulesLoaded, prometheus.GaugeValue, float64(counts.Loaded))
 	ch <- prometheus.MustNewConstMetric(c.rulesSkipped, prometheus.GaugeValue, float64(counts.Skipped))
-	if rt, ok := c.cfg.Store.(roundTripper); ok {
-		ch <- prometheus.MustNewConstMetric(c.roundTrips, prometheus.CounterValue, float64(rt.RoundTrips()))
-	}
-	if q, ok := c.cfg.Store.(Queue); ok {
-		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.QueuedMoves()))
-		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(q.DroppedMoves()))
-		ch <- prometheus.MustNewConstMetric(c.rejected, prometheus.CounterValue, float64(q.RejectedMoves()))
-		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(q.MoveWriteFailures()))
+	if c.cfg.StoreStats != nil {
+		st := c.cfg.StoreStats()
+		ch <- prometheus.MustNewConstMetric(c.roundTrips, prometheus.CounterValue, float64(st.RoundTrips))
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(st.QueuedMoves))
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.DroppedMoves))
+		ch <- prometheus.MustNewConstMetric(c.rejected, prometheus.CounterValue, float64(st.RejectedMoves))
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(st.MoveWriteFailures))
 	} else {
 		c.saveFails.Collect(ch)
 	}

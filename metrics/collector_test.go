@@ -37,14 +37,10 @@ func memStore(t *testing.T) *streamrules.MemoryStore {
 	return mem
 }
 
-// queueStore stands in for a store with a write queue (the interface metrics.Queue).
-type queueStore struct{ *streamrules.MemoryStore }
-
-func (s *queueStore) QueuedMoves() int         { return 3 }
-func (s *queueStore) DroppedMoves() int64      { return 2 }
-func (s *queueStore) RejectedMoves() int64     { return 4 }
-func (s *queueStore) MoveWriteFailures() int64 { return 1 }
-func (s *queueStore) RoundTrips() int64        { return 42 }
+// queueStats stands in for a store with a write queue.
+func queueStats() metrics.StoreStats {
+	return metrics.StoreStats{QueuedMoves: 3, DroppedMoves: 2, RejectedMoves: 4, MoveWriteFailures: 1, RoundTrips: 42}
+}
 
 func newEngine(t *testing.T, store streamrules.Store, col *metrics.Collector) *streamrules.Engine {
 	t.Helper()
@@ -81,9 +77,8 @@ func play(t *testing.T, eng *streamrules.Engine) {
 func TestCollector(t *testing.T) {
 	t.Parallel()
 	mem := memStore(t)
-	store := &queueStore{MemoryStore: mem}
-	col := metrics.NewCollector(&metrics.Config{Store: store})
-	eng := newEngine(t, store, col)
+	col := metrics.NewCollector(&metrics.Config{StoreStats: queueStats})
+	eng := newEngine(t, mem, col)
 	play(t, eng)
 
 	want := `
@@ -183,7 +178,7 @@ func TestCollectorWithoutQueue(t *testing.T) {
 	t.Parallel()
 	mem := memStore(t)
 	failing := &failingStore{MemoryStore: mem}
-	col := metrics.NewCollector(&metrics.Config{Store: failing})
+	col := metrics.NewCollector(nil)
 	eng := newEngine(t, failing, col)
 	failing.fail.Store(true)
 	play(t, eng)
@@ -290,8 +285,7 @@ func TestRulesdbStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	var _ metrics.Queue = store
-	col := metrics.NewCollector(&metrics.Config{Store: store})
+	col := metrics.NewCollector(&metrics.Config{StoreStats: func() metrics.StoreStats { return metrics.StoreStats(store.Stats()) }})
 	queueSeries := []string{"streamrules_store_queued_records", "streamrules_store_dropped_records_total",
 		"streamrules_store_rejected_records_total", "streamrules_store_write_failures_total"}
 	want := func(rejected int) string {

@@ -3,7 +3,9 @@
 // client_golang; the engine itself only calls plain hooks (streamrules.Config.OnOutcome,
 // OnCheck, OnReload, OnSave), which the collector supplies.
 //
-//	col := metrics.NewCollector(&metrics.Config{Store: store})
+//	col := metrics.NewCollector(&metrics.Config{
+//		StoreStats: func() metrics.StoreStats { return metrics.StoreStats(store.Stats()) },
+//	})
 //	eng, err := streamrules.New(ctx, store, col.Instrument(&streamrules.Config{}))
 //	…
 //	reg := prometheus.NewRegistry()
@@ -25,10 +27,10 @@
 //	streamrules_engine_reload_duration_seconds            histogram: reload time
 //	streamrules_store_save_move_seconds{result}           histogram: a finished move written, ok or error
 //	streamrules_store_write_failures_total                counter: failed writes of finished moves
-//	streamrules_store_round_trips_total                   counter: statements sent (stores with RoundTrips)
-//	streamrules_store_queued_records                      gauge: moves waiting in the write queue (stores with Queue)
-//	streamrules_store_dropped_records_total               counter: moves the write queue dropped (stores with Queue)
-//	streamrules_store_rejected_records_total              counter: moves the database refused for good, lost (stores with Queue)
+//	streamrules_store_round_trips_total                   counter: statements sent (with StoreStats)
+//	streamrules_store_queued_records                      gauge: moves waiting in the write queue (with StoreStats)
+//	streamrules_store_dropped_records_total               counter: moves the write queue dropped (with StoreStats)
+//	streamrules_store_rejected_records_total              counter: moves the database refused for good, lost (with StoreStats)
 //	streamrules_speech_first_visible_seconds              histogram: provider's first chunk to the client's first, per held tour that showed something
 //	streamrules_speech_held_bytes_total                   counter: bytes streamed while text rules were armed (held speech)
 //	streamrules_speech_released_early_bytes_total         counter: bytes of held speech sent before the answer was complete

@@ -22,7 +22,7 @@ func ExampleNewCollector() {
 	if err != nil {
 		panic(err)
 	}
-	col := metrics.NewCollector(&metrics.Config{Store: store})
+	col := metrics.NewCollector(nil) // a MemoryStore has no write queue to export
 	eng, err := streamrules.New(ctx, store, col.Instrument(&streamrules.Config{Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		panic(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
@@ -33,7 +33,7 @@ func TestToolCallJSONKeptOutOfStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, nil, imageRule()) // a Telegram text rule: armed (held) in Telegram tours only
-			guard := newGuard(t, r.eng, &middleware.Config{Callbacks: callbacks.Clean(r.rec), StreamToolCalls: tt.toolChunks})
+			guard := newGuard(t, r.eng, &middleware.Config{Callbacks: clientview.Clean(r.rec), StreamToolCalls: tt.toolChunks})
 			srv := openaitest.New(t,
 				scripted.Reply{Text: "Let me look.", ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"df -h"}`)}, Chunk: 3},
 				scripted.Reply{Text: "12G are free on the disk.", Chunk: 3},

@@ -8,7 +8,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 
 	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
 	_ "github.com/streamrules/streamrules/shellcmd"
@@ -19,7 +19,7 @@ import (
 // error naming the field.
 type Config struct {
 	// Callbacks is the handler that feeds your client: the one place to give it. It is
-	// wrapped with callbacks.Clean once; tool wrappers send it HandleToolStart with the
+	// wrapped with clientview.Clean once; tool wrappers send it HandleToolStart with the
 	// input and HandleToolEnd with the clean output (LangChainGo's executor never sends
 	// them), Guard.Executor gives it to the executor (chain and agent events), and
 	// Guard.Run streams the accepted answer to its HandleStreamingFunc. To also get the
@@ -97,7 +97,7 @@ func New(eng *streamrules.Engine, cfg *Config) (*Guard, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Guard{eng: eng, callbacks: callbacks.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer,
+	return &Guard{eng: eng, callbacks: clientview.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer,
 		rec: cfg.Transcript, lenientEnv: cfg.LenientEnvironments, toolChunks: cfg.StreamToolCalls}, nil
 }
 

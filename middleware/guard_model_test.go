@@ -43,3 +43,26 @@ func TestGuardModelWrapsAnotherGuardsModel(t *testing.T) {
 		t.Errorf("%d requests, want 2", n)
 	}
 }
+
+// reasoner is a model that says it reasons (llms.ReasoningModel).
+type reasoner struct {
+	*scripted.Model
+	yes bool
+}
+
+func (m reasoner) SupportsReasoning() bool { return m.yes }
+
+// TestSupportsReasoningForwarded: the wrapped model answers llms.SupportsReasoningModel as
+// the model under it does, both ways.
+func TestSupportsReasoningForwarded(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	for _, yes := range []bool{true, false} {
+		if got := llms.SupportsReasoningModel(r.guard.Model(reasoner{scripted.New(), yes})); got != yes {
+			t.Errorf("wrapped SupportsReasoning = %v, model says %v", got, yes)
+		}
+	}
+	if llms.SupportsReasoningModel(r.guard.Model(scripted.New())) {
+		t.Error("a model that says nothing about reasoning reasons once wrapped")
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/testlog"
 	"github.com/streamrules/streamrules/middleware"
 )
@@ -146,7 +146,7 @@ func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *r
 	}
 	t.Cleanup(eng.Close)
 	rec := &recorder{}
-	clean := callbacks.Clean(rec)
+	clean := clientview.Clean(rec)
 	return &rig{t: t, store: store, eng: eng, rec: rec, clean: clean, logs: logs,
 		guard: newGuard(t, eng, &middleware.Config{Callbacks: clean})}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/providertest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
@@ -24,7 +24,7 @@ func TestHeldTourPassesTheProviderError(t *testing.T) {
 	srv := providertest.New(t, providertest.Anthropic, scripted.Reply{Err: &providertest.StatusError{Code: 400, Message: "bad request"}})
 	er := &errRec{}
 	raw := srv.LLM(t).(*anthropic.LLM)
-	raw.CallbacksHandler = callbacks.Clean(er)
+	raw.CallbacksHandler = clientview.Clean(er)
 	llm := r.guard.Model(raw)
 	ctx, move := r.eng.BeginMove(context.Background(), "chat-held-err", "telegram")
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)

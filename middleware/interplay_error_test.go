@@ -10,7 +10,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/providertest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
@@ -40,7 +40,7 @@ func TestInterplayAnthropicCutErrorEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	llm0.CallbacksHandler = callbacks.Clean(er)
+	llm0.CallbacksHandler = clientview.Clean(er)
 	llm := r.guard.Model(llm0)
 	ctx, move := r.eng.BeginMove(context.Background(), "chat-a-cut", "telegram")
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)

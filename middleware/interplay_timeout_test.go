@@ -24,13 +24,15 @@ func TestInterplayCutThenTimeout(t *testing.T) {
 	bad.ToolCalls = nil
 	const good = "Here it is: https://x/c.png"
 	clk := middleware.NewFakeClock()
+	stop := make(chan struct{})
+	defer close(stop) // the backoff firer ends with the test
 	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{earlyImageRule()})
 	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{
 		Logger: slog.New(slog.NewTextHandler(&testlog.Buffer{}, nil)),
 		OnFire: func(context.Context, streamrules.Firing) {
 			tm := <-clk.Timers // attempt 1's timeout timer
 			tm.Fire()
-			go fireBackoffs(clk)
+			go fireBackoffs(clk, stop)
 		},
 	})
 	if err != nil {
@@ -61,9 +63,13 @@ func TestInterplayCutThenTimeout(t *testing.T) {
 	}
 }
 
-func fireBackoffs(clk *middleware.FakeClock) {
+// fireBackoffs fires every timer but the call timeouts (a minute) until stop is closed,
+// or no timer came for 3s.
+func fireBackoffs(clk *middleware.FakeClock, stop <-chan struct{}) {
 	for {
 		select {
+		case <-stop:
+			return
 		case tm := <-clk.Timers:
 			if tm.D != time.Minute {
 				tm.Fire()

@@ -74,7 +74,7 @@ func ExampleGuard_Run_production() {
 		panic(err)
 	}
 	defer store.Close()
-	col := metrics.NewCollector(&metrics.Config{Store: store})
+	col := metrics.NewCollector(&metrics.Config{StoreStats: func() metrics.StoreStats { return metrics.StoreStats(store.Stats()) }})
 	eng, err := streamrules.New(ctx, store, col.Instrument(&streamrules.Config{ToolResultMaxChars: 20000}))
 	if err != nil {
 		panic(err)

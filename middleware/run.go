@@ -212,7 +212,7 @@ func (g *Guard) Executor(a agents.Agent, opts ...agents.Option) *agents.Executor
 }
 
 // Callbacks returns the client handler as the guard hands it out (wrapped with
-// callbacks.Clean), or nil. Give it to a provider (openai.WithCallback) for the model's
+// clientview.Clean), or nil. Give it to a provider (openai.WithCallback) for the model's
 // own events: its HandleLLMGenerateContentStart sees the clean messages, and the end of
 // a discarded answer never reaches your handler.
 func (g *Guard) Callbacks() lcb.Handler { return g.callbacks }

@@ -314,3 +314,48 @@ func TestTwoRunsInOneMove(t *testing.T) {
 		t.Errorf("second run got the first run's reminder: %q", got)
 	}
 }
+
+// nestingTool calls another guarded tool of the same move while it runs (a tool built on
+// tools, or a host helper): that call is recorded in the move but is no step of the run.
+type nestingTool struct {
+	echoTool
+	self interface {
+		Call(context.Context, string) (string, error)
+	}
+}
+
+func (n *nestingTool) Call(ctx context.Context, input string) (string, error) {
+	if strings.Contains(input, "pwd") {
+		if _, err := n.self.Call(ctx, "rm -rf /tmp/x"); err != nil {
+			return "", err
+		}
+	}
+	return n.echoTool.Call(ctx, input)
+}
+
+// TestReminderNotLaidOnAnotherCall: the wrapper maps steps to recorded calls by position
+// and checks the call itself (sameCall). A nested call shifts the positions; without the
+// check its reminder would land on the first step, a call it was never about.
+func TestReminderNotLaidOnAnotherCall(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil, softRule("rm_rule", "shell", `rm -rf`, "careful with rm"))
+	n := &nestingTool{echoTool: echoTool{name: "shell"}}
+	shell := r.guard.Tool(n)
+	n.self = shell
+	model := scripted.New(
+		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"__arg1":"ls"}`)}},
+		scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"__arg1":"pwd"}`)}},
+		scripted.Reply{Text: "done"},
+	)
+	exec, _ := r.executor(kindFunctions, model, shell)
+	if _, _, err := r.run(context.Background(), exec, "chat-nested", "go"); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.inputs(); strings.Join(got, "|") != "ls|rm -rf /tmp/x|pwd" {
+		t.Fatalf("tool inputs %q", got)
+	}
+	got := toolResults(model.Calls()[2])
+	if want := []string{"output of ls", "output of pwd"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("tool results in the prompt %q, want %q: a reminder landed on a call it is not about", got, want)
+	}
+}

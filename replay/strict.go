@@ -7,7 +7,7 @@ import (
 
 // plainLine reports whether a line that encoding/json decoded (so its syntax is valid,
 // and with DisallowUnknownFields every key of a move or a tool call matches a known one
-// in some case) can hold nothing that rulefile.CheckJSON refuses: it is valid UTF-8 with
+// in some case) can hold nothing that ruleinput.CheckJSON refuses: it is valid UTF-8 with
 // no surrogate escape, and its keys are lowercase ASCII without escapes, each once in its
 // object. A lowercase ASCII key that matches a lowercase name in some case is that name,
 // so no key is in another case. Most lines are plain; the others get the full check.

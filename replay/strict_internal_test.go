@@ -3,7 +3,7 @@ package replay
 import (
 	"testing"
 
-	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 )
 
 // FuzzPlainLine: plainLine only skips lines CheckJSON accepts. A line it calls plain
@@ -27,7 +27,7 @@ func FuzzPlainLine(f *testing.F) {
 		if strictDecode(line, &w) != nil || !plainLine(line) {
 			return
 		}
-		if err := rulefile.CheckJSON(line, (*wireShape)(nil)); err != nil {
+		if err := ruleinput.CheckJSON(line, (*wireShape)(nil)); err != nil {
 			t.Fatalf("plainLine(%q) but CheckJSON: %v", line, err)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
 )
 
@@ -127,7 +128,7 @@ type wireTool struct {
 	Refused bool            `json:"refused"`
 }
 
-// wireShape is what a line may hold, for rulefile.CheckJSON: wireMove's names, with
+// wireShape is what a line may hold, for ruleinput.CheckJSON: wireMove's names, with
 // null allowed wherever encoding/json reads it as absent.
 type wireShape struct {
 	Chat      *string            `json:"chat"`
@@ -185,13 +186,13 @@ func ParseMove(line []byte) (Move, error) {
 	return m, nil
 }
 
-// checkLine runs rulefile.CheckJSON on a line encoding/json decoded, unless plainLine
+// checkLine runs ruleinput.CheckJSON on a line encoding/json decoded, unless plainLine
 // shows it has nothing CheckJSON could refuse.
 func checkLine(line []byte) error {
 	if plainLine(line) {
 		return nil
 	}
-	if err := rulefile.CheckJSON(line, (*wireShape)(nil)); err != nil {
+	if err := ruleinput.CheckJSON(line, (*wireShape)(nil)); err != nil {
 		var fe *rulefile.Error
 		if errors.As(err, &fe) {
 			return fe.Err

@@ -67,9 +67,9 @@
 //	bomb.yaml:1: an anchor (&): a rule file has no anchors or aliases, write the value out
 //	deep.yaml:2: nested deeper than 32 levels
 //
-// [Load] reads at most MaxBytes+1 bytes of a file, and [ReadAll] as much of a reader.
-// [CheckJSON] runs the strict checks alone, for a reader that decodes by itself (replay's
-// transcripts).
+// [Load] reads at most MaxBytes+1 bytes of a file. The same strict checks serve this
+// module's other readers (the rule tools' input, replay's transcripts, the command's
+// standard input) through an internal package.
 //
 // # Round trip
 //
@@ -80,6 +80,6 @@
 //
 // # Partial edits
 //
-// [DecodeFields] and [Apply] change some fields of a stored rule and keep the rest, through
-// the rule's own JSON: the master's edit tool and `streamrules rules edit` use them.
+// [Apply] changes some fields of a stored rule and keeps the rest, through the rule's own
+// JSON: the master's edit tool and `streamrules rules edit` use it.
 package rulefile

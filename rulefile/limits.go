@@ -65,9 +65,10 @@ func readFile(path string) ([]byte, error) {
 	return append(data, rest...), nil
 }
 
-// ReadAll reads what r holds as a rule file, or MaxBytes+1 bytes of it, which Parse and
-// ParseRule then refuse: for standard input, whose size is not known in advance.
-func ReadAll(r io.Reader) ([]byte, error) {
+// readAll reads what r holds as a rule file, or MaxBytes+1 bytes of it, which Parse and
+// ParseRule then refuse: for standard input, whose size is not known in advance
+// (ruleinput.ReadAll).
+func readAll(r io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("rulefile: %w", err)
@@ -163,16 +164,12 @@ func yamlTokens(data []byte) (token.Tokens, *Error) {
 	return tokens, nil
 }
 
-// checkShapes are the shapes CheckJSON read, by type: a reader checks every line.
+// checkShapes are the shapes checkJSON read, by type: a reader checks every line.
 var checkShapes sync.Map
 
-// CheckJSON runs the checks of DecodeJSON on data against v's JSON names (v is a pointer
-// to a struct, or the struct), without decoding: for a reader that decodes with
-// encoding/json itself and must refuse what encoding/json lets through (a duplicate key,
-// a key in another case, invalid UTF-8). Null is refused where v's field is not a
-// pointer, as everywhere. Unlike the other readers it takes data of any size. The error
-// is an *Error naming the field.
-func CheckJSON(data []byte, v any) error {
+// checkJSON is ruleinput.CheckJSON: DecodeJSON's checks without decoding, for data of
+// any size.
+func checkJSON(data []byte, v any) error {
 	t := reflect.TypeOf(v)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
 )
 
@@ -72,7 +73,7 @@ func TestBombs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
 			n := allocated(func() { _, err = rulefile.Parse([]byte(tt.data)) })
-			t.Logf("%d bytes in, %.1f MB allocated: %v", len(tt.data), float64(n)/(1<<20), rulefile.Excerpt(fmt.Sprint(err)))
+			t.Logf("%d bytes in, %.1f MB allocated: %v", len(tt.data), float64(n)/(1<<20), ruleinput.Excerpt(fmt.Sprint(err)))
 			var fe *rulefile.Error
 			if !errors.As(err, &fe) || fe.Line != tt.line || !strings.Contains(fe.Error(), tt.want) {
 				t.Fatalf("got %v (line %d), want line %d and %q", err, lineOf(fe), tt.line, tt.want)

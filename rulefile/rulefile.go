@@ -447,10 +447,9 @@ func paddedName(name string) error {
 	return &streamrules.ValidationError{Field: "name", Reason: fmt.Sprintf("%q has spaces or line breaks around it: write the name alone", excerpt(name))}
 }
 
-// DecodeFields decodes a JSON object of some of a rule's fields, as strictly as Parse,
-// plus the extra keys the caller takes (an edit's "new_name"). The values are raw: give
-// them to Apply. The error is an *Error naming the field.
-func DecodeFields(data []byte, extra ...string) (map[string]json.RawMessage, error) {
+// decodeFields is ruleinput.DecodeFields: some of a rule's fields, raw, as strictly as
+// Parse, plus the extra keys the caller takes.
+func decodeFields(data []byte, extra ...string) (map[string]json.RawMessage, error) {
 	s := &shape{keys: map[string]*shape{}, nullable: ruleShape.nullable}
 	for k, v := range ruleShape.keys {
 		s.keys[k] = v
@@ -472,7 +471,7 @@ func DecodeFields(data []byte, extra ...string) (map[string]json.RawMessage, err
 	return out, nil
 }
 
-// Apply returns r with the given fields (keys as DecodeFields returns them) set and
+// Apply returns r with the given fields (keys as ruleinput.DecodeFields returns them) set and
 // every other field kept: a partial edit. The values are checked as strictly as a file's. A new scope without a mode clears the mode,
 // so Normalize derives it again. The result is neither normalized nor validated; its
 // id and timestamps are r's.
@@ -528,11 +527,8 @@ func outside(r streamrules.Rule) streamrules.Rule {
 	return r
 }
 
-// DecodeJSON decodes a JSON object into v (a pointer to a struct) as strictly as Parse:
-// v's JSON names exactly, no duplicates, valid UTF-8, nothing after the object. It is for
-// the small inputs beside the rule's own (a tool's filters). The error is an *Error
-// naming the field.
-func DecodeJSON(data []byte, v any) error {
+// decodeJSON is ruleinput.DecodeJSON: a JSON object into v as strictly as Parse.
+func decodeJSON(data []byte, v any) error {
 	d, ferr := read(data, JSON)
 	if ferr == nil {
 		ferr = d.check(shapeOf(reflect.TypeOf(v), true))

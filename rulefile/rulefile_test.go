@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/seeds"
 )
@@ -252,7 +253,7 @@ func TestRuleFiles(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	cur := streamrules.Rule{ID: 4, Name: "a", Scope: "text", Condition: "x", Text: "t", Mode: streamrules.ModeInterrupt, When: []string{"telegram"}}
-	fields, err := rulefile.DecodeFields([]byte(`{"name":"a","scope":"tool:shell","shadow":true,"new_name":"b"}`), "new_name")
+	fields, err := ruleinput.DecodeFields([]byte(`{"name":"a","scope":"tool:shell","shadow":true,"new_name":"b"}`), "new_name")
 	if err != nil {
 		t.Fatal(err)
 	}

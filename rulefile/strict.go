@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 )
 
 // shape is what a JSON value may look like: an object with exactly these keys (spelled
@@ -329,25 +330,6 @@ func unknownField(key string, s *shape) string {
 	return fmt.Sprintf("unknown field %q (known: %s)", excerpt(key), strings.Join(s.names(), ", "))
 }
 
-// excerptRunes is how much of an input string an error quotes.
-const excerptRunes = 64
-
-// excerpt returns s cut to its first excerptRunes runes, so an error never echoes a long
-// input back.
-func excerpt(s string) string {
-	if len(s) <= excerptRunes {
-		return strings.ToValidUTF8(s, "\uFFFD")
-	}
-	n := 0
-	for i := range s {
-		if n == excerptRunes {
-			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
-		}
-		n++
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// Excerpt returns s cut to its first 64 characters ("…" marks the cut), valid UTF-8:
-// what an error or a tool's output may quote of its input.
-func Excerpt(s string) string { return excerpt(s) }
+// excerpt returns s cut to its first 64 runes, so an error never echoes a long input
+// back (ruleinput.Excerpt, which the packages beside this one quote with).
+func excerpt(s string) string { return ruleinput.Excerpt(s) }

@@ -17,7 +17,7 @@ import (
 
 var _ streamrules.MoveQueuer = (*Store)(nil)
 
-// Group commit (issue 22). QueueMove puts a move record in the write queue (queue.go)
+// Group commit: many chats' moves cost one statement, not one each. QueueMove puts a move record in the write queue (queue.go)
 // without trying the database; the flusher writes what is queued in batches: the head
 // records of many chats, up to Config.BatchSize, in one statement on PostgreSQL (one transaction
 // on SQLite), after waiting Config.BatchDelay for more to come. So:
@@ -29,7 +29,7 @@ var _ streamrules.MoveQueuer = (*Store)(nil)
 //     A batch is all or nothing, and a retry tries the same group of records again
 //     (pendingMove.group), so the row holds either less than the group's first seq (not
 //     written) or its last (written): the guard admits the group exactly once;
-//   - drop-oldest when full, counted (DroppedMoves), flush at Close, and retries through
+//   - drop-oldest when full, counted (Stats.DroppedMoves), flush at Close, and retries through
 //     an outage with backoff are the queue's, unchanged;
 //   - no hot rows: a batch touches each chat's rows once, and each (rule, outcome)
 //     counter row and (rule, delivery) delivery counter row once, with the batch's
@@ -62,21 +62,21 @@ const (
 func (s *Store) QueueMove(rec streamrules.MoveRecord) error {
 	rec = s.stampMove(rec)
 	p := &pendingMove{rec: rec, done: make(chan struct{})}
-	s.imu.Lock()
-	if s.inboxClosed {
-		s.imu.Unlock()
+	s.wq.inboxMu.Lock()
+	if s.wq.inboxClosed {
+		s.wq.inboxMu.Unlock()
 		return errors.New("rulesdb: queue move: store closed")
 	}
-	s.inbox = append(s.inbox, p)
-	full := len(s.inbox) >= s.wq.max
-	s.imu.Unlock()
+	s.wq.inbox = append(s.wq.inbox, p)
+	full := len(s.wq.inbox) >= s.wq.max
+	s.wq.inboxMu.Unlock()
 	if full {
 		// Nothing took the inbox for a while (an outage, no reads): move it into the queue
 		// now, where a full queue drops its oldest, so memory stays bounded by QueueSize.
 		s.lockQueue()
-		s.qmu.Unlock()
+		s.wq.mu.Unlock()
 	}
-	s.kick()
+	s.wq.kick()
 	return nil
 }
 
@@ -88,11 +88,11 @@ func (s *Store) Flush(ctx context.Context) error {
 	for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
 		waits = append(waits, e.Value.(*pendingMove).done)
 	}
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if len(waits) == 0 {
 		return nil
 	}
-	s.kick()
+	s.wq.kick()
 	for _, w := range waits {
 		select {
 		case <-w:
@@ -103,13 +103,6 @@ func (s *Store) Flush(ctx context.Context) error {
 	return nil
 }
 
-// WriteStatements returns the statements the write path (move records, single or
-// batched) has sent since Open: the benchmark's statements per move.
-func (s *Store) WriteStatements() int64 { return s.wtrips.Load() }
-
-// Batches returns how many batches the flusher wrote since Open.
-func (s *Store) Batches() int64 { return s.wq.batches.Load() }
-
 // maxPerChat caps the records of one chat in a batch.
 const maxPerChat = 64
 
@@ -119,7 +112,7 @@ const maxPerChat = 64
 // consecutive and in order. It marks their chats busy.
 func (s *Store) nextBatchLocked() []*pendingMove {
 	var out []*pendingMove
-	for e := s.wq.fifo.Front(); e != nil && len(out) < s.batchSize; e = e.Next() {
+	for e := s.wq.fifo.Front(); e != nil && len(out) < s.wq.batchSize; e = e.Next() {
 		p := e.Value.(*pendingMove)
 		c := p.chat
 		if c.busy || c.pending[0] != p {
@@ -370,11 +363,11 @@ func (s *Store) saveBatchSQLite(ctx context.Context, ps []*pendingMove) error {
 func (s *Store) flushForRead(ctx context.Context) {
 	s.lockQueue()
 	skip := s.wq.down || s.wq.fifo.Len() == 0
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if skip {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.writeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.wq.writeTimeout)
 	defer cancel()
 	_ = s.Flush(ctx)
 }

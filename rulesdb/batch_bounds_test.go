@@ -24,7 +24,7 @@ func TestBatchBounds(t *testing.T) {
 		if err := s.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n := s.Batches(); n < 3 {
+		if n := s.Stats().Batches; n < 3 {
 			t.Errorf("6 records of 6 chats in %d batches of at most 2 (a batch of one is not counted)", n)
 		}
 
@@ -39,7 +39,7 @@ func TestBatchBounds(t *testing.T) {
 		if err := one.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n := one.Batches(); n < 3 {
+		if n := one.Stats().Batches; n < 3 {
 			t.Errorf("%d records of one chat in %d batches of at most 64", moves, n)
 		}
 		if st, err := one.LoadChat(ctx, "busy"); err != nil || st.Moves != moves || st.LastFired["r"] != moves {

@@ -33,7 +33,7 @@ func BenchmarkMove(b *testing.B) {
 			}
 			defer eng.Close()
 			ctx := context.Background()
-			start := s.RoundTrips()
+			start := s.Stats().RoundTrips
 			b.ResetTimer()
 			for i := range b.N {
 				mctx, move := eng.BeginMove(ctx, fmt.Sprintf("chat-%d", i%64), streamrules.EnvTelegram, streamrules.EnvClientOps)
@@ -45,7 +45,7 @@ func BenchmarkMove(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(s.RoundTrips()-start)/float64(b.N), "statements/move")
+			b.ReportMetric(float64(s.Stats().RoundTrips-start)/float64(b.N), "statements/move")
 		})
 	}
 }

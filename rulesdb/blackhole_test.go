@@ -239,8 +239,8 @@ func TestFaultBlackHoleEngine(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s.DroppedMoves() != 0 || s.QueuedMoves() != 0 {
-		t.Fatalf("dropped %d, left %d", s.DroppedMoves(), s.QueuedMoves())
+	if s.Stats().DroppedMoves != 0 || s.Stats().QueuedMoves != 0 {
+		t.Fatalf("dropped %d, left %d", s.Stats().DroppedMoves, s.Stats().QueuedMoves)
 	}
 	// "new" began in the hole, unknown to this process: its repeat rules stayed silent
 	// (fail closed), so its once_shell fires in no move here.

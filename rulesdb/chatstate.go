@@ -11,7 +11,7 @@ import (
 
 // The chat state this process has seen (see "The write queue" in queue.go): the state
 // last read for each chat, with this Store's records applied as they are written, and the
-// records not written yet. Guarded by Store.qmu with the queue.
+// records not written yet. Guarded by writeQueue.mu with the queue.
 
 type chatEntry struct {
 	id      string
@@ -41,10 +41,10 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 	s.lockQueue()
 	if c := s.wq.chats[chatID]; c != nil && c.known && (s.wq.down || s.chatTTL > 0 && time.Since(c.readAt) < s.chatTTL) {
 		st := c.stateLocked()
-		s.qmu.Unlock()
+		s.wq.mu.Unlock()
 		return st, nil
 	}
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if s.dialect == dialectPostgres {
 		return s.loadChatShared(ctx, chatID)
 	}
@@ -53,19 +53,19 @@ func (s *Store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 		s.dropIdle(err)
 	}
 	s.lockQueue()
-	defer s.qmu.Unlock()
+	defer s.wq.mu.Unlock()
 	return s.mergeReadLocked(chatID, st, seq, err)
 }
 
 // mergeReadLocked takes what a read of the chat returned (its state and the last record
 // of this writer it holds, or err) into the chat's entry, and returns the chat's state
 // with the records not written yet. A retryable err marks the database down; a chat
-// seen before is then answered from memory. Caller holds qmu.
+// seen before is then answered from memory. Caller holds wq.mu.
 func (s *Store) mergeReadLocked(chatID string, st streamrules.ChatState, seq int64, err error) (streamrules.ChatState, error) {
 	if err != nil {
 		if retryable(err) {
 			s.wq.down, s.wq.unanswered = true, true
-			s.kick() // drain probes the database when nothing is queued
+			s.wq.kick() // drain probes the database when nothing is queued
 		}
 		if c := s.wq.chats[chatID]; c != nil && c.known {
 			return c.stateLocked(), nil

@@ -10,7 +10,7 @@ import (
 
 var _ streamrules.Claimer = (*Store)(nil)
 
-// Claims (issue 22, streamrules.Claimer). A repeat-limited firing is claimed on the chat's
+// Claims (streamrules.Claimer): repeat limits stay exact across replicas. A repeat-limited firing is claimed on the chat's
 // stream_chat_rule row in one statement before the engine emits it: `once` inserts the row
 // and does nothing if it exists; `after:N` inserts it or raises last_fired_move only if
 // the last firing is N moves back or more. Whoever's statement changed the row holds the
@@ -46,9 +46,9 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 	default:
 		return true, nil
 	}
-	s.qmu.Lock()
+	s.wq.mu.Lock() // bare: reads a flag only
 	down := s.wq.unanswered
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if down {
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, errDown)
 	}
@@ -71,8 +71,8 @@ func (s *Store) ClaimFiring(ctx context.Context, chatID, rule string, move int64
 		}
 		return false, fmt.Errorf("rulesdb: claim %q in chat %q: %w", rule, chatID, err)
 	}
-	s.qmu.Lock()
+	s.wq.mu.Lock() // bare: sets a flag only
 	s.wq.unanswered = false
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	return won, nil
 }

@@ -175,7 +175,7 @@ func TestFaultClaimFailsClosed(t *testing.T) {
 	if err := s.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.DroppedMoves() != 0 || s.QueuedMoves() != 0 {
-		t.Fatalf("dropped %d, queued %d", s.DroppedMoves(), s.QueuedMoves())
+	if s.Stats().DroppedMoves != 0 || s.Stats().QueuedMoves != 0 {
+		t.Fatalf("dropped %d, queued %d", s.Stats().DroppedMoves, s.Stats().QueuedMoves)
 	}
 }

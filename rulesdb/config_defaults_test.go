@@ -80,9 +80,9 @@ func TestOpenUsesWithDefaults(t *testing.T) {
 	}
 	defer s.Close()
 	d := cfg.WithDefaults()
-	if s.wq.max != d.QueueSize || s.writeTimeout != d.WriteTimeout || s.flushTimeout != d.FlushTimeout ||
-		s.batchSize != d.BatchSize || s.batchDelay != d.BatchDelay || s.log != d.Logger {
+	if s.wq.max != d.QueueSize || s.wq.writeTimeout != d.WriteTimeout || s.wq.flushTimeout != d.FlushTimeout ||
+		s.wq.batchSize != d.BatchSize || s.wq.batchDelay != d.BatchDelay || s.log != d.Logger {
 		t.Errorf("store: queue %d, write %s, flush %s, batch %d after %s; WithDefaults says %+v",
-			s.wq.max, s.writeTimeout, s.flushTimeout, s.batchSize, s.batchDelay, d)
+			s.wq.max, s.wq.writeTimeout, s.wq.flushTimeout, s.wq.batchSize, s.wq.batchDelay, d)
 	}
 }

@@ -194,16 +194,16 @@ func deliveryMoves(t *testing.T, dsn string, readYourWrites bool) ([]streamrules
 			}
 		}
 	}
-	if want := map[bool]int{false: 4, true: 0}[readYourWrites]; s.QueuedMoves() != want {
-		t.Fatalf("%d moves queued before Close, want %d", s.QueuedMoves(), want)
+	if want := map[bool]int{false: 4, true: 0}[readYourWrites]; s.Stats().QueuedMoves != want {
+		t.Fatalf("%d moves queued before Close, want %d", s.Stats().QueuedMoves, want)
 	}
 	eng.Close()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// Batched: the four records in one batch, at Close; else each End wrote its own.
-	if want := map[bool]int64{false: 1, true: 0}[readYourWrites]; s.Batches() != want || s.WrittenMoves() != 4 {
-		t.Fatalf("%d batches, %d moves written; want %d batches, 4 moves", s.Batches(), s.WrittenMoves(), want)
+	if want := map[bool]int64{false: 1, true: 0}[readYourWrites]; s.Stats().Batches != want || s.Stats().WrittenMoves != 4 {
+		t.Fatalf("%d batches, %d moves written; want %d batches, 4 moves", s.Stats().Batches, s.Stats().WrittenMoves, want)
 	}
 
 	s = open(t, dsn, nil)

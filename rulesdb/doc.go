@@ -62,10 +62,10 @@
 // over unnest arrays) that adds one to the chat's move counter, raises each fired rule's
 // last-fired move and appends the stat rows; concurrent moves of a chat add up. On SQLite
 // it is one short transaction. Tool calls and answers never touch the database. Under
-// load a move costs far less (issue 22, docs/scale.md): the engine's End queues its record
+// load a move costs far less (docs/scale.md): the engine's End queues its record
 // (QueueMove), and the flusher writes the records of many chats in one statement (group
 // commit); on PostgreSQL the LoadChats of moves that begin together share one read.
-// [Store.RoundTrips] counts every statement sent, for tests and benchmarks.
+// [Store.Stats] counts every statement sent (RoundTrips), for tests and benchmarks.
 //
 // # Outages
 //
@@ -93,7 +93,7 @@
 //
 // The queue holds Config.QueueSize records (10000, about 600 bytes each with two
 // firings). When it is full the oldest record is dropped, counted
-// ([Store.DroppedMoves]) and logged; SaveMove still does not wait. A dropped record loses
+// ([Stats.DroppedMoves]) and logged; SaveMove still does not wait. A dropped record loses
 // its stat rows, not its move: the chat's next record carries it into the move counter,
 // so move numbers keep growing and no later move reuses a dropped one's number. Close lets the
 // SaveMove calls under way finish (a first write that fails meanwhile queues its record)
@@ -112,8 +112,8 @@
 // (the moves not yet written, and their firings). Nothing else: what was written is
 // written once.
 //
-// For metrics: [Store.QueuedMoves], [Store.DroppedMoves], [Store.RejectedMoves],
-// [Store.MoveWriteFailures] and [Store.WrittenMoves].
+// For metrics: [Store.Stats] (QueuedMoves, DroppedMoves, RejectedMoves,
+// MoveWriteFailures, WrittenMoves and more), and metrics.Config.StoreStats exports them.
 //
 // # Editing and change notification
 //

@@ -258,12 +258,12 @@ func TestRoundTrips(t *testing.T) {
 		}
 		t.Cleanup(eng.Close)
 
-		before := s.RoundTrips()
+		before := s.Stats().RoundTrips
 		mctx, move := eng.BeginMove(ctx, "chat-rt", streamrules.EnvTelegram, streamrules.EnvClientOps)
-		if got := s.RoundTrips() - before; got != 1 {
+		if got := s.Stats().RoundTrips - before; got != 1 {
 			t.Errorf("BeginMove: %d round trips, want 1", got)
 		}
-		before = s.RoundTrips()
+		before = s.Stats().RoundTrips
 		for range 50 {
 			move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`)
 			move.ToolReminders(mctx, "write_file", `{"path":"a","content":"b"}`)
@@ -273,7 +273,7 @@ func TestRoundTrips(t *testing.T) {
 		move.CheckAnswer(mctx, "no tail") // fires
 		// Issue 22: a rule with a repeat limit claims its firing (one statement, once per
 		// move); nothing else sends any.
-		got := s.RoundTrips() - before
+		got := s.Stats().RoundTrips - before
 		claims := int64(0)
 		for _, f := range move.Firings() {
 			if ruleNamed(t, s, f.Rule).Repeat != "" {
@@ -283,11 +283,11 @@ func TestRoundTrips(t *testing.T) {
 		if got != claims {
 			t.Errorf("tool calls and answers: %d round trips, want %d (the claims)", got, claims)
 		}
-		before = s.RoundTrips()
+		before = s.Stats().RoundTrips
 		if err := move.End(mctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		saveTrips := s.RoundTrips() - before
+		saveTrips := s.Stats().RoundTrips - before
 		if isPostgres(dsn) && saveTrips != 1 {
 			t.Errorf("SaveMove: %d round trips, want 1", saveTrips)
 		}

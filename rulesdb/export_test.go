@@ -14,8 +14,8 @@ func WritesInFlight(s *Store) int64 { return s.wq.inflight.Load() }
 
 // Closing reports whether Close has begun.
 func Closing(s *Store) bool {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
+	s.wq.mu.Lock() // bare: reads a flag only
+	defer s.wq.mu.Unlock()
 	return s.wq.closed
 }
 
@@ -65,7 +65,7 @@ func WriteMoveAgain(ctx context.Context, s *Store, rec streamrules.MoveRecord, s
 // LastSeq returns the seq of the last record SaveMove took.
 func LastSeq(s *Store) int64 {
 	s.lockQueue()
-	defer s.qmu.Unlock()
+	defer s.wq.mu.Unlock()
 	return s.wq.nextSeq
 }
 
@@ -82,7 +82,7 @@ func SetTrace(s *Store, fn func(query string, args []any)) {
 	s.trace.Store(&fn)
 }
 
-// HotStatements is the registry of the statements a move sends (issue 22, docs/scale.md),
+// HotStatements is the registry of the statements a move sends (docs/scale.md),
 // by name: the test checks each against what the store really sends.
 func HotStatements(s *Store) map[string]string {
 	return map[string]string{

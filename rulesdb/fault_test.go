@@ -286,7 +286,7 @@ func TestFaultOutage(t *testing.T) {
 	}
 	// The outage itself is wall time: the point is how long the database is away.
 	time.Sleep(outage)
-	queued := s.QueuedMoves()
+	queued := s.Stats().QueuedMoves
 	cl.Start(t)
 	waitMoves(5, "after the restart")
 	if err := tl.play(eng, "straddle"); err != nil {
@@ -299,7 +299,7 @@ func TestFaultOutage(t *testing.T) {
 		t.Fatal(err)
 	default:
 	}
-	failures := s.MoveWriteFailures()
+	failures := s.Stats().MoveWriteFailures
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -309,8 +309,8 @@ func TestFaultOutage(t *testing.T) {
 	if failures == 0 || queued == 0 {
 		t.Fatalf("the outage was not felt: %d write failures, %d queued", failures, queued)
 	}
-	if s.DroppedMoves() != 0 || s.RejectedMoves() != 0 {
-		t.Fatalf("dropped %d, rejected %d", s.DroppedMoves(), s.RejectedMoves())
+	if s.Stats().DroppedMoves != 0 || s.Stats().RejectedMoves != 0 {
+		t.Fatalf("dropped %d, rejected %d", s.Stats().DroppedMoves, s.Stats().RejectedMoves)
 	}
 	checkHeld(t, dsn, tl)
 	firings, moves := tl.total()
@@ -345,8 +345,8 @@ func TestQueueDropsOldest(t *testing.T) {
 			t.Fatalf("SaveMove %d: %v", move, err)
 		}
 	}
-	if s.QueuedMoves() != 3 || s.DroppedMoves() != 3 {
-		t.Fatalf("queued %d, dropped %d; want 3 and 3", s.QueuedMoves(), s.DroppedMoves())
+	if s.Stats().QueuedMoves != 3 || s.Stats().DroppedMoves != 3 {
+		t.Fatalf("queued %d, dropped %d; want 3 and 3", s.Stats().QueuedMoves, s.Stats().DroppedMoves)
 	}
 	if lines := buf.Lines("level=WARN", "write queue full", "dropped_so_far=1"); len(lines) != 1 {
 		t.Fatalf("want one warning for the first drop, log:\n%s", buf)

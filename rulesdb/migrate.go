@@ -57,8 +57,8 @@ func loadMigrations(d dialect) ([]migration, error) {
 		out = append(out, migration{version: v, name: name, sql: string(body)})
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	// Versions grow; a gap is allowed (issue 22: branches number their migrations ahead
-	// of others not merged yet), a duplicate is not. migrate applies each version not
+	// Versions grow; a gap is allowed (branches number their migrations ahead of
+	// others not merged yet), a duplicate is not. migrate applies each version not
 	// applied, so a gap filled later is applied then.
 	for i, m := range out {
 		if i > 0 && m.version <= out[i-1].version {

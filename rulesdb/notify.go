@@ -127,8 +127,8 @@ func (s *Store) watch(interval time.Duration) {
 // awaitListener waits, at most max, for the listener's goroutine to end after its Close:
 // pq closes the notification channel then. A listener sleeping between reconnects (the
 // database was down) ends when the sleep does, up to the 10 s reconnect ceiling; Close
-// waits for it, so that it leaves nothing running (issue 22: moves that no longer wait
-// for their writes let a test, or a host, close sooner after an outage).
+// waits for it, so that it leaves nothing running (moves that no longer wait for their
+// writes let a test, or a host, close sooner after an outage).
 func (s *Store) awaitListener(max time.Duration) {
 	t := time.NewTimer(max)
 	defer t.Stop()

@@ -138,7 +138,7 @@ func TestMigrationsOnce(t *testing.T) {
 			if len(versions) != len(entries) {
 				t.Fatalf("migration rows %v, want one per file (%d)", versions, len(entries))
 			}
-			// One row per file, by the file's number (numbers may leave gaps: issue 22).
+			// One row per file, by the file's number (numbers may leave gaps: branches number ahead).
 			for i, v := range versions {
 				if want := fmt.Sprintf("%04d_", v); !strings.HasPrefix(entries[i].Name(), want) {
 					t.Fatalf("migration rows %v, want the files' numbers (%s is file %d)", versions, entries[i].Name(), i)

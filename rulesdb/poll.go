@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Reload without LISTEN (issue 22). In ReloadMode "poll" the store holds no listener
-// connection: every ReloadInterval (1 s by default in this mode) it reads the single row
+// Reload without LISTEN. In ReloadMode "poll" the store holds no listener connection:
+// every ReloadInterval (1 s by default in this mode) it reads the single row
 // of stream_rules_version, which the trigger on stream_rules bumps on every change
 // (migration 0009), and tells its subscribers when it moved. One short statement per
 // interval, no session state: it works through pgbouncer in transaction mode, and costs a
@@ -63,7 +63,7 @@ func (s *Store) poll(interval time.Duration, seen int64) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(s.life, min(interval, s.writeTimeout))
+		ctx, cancel := context.WithTimeout(s.life, min(interval, s.wq.writeTimeout))
 		v, err := s.RulesVersion(ctx)
 		if errors.Is(err, errNoVersion) {
 			v, err = s.restoreVersion(ctx, seen)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,12 +36,42 @@ const (
 	retryMax      = 5 * time.Second
 )
 
-// writeQueue is guarded by Store.qmu; the counters are read without it.
+// writeQueue is the write queue: the records, the chat state beside them, the inbox
+// QueueMove feeds, and the flushers that write them (flush.go). The Store writes through it
+// and Close closes it: Start starts the flushers once the database is ready, Close stops
+// them and writes what is left, within FlushTimeout.
+//
+// Its locks, in the order they nest:
+//
+//   - mu guards the records (fifo, each chat's pending list), the chat entries (chats,
+//     lru and what each *chatEntry holds), the flags (down, unanswered, closed, late,
+//     writing, firstsDone), nextSeq and spare. Take it with Store.lockQueue, which also
+//     moves the inbox in: whatever reads the records or a chat's state must see every
+//     record taken so far. Taking mu bare (mu.Lock) is safe in two cases only, each
+//     marked where it is done: the section reads or sets only the flags, which moving
+//     the inbox in never touches; or it settles records it took from the queue under
+//     lockQueue (the end of a write attempt). Those are older than anything in the
+//     inbox, which is pushed behind them when it is next moved in, so each chat's order
+//     holds.
+//   - inboxMu guards inbox and inboxClosed, held for an append (QueueMove) or a swap
+//     (absorbLocked). It is taken alone, or inside mu; never mu inside it.
+//
+// The counters are atomics, read without a lock.
 type writeQueue struct {
+	store *Store // writes the batches (drain) and keeps the chat state
+
+	// Set by init, read-only after.
+	max          int           // records queued at most (Config.QueueSize)
+	writeTimeout time.Duration // one write attempt (Config.WriteTimeout)
+	flushTimeout time.Duration // Close's final flush (Config.FlushTimeout)
+	batchSize    int           // group commit (batch.go)
+	batchDelay   time.Duration // group commit: the wait for a batch to fill
+	flushers     int           // batches written at once (flushers)
+
+	mu    sync.Mutex
 	chats map[string]*chatEntry
 	lru   list.List // chats without records queued, least recently used first (*chatEntry)
 	fifo  list.List // records queued, oldest first (*pendingMove)
-	max   int       // records queued at most
 	down  bool      // the last call on the database failed: queue without trying
 	// unanswered: no call has found the database answering since one found it down;
 	// claims fail at once meanwhile. Unlike down it ends at any answer (a read, a claim,
@@ -56,16 +87,66 @@ type writeQueue struct {
 	writing    int
 	firstsDone chan struct{}
 	late       bool
-	wake       chan struct{} // capacity 1: the flusher has work
+	spare      []*pendingMove // the inbox's other buffer
+
+	inboxMu     sync.Mutex
+	inbox       []*pendingMove // taken by QueueMove, not yet in fifo (inbox.go)
+	inboxClosed bool           // Close began: QueueMove refuses
+
+	wake chan struct{} // capacity 1: the flusher has work
 	// retry (capacity 1) passes a kick to the primary flusher: another flusher that takes
 	// a kick while the database is down leaves the retry to it, and must not swallow it.
 	retry chan struct{}
+
+	// The flushers' lifecycle (Start, Close).
+	life      context.Context    // ends when Close begins: the flushers' writes stop
+	endLife   context.CancelFunc // ends life
+	done      chan struct{}      // closed when Close begins: the flushers return
+	wg        sync.WaitGroup     // the flushers
+	closeOnce sync.Once
 
 	dropped, rejected, failures, written, batches atomic.Int64
 	// inflight counts write attempts still running, including those their caller stopped
 	// waiting for (see pendingMove.running): Close keeps the idempotency rows while one
 	// may still commit.
 	inflight atomic.Int64
+}
+
+// init readies an empty queue for s with cfg's sizes and timeouts; cfg has its defaults.
+func (q *writeQueue) init(s *Store, cfg *Config) {
+	q.store = s
+	q.max = cfg.QueueSize
+	q.writeTimeout = cfg.WriteTimeout
+	q.flushTimeout = cfg.FlushTimeout
+	q.batchSize = cfg.BatchSize
+	q.batchDelay = cfg.BatchDelay
+	q.flushers = flushers(s.dialect)
+	q.chats = map[string]*chatEntry{}
+	q.wake = make(chan struct{}, 1)
+	q.retry = make(chan struct{}, 1)
+	q.done = make(chan struct{})
+	q.life, q.endLife = context.WithCancel(context.Background())
+}
+
+// Start starts the flushers. Records queued before it wait for them; Open calls it once
+// the database is migrated.
+func (q *writeQueue) Start() {
+	for i := range q.flushers {
+		q.wg.Add(1)
+		go q.flush(i == 0)
+	}
+}
+
+// Close stops the flushers, then refuses new records, writes what is queued within
+// flushTimeout and logs what it could not write (closeQueue). Safe to call twice, and
+// without Start.
+func (q *writeQueue) Close() {
+	q.closeOnce.Do(func() {
+		close(q.done)
+		q.endLife()
+		q.wg.Wait()
+		q.closeQueue()
+	})
 }
 
 type pendingMove struct {
@@ -100,30 +181,6 @@ func (s *Store) attempt(ctx context.Context, p *pendingMove) error {
 	})
 }
 
-// QueuedMoves returns how many move records wait in the write queue now: the database
-// did not take them yet. Safe for concurrent use, as are the counters below.
-func (s *Store) QueuedMoves() int {
-	s.lockQueue()
-	defer s.qmu.Unlock()
-	return s.wq.fifo.Len()
-}
-
-// DroppedMoves returns how many move records were dropped since Open because the write
-// queue was full (Config.QueueSize): the oldest goes, a move never waits.
-func (s *Store) DroppedMoves() int64 { return s.wq.dropped.Load() }
-
-// RejectedMoves returns how many move records the database refused since Open with an
-// error a retry cannot cure (a constraint or a value it will not store). They are logged
-// and not retried.
-func (s *Store) RejectedMoves() int64 { return s.wq.rejected.Load() }
-
-// MoveWriteFailures returns how many attempts to write a move record failed since Open
-// and were kept for a retry (each retry of one record counts): a sick database.
-func (s *Store) MoveWriteFailures() int64 { return s.wq.failures.Load() }
-
-// WrittenMoves returns how many move records were written since Open, first try or retry.
-func (s *Store) WrittenMoves() int64 { return s.wq.written.Load() }
-
 // SaveMove implements streamrules.Store. It writes the record within ctx; if the database
 // does not take it (down, too slow, an unknown outcome), the record is queued and written
 // later, in order per chat, and SaveMove returns nil. A chat with records queued, or any
@@ -133,7 +190,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	rec = s.stampMove(rec)
 	s.lockQueue()
 	if s.wq.closed {
-		s.qmu.Unlock()
+		s.wq.mu.Unlock()
 		return errors.New("rulesdb: save move: store closed")
 	}
 	c := s.entryLocked(rec.ChatID)
@@ -142,15 +199,15 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 	if s.wq.down || c.busy || len(c.pending) > 0 {
 		down := s.wq.down
 		s.pushLocked(p, false)
-		s.qmu.Unlock()
-		s.kick()
+		s.wq.mu.Unlock()
+		s.wq.kick()
 		if down {
 			return nil // no wait: the database is down, the record keeps its place
 		}
 		// Another move of this chat is being written: this one goes right after it, and the
 		// caller waits for it as it would for its own write, within ctx and WriteTimeout
 		// (a caller without a deadline must not wait out an outage that begins now).
-		wait := time.NewTimer(s.writeTimeout)
+		wait := time.NewTimer(s.wq.writeTimeout)
 		defer wait.Stop()
 		select {
 		case <-p.done:
@@ -166,12 +223,12 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		p.carry, c.carry = c.carry, 0 // written with p now: the state shows it once p is
 		c.tipOK = false
 	}
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 
 	err := s.attempt(ctx, p)
 
 	lost := "stream rules: move record refused by the database; not retried"
-	s.qmu.Lock()
+	s.wq.mu.Lock() // bare: settles the record taken under lockQueue above
 	c.busy = false
 	if s.wq.writing--; s.wq.writing == 0 && s.wq.firstsDone != nil {
 		close(s.wq.firstsDone)
@@ -193,7 +250,7 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		err = fmt.Errorf("rulesdb: save move: not written before the store closed: %w", err)
 	default:
 		s.wq.failures.Add(1)
-		defer s.dropIdle(err) // after qmu is released: closing connections writes to them
+		defer s.dropIdle(err) // after wq.mu is released: closing connections writes to them
 		p.group = p.seq       // tried alone: retried alone
 		s.pushLocked(p, true)
 		wasDown := s.wq.down
@@ -205,9 +262,9 @@ func (s *Store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error 
 		err = nil
 	}
 	more := len(c.pending) > 0
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if more {
-		s.kick()
+		s.wq.kick()
 	}
 	if err != nil {
 		s.log.Error(lost, "db", s.target.about, "chat", rec.ChatID, "move", rec.Move, "err", s.target.scrub(err))
@@ -254,7 +311,7 @@ func (s *Store) dropOldestLocked() {
 		p.err = errors.New("rulesdb: save move: dropped, the write queue was full")
 		close(p.done)
 		n := q.dropped.Add(1)
-		// The first drop of an outage is a warning; the rest are counted (DroppedMoves)
+		// The first drop of an outage is a warning; the rest are counted (Stats.DroppedMoves)
 		// and summed up when the queue drains.
 		level := "debug"
 		if n == 1 || n%1000 == 0 {
@@ -275,7 +332,7 @@ func (s *Store) dropOldestLocked() {
 // none yet, the chat's entry holds them for the next one (chatEntry.carry). Moves stay
 // counted, so move numbers keep growing through drops and no later move reuses the
 // number of one whose record went; only the dropped record's stat rows are lost.
-// Caller holds qmu, before p leaves c.pending.
+// Caller holds wq.mu, before p leaves c.pending.
 func (s *Store) carryLocked(p *pendingMove) {
 	n := p.carry
 	if p.rec.Answered {
@@ -312,286 +369,15 @@ var errDown = errors.New("the database is down; not tried until it answers again
 // markDown marks the database down after a failed read or claim, and has the flusher find
 // out when it answers again (drain probes it when nothing is queued).
 func (s *Store) markDown() {
-	s.qmu.Lock()
+	s.wq.mu.Lock() // bare: sets flags only
 	s.wq.down, s.wq.unanswered = true, true
-	s.qmu.Unlock()
-	s.kick()
+	s.wq.mu.Unlock()
+	s.wq.kick()
 }
 
-func (s *Store) kick() {
+func (q *writeQueue) kick() {
 	select {
-	case s.wq.wake <- struct{}{}:
+	case q.wake <- struct{}{}:
 	default:
-	}
-}
-
-// drain writes queued records in batches (batch.go), oldest first, until none is left
-// (true) or a write fails for a reason a retry may cure (false). Each write waits at most
-// timeout, and ends with parent. With nothing queued while the database is marked down
-// (a read or a claim failed), the flusher's drain (probe) asks the database instead, so
-// that claims are tried again once it answers; Close's does not.
-func (s *Store) drain(parent context.Context, timeout time.Duration, probe bool) bool {
-	for {
-		s.lockQueue()
-		batch := s.nextBatchLocked()
-		more := s.wq.fifo.Len() > len(batch) && flushers(s.dialect) > 1
-		probe := probe && len(batch) == 0 && s.wq.down && s.wq.fifo.Len() == 0
-		s.qmu.Unlock()
-		if probe {
-			if !s.probe(parent, timeout) {
-				return false
-			}
-			continue
-		}
-		if len(batch) == 0 {
-			return true
-		}
-		if more {
-			s.kick() // another flusher may take the next batch meanwhile
-		}
-		ctx, cancel := context.WithTimeout(parent, timeout)
-		err := s.attemptBatch(ctx, batch)
-		cancel()
-		ok := true
-		if err != nil && !retryable(err) && len(batch) > 1 {
-			// Refused for good: write the records one by one, so only the bad one goes.
-			// Their chats stay busy until all are settled: none is dropped meanwhile.
-			for _, p := range batch {
-				ctx, cancel := context.WithTimeout(parent, timeout)
-				err := s.attempt(ctx, p)
-				cancel()
-				s.qmu.Lock()
-				ok = s.settleOneLocked(p, err)
-				s.qmu.Unlock()
-				if !ok {
-					s.dropIdle(err)
-					break
-				}
-			}
-		} else {
-			s.qmu.Lock()
-			for _, p := range batch {
-				if ok = s.settleOneLocked(p, err); !ok {
-					break // the rest of the batch failed the same way: kept
-				}
-			}
-			s.qmu.Unlock()
-			if !ok {
-				s.dropIdle(err)
-			}
-		}
-		s.qmu.Lock()
-		for _, p := range batch {
-			p.chat.busy = false
-			s.settleLocked(p.chat)
-		}
-		if ok {
-			s.wq.unanswered = false
-		}
-		if ok && s.wq.down && s.wq.fifo.Len() == 0 {
-			s.wq.down = false
-			s.log.Info("stream rules: write queue drained; the database answers again",
-				"db", s.target.about, "written", s.wq.written.Load(), "dropped", s.wq.dropped.Load())
-		}
-		s.qmu.Unlock()
-		if !ok {
-			return false
-		}
-	}
-}
-
-// probe asks the database for one row, within timeout, and clears the down mark if it
-// answers and nothing was queued meanwhile (a record queued is written by the next drain,
-// whose success clears the mark).
-func (s *Store) probe(parent context.Context, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	_, err := bounded(s, ctx, func() (int, error) {
-		var one int
-		return one, s.get(ctx, s.db, &one, `SELECT 1`)
-	})
-	if err != nil {
-		s.dropIdle(err)
-		return false
-	}
-	s.lockQueue()
-	defer s.qmu.Unlock()
-	s.wq.unanswered = false
-	if s.wq.down && s.wq.fifo.Len() == 0 {
-		s.wq.down = false
-		s.log.Info("stream rules: the database answers again", "db", s.target.about)
-	}
-	return true
-}
-
-// settleOneLocked ends p's write attempt with its error: written, refused (not retried)
-// or failed (kept; false). The caller clears its chat's busy mark.
-func (s *Store) settleOneLocked(p *pendingMove, err error) bool {
-	switch {
-	case err == nil:
-		s.removeLocked(p)
-		s.appliedLocked(p, true)
-		close(p.done)
-	case !retryable(err):
-		s.carryLocked(p) // refused: its firings are not in the chat's state after all; its move is
-		s.removeLocked(p)
-		s.wq.rejected.Add(1)
-		p.err = err
-		close(p.done)
-		s.log.Error("stream rules: move record refused by the database; not retried",
-			"db", s.target.about, "chat", p.rec.ChatID, "move", p.rec.Move, "err", s.target.scrub(err))
-	default:
-		s.wq.failures.Add(1)
-		s.wq.down, s.wq.unanswered = true, true
-		return false
-	}
-	return true
-}
-
-// flush is a queue's goroutine: it drains on every kick, and after a failure retries
-// with exponential backoff (retryMin to retryMax) and jitter, so that many
-// replicas coming back at once do not hammer the database in step.
-//
-// On PostgreSQL flushers of them run (issue 22): a batch marks its chats busy, so the
-// second takes the next records of other chats while the first one's statement runs,
-// and the database's cores write both. Only the first (primary) retries after a failure:
-// the others stand aside while the database is down, so an outage sees one retry at a
-// time, as with one flusher.
-func (s *Store) flush(primary bool) {
-	defer s.wg.Done()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	attempt := 0
-	// nil while backing off: new records do not cut the wait short
-	wake, retry := s.wq.wake, s.wq.retry
-	if !primary {
-		retry = nil
-	}
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-wake:
-			s.linger()
-		case <-retry:
-		case <-timer.C:
-		}
-		select {
-		case <-s.done:
-			// Close ended the wait for a batch: its own flush writes what is queued. A drain
-			// here would run on the ended life, fail, and count a write failure.
-			return
-		default:
-		}
-		if !primary {
-			s.qmu.Lock()
-			down := s.wq.down
-			s.qmu.Unlock()
-			if down {
-				s.passRetry()
-				continue
-			}
-		}
-		if s.drain(s.life, s.writeTimeout, true) {
-			attempt, wake = 0, s.wq.wake
-			if primary {
-				retry = s.wq.retry
-			}
-			continue
-		}
-		if !primary {
-			s.passRetry() // failed: the database is down now, the primary retries
-			continue
-		}
-		attempt++
-		wake, retry = nil, nil
-		timer.Reset(backoff(attempt))
-	}
-}
-
-// passRetry leaves a retry to the primary flusher: it may be waiting for a kick with no
-// backoff timer running (the failure was another's: a SaveMove's first write or another
-// flusher's batch), and the kick this flusher took would otherwise be lost.
-func (s *Store) passRetry() {
-	select {
-	case s.wq.retry <- struct{}{}:
-	default:
-	}
-}
-
-// linger waits BatchDelay for more records to join the batch, unless a batch is full.
-func (s *Store) linger() {
-	s.lockQueue()
-	full := s.wq.fifo.Len() >= s.batchSize
-	s.qmu.Unlock()
-	if full || s.batchDelay <= 0 {
-		return
-	}
-	t := time.NewTimer(s.batchDelay)
-	defer t.Stop()
-	select {
-	case <-s.done:
-	case <-t.C:
-	}
-}
-
-// closeQueue stops new records, writes what is queued within flushTimeout, and logs
-// what it could not write. Called by Close after the flusher stopped.
-func (s *Store) closeQueue(flushTimeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
-	s.qmu.Lock()
-	s.imu.Lock()
-	s.inboxClosed = true // QueueMove refuses from now on; what it took is absorbed here
-	s.imu.Unlock()
-	s.absorbLocked()
-	s.wq.closed = true
-	var firsts chan struct{}
-	if s.wq.writing > 0 {
-		firsts = make(chan struct{})
-		s.wq.firstsDone = firsts
-	}
-	s.qmu.Unlock()
-	if firsts != nil {
-		// First writes under way finish first: one that fails now queues its record, and
-		// the flush below writes it. The wait takes at most half of FlushTimeout, so that
-		// the records queued before Close get their turn.
-		t := time.NewTimer(min(s.writeTimeout, flushTimeout/2))
-		select {
-		case <-firsts:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-	s.qmu.Lock()
-	s.wq.late = true
-	s.qmu.Unlock()
-	for attempt := 1; ctx.Err() == nil; attempt++ {
-		if s.drain(ctx, s.writeTimeout, false) {
-			break
-		}
-		t := time.NewTimer(backoff(attempt))
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	}
-	s.lockQueue()
-	defer s.qmu.Unlock()
-	if n := s.wq.fifo.Len(); n > 0 {
-		chats := map[string]bool{}
-		firings := 0
-		for e := s.wq.fifo.Front(); e != nil; e = e.Next() {
-			p := e.Value.(*pendingMove)
-			chats[p.rec.ChatID] = true
-			firings += len(p.rec.Firings)
-			// A SaveMove still waiting for its record learns now that it is lost.
-			p.err = errors.New("rulesdb: save move: not written before the store closed")
-			close(p.done)
-		}
-		s.log.Error("stream rules: move records not written at close; they are lost",
-			"db", s.target.about, "records", n, "chats", len(chats), "firings", firings, "waited", flushTimeout)
 	}
 }

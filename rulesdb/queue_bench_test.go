@@ -51,7 +51,7 @@ func BenchmarkQueuedRecord(b *testing.B) {
 	b.StopTimer()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	if got := s.QueuedMoves(); got != b.N+1 {
+	if got := s.Stats().QueuedMoves; got != b.N+1 {
 		b.Fatalf("%d queued, want %d", got, b.N+1)
 	}
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "bytes/record")

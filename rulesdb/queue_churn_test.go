@@ -52,8 +52,8 @@ func TestFullQueueNeverDropsTheRecordBeingWritten(t *testing.T) {
 	if err := save("first", 1); err != nil {
 		t.Fatal(err)
 	}
-	if s.QueuedMoves() != 1 {
-		t.Fatalf("%d queued in the outage, want 1", s.QueuedMoves())
+	if s.Stats().QueuedMoves != 1 {
+		t.Fatalf("%d queued in the outage, want 1", s.Stats().QueuedMoves)
 	}
 
 	const writers = 2
@@ -80,9 +80,9 @@ func TestFullQueueNeverDropsTheRecordBeingWritten(t *testing.T) {
 		}()
 	}
 	cl.Start(t)
-	for deadline := time.Now().Add(2 * time.Minute); s.WrittenMoves() < 200; runtime.Gosched() {
+	for deadline := time.Now().Add(2 * time.Minute); s.Stats().WrittenMoves < 200; runtime.Gosched() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d records written from a full queue in 2 min, want 200", s.WrittenMoves())
+			t.Fatalf("%d records written from a full queue in 2 min, want 200", s.Stats().WrittenMoves)
 		}
 	}
 	close(halt)
@@ -92,11 +92,11 @@ func TestFullQueueNeverDropsTheRecordBeingWritten(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	waitUntil(t, "the queue written", func() bool { return s.QueuedMoves() == 0 })
+	waitUntil(t, "the queue written", func() bool { return s.Stats().QueuedMoves == 0 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	written, dropped := s.WrittenMoves(), s.DroppedMoves()
+	written, dropped := s.Stats().WrittenMoves, s.Stats().DroppedMoves
 	s = nil
 	if dropped == 0 {
 		t.Fatal("nothing dropped: the test needs a full queue")

@@ -34,7 +34,7 @@ func TestQueueMoveFlushedAtClose(t *testing.T) {
 				}
 			}
 		}
-		if w := s.WrittenMoves(); w != 0 {
+		if w := s.Stats().WrittenMoves; w != 0 {
 			t.Fatalf("written %d before Close; the flusher should still linger", w)
 		}
 		if err := s.Close(); err != nil {
@@ -43,7 +43,7 @@ func TestQueueMoveFlushedAtClose(t *testing.T) {
 		if err := s.QueueMove(streamrules.MoveRecord{ChatID: "a", Move: 6, Answered: true}); err == nil {
 			t.Fatal("QueueMove after Close: want an error")
 		}
-		if w := s.WrittenMoves(); w != 10 {
+		if w := s.Stats().WrittenMoves; w != 10 {
 			t.Fatalf("Close wrote %d of 10 records", w)
 		}
 		r := open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
@@ -80,8 +80,8 @@ func TestQueueMoveOutage(t *testing.T) {
 			t.Fatalf("QueueMove %d: %v", move, err)
 		}
 	}
-	queued := s.QueuedMoves() // takes what the inbox holds into the queue first
-	dropped := s.DroppedMoves()
+	queued := s.Stats().QueuedMoves // takes what the inbox holds into the queue first
+	dropped := s.Stats().DroppedMoves
 	if dropped == 0 || int64(queued)+dropped != n {
 		t.Fatalf("queued %d, dropped %d; want some dropped and the two summing to %d", queued, dropped, n)
 	}
@@ -89,7 +89,7 @@ func TestQueueMoveOutage(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if w := s.WrittenMoves(); w != n-dropped {
+	if w := s.Stats().WrittenMoves; w != n-dropped {
 		t.Fatalf("written %d, want the %d kept", w, n-dropped)
 	}
 	db, err := sqlx.Open("postgres", dsn)

@@ -62,9 +62,9 @@ func overflowKeepsMoveNumbers(t *testing.T, readYourWrites bool) {
 	for range 36 {
 		move()
 	}
-	dropped := s.DroppedMoves()
+	dropped := s.Stats().DroppedMoves
 	if dropped == 0 {
-		t.Fatalf("no record dropped with 36 moves in a queue of 10 (queued %d)", s.QueuedMoves())
+		t.Fatalf("no record dropped with 36 moves in a queue of 10 (queued %d)", s.Stats().QueuedMoves)
 	}
 	cl.Start(t)
 	for range 3 {
@@ -95,8 +95,8 @@ func overflowKeepsMoveNumbers(t *testing.T, readYourWrites bool) {
 	// Every record kept is written; a dropped one may have been written too, by an
 	// attempt whose answer was lost at the restart (its outcome unknown when it went).
 	var rows int64
-	if err := db.QueryRow(`SELECT COUNT(*) FROM stream_rule_stat WHERE rule = 'every_shell'`).Scan(&rows); err != nil || rows < 40-s.DroppedMoves() {
-		t.Fatalf("%d every_shell rows (%v), want at least one per record kept: 40 - %d dropped", rows, err, s.DroppedMoves())
+	if err := db.QueryRow(`SELECT COUNT(*) FROM stream_rule_stat WHERE rule = 'every_shell'`).Scan(&rows); err != nil || rows < 40-s.Stats().DroppedMoves {
+		t.Fatalf("%d every_shell rows (%v), want at least one per record kept: 40 - %d dropped", rows, err, s.Stats().DroppedMoves)
 	}
 	// A fresh process reads the counter: its next move is 41.
 	s2, err := rulesdb.Open(context.Background(), dsn, &rulesdb.Config{Logger: quietLogger(), ReloadInterval: -1})

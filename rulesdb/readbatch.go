@@ -12,7 +12,7 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-// Shared reads (issue 22: statements per move). Without Config.ChatCacheTTL every
+// Shared reads: fewer statements per move. Without Config.ChatCacheTTL every
 // BeginMove reads its chat: one statement per move, which bounds a busy replica by the
 // database's statement rate. On PostgreSQL, concurrent LoadChats share statements the way
 // the flusher's batches share writes, without waiting for company:
@@ -108,7 +108,7 @@ func (s *Store) loadChatShared(ctx context.Context, chatID string) (streamrules.
 	err := fmt.Errorf("rulesdb: load chat %q: %w", chatID, ctx.Err())
 	s.dropIdle(err)
 	s.lockQueue()
-	defer s.qmu.Unlock()
+	defer s.wq.mu.Unlock()
 	return s.mergeReadLocked(chatID, streamrules.ChatState{}, 0, err)
 }
 
@@ -135,7 +135,7 @@ func (s *Store) readShared(b *readBatch) {
 	}
 	deadline := b.deadline
 	if b.forever || deadline.IsZero() {
-		deadline = time.Now().Add(s.writeTimeout)
+		deadline = time.Now().Add(s.wq.writeTimeout)
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	var (
@@ -164,7 +164,7 @@ func (s *Store) readShared(b *readBatch) {
 		r := got[id]
 		b.res[i].st, b.res[i].err = s.mergeReadLocked(id, r.st, r.seq, e)
 	}
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	close(b.done)
 }
 

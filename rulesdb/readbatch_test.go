@@ -86,7 +86,7 @@ func TestSharedRead(t *testing.T) {
 		load(chat)
 		<-joined
 	}
-	trips := s.RoundTrips()
+	trips := s.Stats().RoundTrips
 	close(release)
 	states := map[string][]streamrules.ChatState{}
 	for range rulesdb.MaxReads + len(joins) {
@@ -97,7 +97,7 @@ func TestSharedRead(t *testing.T) {
 		states[g.chat] = append(states[g.chat], g.st)
 	}
 	shared := <-entered
-	if d := s.RoundTrips() - trips; d != rulesdb.MaxReads+1 {
+	if d := s.Stats().RoundTrips - trips; d != rulesdb.MaxReads+1 {
 		t.Errorf("%d statements sent; want %d: the reads held, and one for the chats that joined", d, rulesdb.MaxReads+1)
 	}
 	slices.Sort(shared)

@@ -73,12 +73,12 @@ func TestStoreRecoversAfterOutage(t *testing.T) {
 	if err := a.SaveMove(ctx, answered("c", 1, "r1")); err != nil {
 		t.Fatalf("SaveMove in the outage: %v", err)
 	}
-	if a.QueuedMoves() != 1 {
-		t.Fatalf("%d records queued in the outage, want 1", a.QueuedMoves())
+	if a.Stats().QueuedMoves != 1 {
+		t.Fatalf("%d records queued in the outage, want 1", a.Stats().QueuedMoves)
 	}
 	wantChat(t, "a in the outage, from memory", loadChat(t, a, "c"), 1, "r1", 1)
 	cl.Start(t)
-	waitUntil(t, "the queue written after the outage", func() bool { return a.QueuedMoves() == 0 && a.WrittenMoves() == 1 })
+	waitUntil(t, "the queue written after the outage", func() bool { return a.Stats().QueuedMoves == 0 && a.Stats().WrittenMoves == 1 })
 
 	if err := b.SaveMove(ctx, answered("c", 2, "r2")); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestStoreRecoversAfterOutage(t *testing.T) {
 	if err := a.SaveMove(ctx, answered("c", 3, "r3")); err != nil {
 		t.Fatal(err)
 	}
-	if q := a.QueuedMoves(); q != 0 {
+	if q := a.Stats().QueuedMoves; q != 0 {
 		t.Errorf("%d records queued with the database up", q)
 	}
 	wantChat(t, "b after a's move", loadChat(t, b, "c"), 3, "r3", 3)

@@ -26,7 +26,7 @@ var (
 )
 
 // TestHotPathSingleChat plays moves of several chats at once, on PostgreSQL, and reads off
-// every statement the store sends (issue 22, docs/scale.md):
+// every statement the store sends (docs/scale.md):
 //
 //   - each is in the registry of hot-path statements (rulesdb.HotStatements);
 //   - each but the batch names a single chat_id in its arguments, or none and touches only

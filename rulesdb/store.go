@@ -74,7 +74,7 @@ type Config struct {
 	// Default slog.Default().
 	Logger *slog.Logger `env:"-"`
 	// QueueSize caps the move records kept in memory while the database does not take
-	// them (see Store.SaveMove); when full, the oldest is dropped (Store.DroppedMoves).
+	// them (see Store.SaveMove); when full, the oldest is dropped (Stats.DroppedMoves).
 	// Default 0 means 10000.
 	QueueSize int `env:"STREAMRULES_QUEUE_SIZE"`
 	// WriteTimeout bounds one attempt of the write queue to write a record. Default 0
@@ -120,26 +120,16 @@ type Store struct {
 
 	q queries
 
-	// The write queue (queue.go).
-	qmu          sync.Mutex // guards wq
-	wq           writeQueue
-	imu          sync.Mutex // guards inbox and inboxClosed (inbox.go)
-	inbox        []*pendingMove
-	inboxClosed  bool
-	spare        []*pendingMove // guarded by qmu: the inbox's other buffer
-	rmu          sync.Mutex     // guards reads (readbatch.go)
-	reads        readQueue
-	writer       string // this Store's id in stream_chat_writer: random, one per Open
-	writeTimeout time.Duration
-	flushTimeout time.Duration
-	batchSize    int                // group commit (batch.go)
-	batchDelay   time.Duration      // group commit: the wait for a batch to fill
-	wtrips       atomic.Int64       // statements of the write path (WriteStatements)
-	chatTTL      time.Duration      // Config.ChatCacheTTL
-	conns        *conns             // PostgreSQL: every connection, to cut them (dial.go)
-	maxIdle      int                // PostgreSQL: the pool's idle connections (see dropIdle)
-	life         context.Context    // ends when Close begins: the flusher's writes stop
-	endLife      context.CancelFunc // ends life
+	wq      writeQueue // move records not written yet, and the flushers that write them (queue.go)
+	rmu     sync.Mutex // guards reads (readbatch.go)
+	reads   readQueue
+	writer  string             // this Store's id in stream_chat_writer: random, one per Open
+	wtrips  atomic.Int64       // statements of the write path (WriteStatements)
+	chatTTL time.Duration      // Config.ChatCacheTTL
+	conns   *conns             // PostgreSQL: every connection, to cut them (dial.go)
+	maxIdle int                // PostgreSQL: the pool's idle connections (see dropIdle)
+	life    context.Context    // ends when Close begins: polls, prunes and rule reads stop
+	endLife context.CancelFunc // ends life
 
 	seedHook func()                                         // tests: called inside Seed's transaction once the seed state is read
 	trace    atomic.Pointer[func(query string, args []any)] // tests: every statement sent (scale_test.go)
@@ -192,17 +182,10 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		subs:    map[int]func(){},
 		done:    make(chan struct{}),
 
-		writer:       writer,
-		writeTimeout: cfg.WriteTimeout,
-		flushTimeout: cfg.FlushTimeout,
-		batchSize:    cfg.BatchSize,
-		batchDelay:   cfg.BatchDelay,
-		chatTTL:      cfg.ChatCacheTTL,
+		writer:  writer,
+		chatTTL: cfg.ChatCacheTTL,
 	}
-	s.wq.chats = map[string]*chatEntry{}
-	s.wq.max = cfg.QueueSize
-	s.wq.wake = make(chan struct{}, 1)
-	s.wq.retry = make(chan struct{}, 1)
+	s.wq.init(s, cfg)
 	s.life, s.endLife = context.WithCancel(context.Background())
 	var db *sql.DB
 	switch t.dialect {
@@ -244,6 +227,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 			s.conns.cutAll(errClosed)
 		}
 		s.endLife()
+		s.wq.endLife() // never started: nothing queued, no flusher to stop
 		return nil, err
 	}
 	interval := cfg.ReloadInterval // negative: no backstop, no polling
@@ -275,10 +259,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.pruneLoop(keep, tick)
 	}
-	for i := range flushers(t.dialect) {
-		s.wg.Add(1)
-		go s.flush(i == 0)
-	}
+	s.wq.Start()
 	return s, nil
 }
 
@@ -358,6 +339,9 @@ func (s *Store) Close() error {
 		if s.listener != nil {
 			_ = s.listener.Close()
 		}
+		// The queue first: its flushers stop now, as the other goroutines do, and its
+		// final flush need not wait for the listener to go.
+		s.wq.Close()
 		s.wg.Wait()
 		if s.listener != nil {
 			s.awaitListener(11 * time.Second)
@@ -365,7 +349,6 @@ func (s *Store) Close() error {
 		for _, c := range s.closers {
 			c()
 		}
-		s.closeQueue(s.flushTimeout)
 		s.dropWriterRows()
 		s.closeErr = s.db.Close()
 		if s.conns != nil {
@@ -384,11 +367,11 @@ func (s *Store) Close() error {
 func (s *Store) dropWriterRows() {
 	s.lockQueue()
 	left, taken := s.wq.fifo.Len(), s.wq.nextSeq
-	s.qmu.Unlock()
+	s.wq.mu.Unlock()
 	if left > 0 || taken == 0 || s.wq.inflight.Load() > 0 {
 		return // records lost, none ever taken, or a write may still land: no delete
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.writeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.wq.writeTimeout)
 	defer cancel()
 	_, _ = bounded(s, ctx, func() (struct{}, error) {
 		unlock := s.lockWrites()
@@ -403,13 +386,6 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 
 // Driver returns "postgres" or "sqlite".
 func (s *Store) Driver() string { return s.dialect.String() }
-
-// RoundTrips returns how many statements (queries, execs, BEGINs, COMMITs and ROLLBACKs)
-// this store has sent to the database since Open. A test or benchmark asserts with it
-// that tool calls and answers cost none, and a move at most two (LoadChat, SaveMove).
-// On PostgreSQL each counts as one network round trip (binary_parameters is on unless
-// the DSN says otherwise, so a statement with parameters is not parsed in a separate trip).
-func (s *Store) RoundTrips() int64 { return s.trips.Load() }
 
 // ---- counted database access: every statement the store sends goes through these ----
 

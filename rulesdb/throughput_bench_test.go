@@ -22,7 +22,7 @@ import (
 // their rate as a multiple of it (x_raw_insert).
 var rawInsertRate atomic.Uint64 // math.Float64bits would do; inserts/s rounded is plenty
 
-// BenchmarkThroughput is the scale benchmark of issue 22, on the throw-away PostgreSQL
+// BenchmarkThroughput is the scale benchmark (docs/scale.md), on the throw-away PostgreSQL
 // cluster:
 //
 //	go test -run '^$' -bench Throughput ./rulesdb
@@ -31,7 +31,7 @@ var rawInsertRate atomic.Uint64 // math.Float64bits would do; inserts/s rounded 
 // table: the box's floor. moves/N: N workers play moves (BeginMove, one tool call that
 // fires a rule, End) over 10 chats each; the rate counts the moves in the database after
 // Close flushed (durable), over the time from the first move to the end of Close. It
-// reports statements per move (Store.RoundTrips; write_statements: those of the write
+// reports statements per move (Stats.RoundTrips; write_statements: those of the write
 // path), the 99th percentile of End, and moves_ended/s: the rate at which the workers
 // ended moves (queued), before Close waited for the last of them to be written. The
 // queue holds b.N records: moves come faster than any model makes them, and the rate is
@@ -95,7 +95,7 @@ func benchMoves(b *testing.B, workers int, ttl time.Duration) {
 	}
 	lat := make([][]time.Duration, workers)
 	var next atomic.Int64
-	trips, wtrips := s.RoundTrips(), s.WriteStatements()
+	trips, wtrips := s.Stats().RoundTrips, s.Stats().WriteStatements
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -138,16 +138,16 @@ func benchMoves(b *testing.B, workers int, ttl time.Duration) {
 	if err := db.Get(&moves, `SELECT COALESCE(SUM(moves), 0) FROM stream_chat`); err != nil {
 		b.Fatal(err)
 	}
-	if moves != int64(b.N) || s.DroppedMoves() != 0 {
-		b.Fatalf("%d moves in the database, %d dropped; want %d", moves, s.DroppedMoves(), b.N)
+	if moves != int64(b.N) || s.Stats().DroppedMoves != 0 {
+		b.Fatalf("%d moves in the database, %d dropped; want %d", moves, s.Stats().DroppedMoves, b.N)
 	}
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	rate := float64(moves) / elapsed.Seconds()
 	b.ReportMetric(rate, "moves/s")
 	b.ReportMetric(float64(b.N)/produced.Seconds(), "moves_ended/s")
-	b.ReportMetric(float64(s.RoundTrips()-trips)/float64(b.N), "statements/move")
-	b.ReportMetric(float64(s.WriteStatements()-wtrips)/float64(b.N), "write_statements/move")
+	b.ReportMetric(float64(s.Stats().RoundTrips-trips)/float64(b.N), "statements/move")
+	b.ReportMetric(float64(s.Stats().WriteStatements-wtrips)/float64(b.N), "write_statements/move")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99_end_µs")
 	if raw := rawInsertRate.Load(); raw > 0 {
 		b.ReportMetric(rate/float64(raw), "x_raw_insert")

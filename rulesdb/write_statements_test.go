@@ -26,7 +26,7 @@ func TestWriteStatementsCount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := s.WriteStatements()
+			before := s.Stats().WriteStatements
 			fired := streamrules.Firing{Rule: "alpha", ChatID: "count-a", Move: 1, Mode: streamrules.ModeRemind, Tool: "shell",
 				At: time.Now(), Outcome: streamrules.OutcomeComplied, Delivery: streamrules.DeliveryFull}
 			for _, rec := range []streamrules.MoveRecord{
@@ -41,17 +41,17 @@ func TestWriteStatementsCount(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.Batches(); got != 1 {
+			if got := s.Stats().Batches; got != 1 {
 				t.Fatalf("%d batches, want the three moves in one", got)
 			}
-			if got := s.WriteStatements() - before; got != want[b.name] {
+			if got := s.Stats().WriteStatements - before; got != want[b.name] {
 				t.Errorf("%d write statements for the batch, want %d", got, want[b.name])
 			}
 			// Close cut the batch's wait short: its flush writes the batch, and nothing fails.
-			if f := s.MoveWriteFailures(); f != 0 {
+			if f := s.Stats().MoveWriteFailures; f != 0 {
 				t.Errorf("%d write failures at Close", f)
 			}
-			if got := s.WrittenMoves(); got != 3 {
+			if got := s.Stats().WrittenMoves; got != 3 {
 				t.Errorf("%d moves written, want 3", got)
 			}
 		})

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 )
 
 // Bounds of a stream_rule_list page. With 10,000 rules the whole list was megabytes of
@@ -37,7 +37,7 @@ func (in *listInput) check() (field, msg string) {
 	case in.Limit < 0 || in.Limit > maxListLimit:
 		return "limit", fmt.Sprintf(`"limit" is %d, must be 1 to %d`, in.Limit, maxListLimit)
 	case in.Scope != "" && in.Scope != "tool" && streamrules.ModeForScope(in.Scope) == "":
-		return "scope", fmt.Sprintf(`"scope" %q is none of "text", "tool", "tool:<name>"`, rulefile.Excerpt(in.Scope))
+		return "scope", fmt.Sprintf(`"scope" %q is none of "text", "tool", "tool:<name>"`, ruleinput.Excerpt(in.Scope))
 	}
 	if in.Limit == 0 {
 		in.Limit = defaultListLimit
@@ -82,7 +82,7 @@ func (b *base) page(rules []streamrules.Rule, in listInput, counts map[string]in
 		v := b.view(r, loaded, counts)
 		n := viewSize(v)
 		if n > ruleViewBudget {
-			v.Condition, v.Text, v.Truncated = rulefile.Excerpt(v.Condition), rulefile.Excerpt(v.Text), true
+			v.Condition, v.Text, v.Truncated = ruleinput.Excerpt(v.Condition), ruleinput.Excerpt(v.Text), true
 			n = viewSize(v)
 		}
 		if len(out.Rules) == in.Limit || (len(out.Rules) > 0 && size+n+1 > listBudget) {

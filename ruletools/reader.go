@@ -9,7 +9,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 )
 
 // ReadName is the reader tool's name, as manifest blocks spell it.
@@ -67,7 +67,7 @@ func (t *readTool) Call(ctx context.Context, input string) (string, error) {
 	input = strings.TrimPrefix(strings.TrimSpace(input), "\ufeff")
 	if s := strings.TrimSpace(input); s != "" && !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "```") {
 		in.Rule = strings.Trim(s, `"`) // a model may pass the bare name
-	} else if err := rulefile.DecodeJSON(unfence(input), &in); err != nil {
+	} else if err := ruleinput.DecodeJSON(unfence(input), &in); err != nil {
 		return badInput(err, ReadName, readWant)
 	}
 	if strings.TrimSpace(in.Rule) == "" {
@@ -77,7 +77,7 @@ func (t *readTool) Call(ctx context.Context, input string) (string, error) {
 	switch {
 	case errors.Is(err, streamrules.ErrNotManifest):
 		return fail("rule", "refused: rule %q was not delivered in manifest form in this turn; %s reads only the rules a manifest block named, and the others are in front of you whole",
-			rulefile.Excerpt(in.Rule), ReadName)
+			ruleinput.Excerpt(in.Rule), ReadName)
 	case err != nil:
 		return fail("", "refused: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
 
 	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
@@ -145,7 +146,7 @@ func clip(s string, n int) string {
 
 func fail(field, format string, args ...any) (string, error) {
 	msg := clip(fmt.Sprintf(format, args...), maxErrorChars)
-	return Result{Field: rulefile.Excerpt(field), Error: msg}.String(), nil
+	return Result{Field: ruleinput.Excerpt(field), Error: msg}.String(), nil
 }
 
 // refusal is the output of a call outside a master's move.
@@ -171,7 +172,7 @@ func (b *base) refused(ctx context.Context) string {
 
 // storeError turns an editor error into tool output naming the field.
 func storeError(name string, err error) (string, error) {
-	name = rulefile.Excerpt(name) // the name may be the model's input: quote a little of it
+	name = ruleinput.Excerpt(name) // the name may be the model's input: quote a little of it
 	var ve *streamrules.ValidationError
 	switch {
 	case errors.As(err, &ve):
@@ -318,7 +319,7 @@ func (t *listTool) Call(ctx context.Context, input string) (string, error) {
 	}
 	var in listInput
 	if s := unfence(input); len(s) > 0 && string(s) != "null" {
-		if err := rulefile.DecodeJSON(s, &in); err != nil {
+		if err := ruleinput.DecodeJSON(s, &in); err != nil {
 			return badInput(err, ListName, listWant)
 		}
 	}
@@ -387,7 +388,7 @@ func (t *editTool) Call(ctx context.Context, input string) (string, error) {
 		return failTooLarge(input, EditName)
 	}
 	const want = `{"name": "rule_to_change", ...only the fields to change...}`
-	fields, err := rulefile.DecodeFields(unfence(input), "new_name")
+	fields, err := ruleinput.DecodeFields(unfence(input), "new_name")
 	if err != nil {
 		return badInput(err, EditName, want)
 	}
@@ -458,7 +459,7 @@ func (t *deleteTool) Call(ctx context.Context, input string) (string, error) {
 	}
 	if s := strings.TrimSpace(input); s != "" && !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "```") {
 		in.Name = strings.Trim(s, `"`) // a model may pass the bare name; the store judges it
-	} else if err := rulefile.DecodeJSON(unfence(input), &in); err != nil {
+	} else if err := ruleinput.DecodeJSON(unfence(input), &in); err != nil {
 		return badInput(err, DeleteName, `{"name": "rule_name"}`)
 	}
 	name := in.Name // exactly: "good_text " is not good_text

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
@@ -362,7 +363,7 @@ func (c *createCmd) run(ctx context.Context, e *proc) error {
 	var r streamrules.Rule
 	switch {
 	case file == "-":
-		data, err := rulefile.ReadAll(e.stdin)
+		data, err := ruleinput.ReadAll(e.stdin)
 		if err != nil {
 			return err
 		}

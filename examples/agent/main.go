@@ -44,7 +44,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/middleware"
@@ -242,7 +242,8 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 		return nil, err
 	}
 	r.modelName = cfg.OpenAIModel
-	r.metrics = metrics.NewCollector(&metrics.Config{Store: r.store})
+	store := r.store
+	r.metrics = metrics.NewCollector(&metrics.Config{StoreStats: func() metrics.StoreStats { return metrics.StoreStats(store.Stats()) }})
 	r.eng, err = streamrules.New(ctx, r.store, r.metrics.Instrument(&streamrules.Config{
 		ToolResultMaxChars: cfg.ToolResultMaxChars,
 		MaxRetriesPerMove:  retries,
@@ -273,7 +274,7 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 // wire builds the stock agent and executor around llm and ts, each wrapped by the guard.
 // The tap sits below the guard's model wrapper, so it records what the model was told.
 func (r *rig) wire(llm llms.Model, ts []tools.Tool) error {
-	client := callbacks.Clean(r.tr) // the client sees the clean view only
+	client := clientview.Clean(r.tr) // the client sees the clean view only
 	bounds := r.bounds
 	bounds.Callbacks = client
 	bounds.Transcript = r.moves // every answered move, as the rules saw it

@@ -18,7 +18,7 @@ import (
 )
 
 // transcript prints the session move by move. It is the client's callbacks handler: the
-// middleware hands it (through callbacks.Clean) the tool events with the clean output, and
+// middleware hands it (through clientview.Clean) the tool events with the clean output, and
 // the move's stream func gives it the answer as it streams. Everything it receives that
 // way is also kept, raw and uncut, in a client-only log: exactly what the client got.
 // What the model was told is printed apart, from the model's recorded prompts.

@@ -1,10 +1,10 @@
 // Package cleanview holds the records one tour (one model call of a guarded agent) carries in
-// its context between the middleware, which writes them, and package callbacks, whose
+// its context between the middleware, which writes them, and package clientview, whose
 // clean handler reads them: [Inserted], what the engine put into the prompt copy, and
 // [Hold], the callback events held back while the tour's speech is held.
 //
 // They are internal because only those two packages meet here; a host sees their effect
-// through callbacks.Clean and callbacks.CleanMessages.
+// through clientview.Clean and clientview.CleanMessages.
 //
 //	ins := &cleanview.Inserted{}
 //	ins.AddSplice(blocks+body, body)                 // middleware: a tool result it spliced

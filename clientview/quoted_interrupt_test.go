@@ -1,4 +1,4 @@
-package callbacks_test
+package clientview_test
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/cleanview"
 )
 
@@ -23,7 +23,7 @@ func TestCleanViewKeepsAQuotedInterrupt(t *testing.T) {
 		llms.TextParts(llms.ChatMessageTypeHuman, interrupt),
 		llms.TextParts(llms.ChatMessageTypeHuman, interrupt+" (again)"),
 	}
-	got := callbacks.CleanMessages(ctx, in)
+	got := clientview.CleanMessages(ctx, in)
 	var texts []string
 	for _, m := range got {
 		texts = append(texts, m.Parts[0].(llms.TextContent).Text)
@@ -50,7 +50,7 @@ func TestCleanViewRemovesOnlyRecordedMessages(t *testing.T) {
 		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c1", Content: spliced}}},
 		{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c2", Content: reminder + "second"}}},
 	}
-	got := callbacks.CleanMessages(ctx, msgs)
+	got := clientview.CleanMessages(ctx, msgs)
 	if len(got) != 4 {
 		t.Fatalf("%d messages left of 4: %+v", len(got), got)
 	}
@@ -81,7 +81,7 @@ func TestCleanViewDiscardedAnswer(t *testing.T) {
 		llms.TextParts(llms.ChatMessageTypeHuman, bare),
 		llms.TextParts(llms.ChatMessageTypeAI, "Observation: "+spliced),
 	}
-	got := callbacks.CleanMessages(ctx, msgs)
+	got := clientview.CleanMessages(ctx, msgs)
 	var view []string
 	for _, m := range got {
 		view = append(view, string(m.Role)+": "+m.Parts[0].(llms.TextContent).Text)

@@ -1,9 +1,9 @@
-// Package callbacks gives LangChainGo callback handlers the clean view of a guarded agent:
+// Package clientview gives LangChainGo callback handlers the clean view of a guarded agent:
 // what the client and the database should see, never what only the model was told.
 //
 // Wrap the handler that feeds your client or your transcript store:
 //
-//	clean := callbacks.Clean(myHandler)
+//	clean := clientview.Clean(myHandler)
 //	llm, _ := openai.New(openai.WithCallback(clean))            // provider events
 //	agent := agents.NewOpenAIFunctionsAgent(llm, ts, agents.WithCallbacksHandler(clean))
 //	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clean}) // tool start/end
@@ -36,4 +36,4 @@
 //
 // Tool start and end events with the clean output come from the middleware's tool
 // wrapper, because LangChainGo's executor never sends them itself.
-package callbacks
+package clientview

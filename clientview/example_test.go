@@ -1,4 +1,4 @@
-package callbacks_test
+package clientview_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	lcb "github.com/tmc/langchaingo/callbacks"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/callbacks"
+	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
 )
@@ -48,7 +48,7 @@ func ExampleClean() {
 		panic(err)
 	}
 	defer eng.Close()
-	guard, err := middleware.New(eng, &middleware.Config{Callbacks: callbacks.Clean(chat)})
+	guard, err := middleware.New(eng, &middleware.Config{Callbacks: clientview.Clean(chat)})
 	if err != nil {
 		panic(err)
 	}
