@@ -2,6 +2,8 @@ module github.com/streamrules/streamrules
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/goccy/go-yaml v1.19.2
