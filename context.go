@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // Context atoms: predicate nodes that read what the move knows besides the target.
@@ -296,37 +295,4 @@ func (m *Move) recordToolLocked(tool string, ok bool) {
 		return
 	}
 	m.facts.Tools = append(m.facts.Tools, ToolRun{Tool: tool, OK: ok})
-}
-
-type toolCallKey struct{}
-
-// toolCallMark is one tool call's failure mark.
-type toolCallMark struct{ failed atomic.Bool }
-
-// WithToolCall returns a context for one tool call, on which MarkToolFailed works. The
-// middleware's tool wrapper makes one for every call inside a move; a host with its own
-// loop makes one per call and passes it to the tool and then to Move.ToolReminders.
-func WithToolCall(ctx context.Context) context.Context {
-	return context.WithValue(ctx, toolCallKey{}, &toolCallMark{})
-}
-
-// MarkToolFailed marks the tool call ctx belongs to as failed: the one way a host says
-// that an output returned without a Go error is a failure (a compiler's errors, an HTTP
-// 500 as text). Call it in the tool's Call, with the context Call got, before returning;
-// the output still goes to the model as it is, and the move's record says the call
-// failed (tool_failed holds, tool_succeeded does not). Outside a call made through
-// WithToolCall (the middleware's tool wrapper, inside a move) it does nothing and
-// reports false. A call that returns a Go error fails without a mark.
-func MarkToolFailed(ctx context.Context) bool {
-	mark, ok := ctx.Value(toolCallKey{}).(*toolCallMark)
-	if ok {
-		mark.failed.Store(true)
-	}
-	return ok
-}
-
-// toolFailed reports whether the call ctx belongs to was marked failed.
-func toolFailed(ctx context.Context) bool {
-	mark, ok := ctx.Value(toolCallKey{}).(*toolCallMark)
-	return ok && mark.failed.Load()
 }

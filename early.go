@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // Early interrupt: while an answer's speech is held, its streamed text is scanned as it
@@ -96,7 +97,7 @@ func planEarly(r *Rule) *earlyPlan {
 		// leaving them to the end is always right).
 		return nil
 	}
-	return &earlyPlan{prog: prog, runes: runeInsts(prog), asserts: hasAssertion(tree)}
+	return &earlyPlan{prog: prog, runes: rxprog.RuneInsts(prog), asserts: rxprog.HasAssertion(tree)}
 }
 
 // earlyGroupInsts bounds the instructions of the programs one early DFA holds: a DFA

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // What a rule does to the client's stream, said per rule from its release plan (release.go),
@@ -220,13 +222,13 @@ func matchOpener(pattern string) (opener string, letters bool) {
 	if err != nil {
 		return "", true
 	}
-	set := firstBytes(prog)
+	set := rxprog.FirstBytes(prog)
 	if set == nil {
 		return "", true
 	}
 	var b strings.Builder
 	for c := 0; c < utf8.RuneSelf; c++ {
-		if set.in[c] {
+		if set.Has(byte(c)) {
 			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
 				return "", true
 			}

@@ -7,6 +7,129 @@ import (
 	"strings"
 )
 
+// TextArmed reports whether an answer could be discarded now: the move has a retry left
+// and some text rule is armed (enabled, its `when` holds, its repeat policy allows it,
+// not fired in this move). Only then must streamed speech be held.
+func (m *Move) TextArmed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return false
+	}
+	if !m.retryLeft() {
+		return m.anyFixArmedLocked() // a fix repairs without a retry (never a shadowed rule's)
+	}
+	// A shadowed rule never discards, so it never holds speech: a tour whose only armed
+	// text rules are in shadow streams chunk by chunk.
+	return m.anyTextArmedLocked(true)
+}
+
+// anyTextArmedLocked reports whether a text rule is armed; live: only rules not in shadow.
+func (m *Move) anyTextArmedLocked(live bool) bool {
+	for _, r := range m.set.text {
+		if m.armed(r) && !(live && r.shadow) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckAnswer judges what an answer says (its text target; see the middleware for what
+// that is per agent type). An empty or blank target (say, the "\n" some providers send
+// beside tool calls) says nothing and is accepted unchecked.
+// On a miss with a retry left, the verdict discards the answer; after the ceiling the
+// answer is kept and each missed rule's reminder rides the next tool result of this move.
+// Either way the missed rules are silent for the rest of the move. A rule in shadow that
+// misses only records a would-fire. The answer is also the replay of an
+// earlier discard of this move, which decides that firing's outcome. After
+// End every answer is accepted unchecked.
+func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
+	if len(m.set.text) == 0 {
+		return Verdict{}
+	}
+	defer m.eng.checked(ModeInterrupt, m.eng.checkStart(), &v)
+	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	awaiting := m.awaitingReplayLocked() // discards whose replay this answer is (firing.go)
+	if strings.TrimSpace(text) == "" {
+		m.judgeReplayLocked(awaiting, nil, true) // says nothing, so it passes every rule
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	if len(awaiting) == 0 && !m.anyTextArmedLocked(false) {
+		m.mu.Unlock()
+		return Verdict{} // nothing can fire: skip the matching altogether
+	}
+	var buf [32]int
+	t := targetOf(text, m.set.match, buf[:0])
+	t.facts = &m.facts // the record the tool rules saw, and every call since
+	m.judgeReplayLocked(awaiting, &t, false)
+	missed, shadowed := m.missedOn(&t)
+	if len(missed) == 0 && len(shadowed) == 0 {
+		m.mu.Unlock()
+		return Verdict{}
+	}
+	repaired, fixed, missed, unset := m.fixLocked(text, missed)
+	if unset != nil {
+		defer m.warnUnset(ctx, unset) // runs at return, after m.mu is released
+	}
+	var fired []Firing
+	// A repair that still misses a rule is thrown away with the answer while a retry is
+	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
+	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
+		fired = m.recordFixedLocked(text, repaired, fixed, &t)
+		if len(missed) == 0 {
+			fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
+			m.mu.Unlock()
+			m.announce(ctx, fired)
+			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
+		}
+	}
+	v = Verdict{Discard: len(missed) > 0 && m.retryLeft()}
+	if v.Discard {
+		m.retries++
+	}
+	blocks := make([]string, 0, len(missed)+len(fixed))
+	if fired != nil { // repaired, and kept after the ceiling with the misses it still has
+		v.Fixed = repaired
+		v.Rules = ruleNames(fixed)
+	}
+	if m.fired == nil {
+		m.fired = map[string]bool{}
+	}
+	if v.Discard {
+		// The answer missed these rules too; their repair goes with it. They fired as any
+		// miss of a discarded answer does (a retry firing, its outcome the replay's), but the
+		// interrupt does not name them and they stay armed: their fix repairs the replay if
+		// it misses them again. Replay and live stats count them alike: both judge here.
+		for _, r := range fixed {
+			v.Rules = append(v.Rules, r.Name)
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true}))
+		}
+	}
+	for _, r := range missed {
+		m.fired[r.Name] = true
+		v.Rules = append(v.Rules, r.Name)
+		f := Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: v.Discard, Delivery: DeliveryFull, Span: r.spanOn(&t, text, m.set.match)} // never cut
+		if v.Discard {
+			blocks = append(blocks, InterruptBlock(r.Name, r.Text))
+		} else {
+			m.pending = append(m.pending, Reminder{Rule: r.Name, Text: r.Text})
+			f.Outcome = OutcomeKept
+		}
+		fired = append(fired, m.record(f))
+	}
+	fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
+	m.mu.Unlock()
+	m.announce(ctx, fired)
+	v.Interrupt = strings.Join(blocks, "\n")
+	slices.Sort(v.Rules)
+	return v
+}
+
 // missedLocked returns the armed text rules that fire on text, in name order. Caller holds m.mu.
 func (m *Move) missedLocked(text string) []*compiledRule {
 	var buf [32]int
@@ -47,28 +170,6 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 	slices.SortFunc(live, byIndex) // m.set.text is in name order
 	slices.SortFunc(shadowed, byIndex)
 	return live, shadowed
-}
-
-// indexText fills the set's index of the text rules by plain pattern (see missedOn).
-func (s *ruleSet) indexText() {
-	s.textByPattern, s.textOthers = nil, nil
-	for _, r := range s.text {
-		pat := r.plain
-		if r.Negate || r.own != nil || (pat >= 0 && r.applies != nil) {
-			pat = -1
-		}
-		if pat < 0 && !r.Negate && r.own == nil {
-			pat = r.requiredPattern() // a tree that cannot hold without one pattern (context.go)
-		}
-		if pat < 0 {
-			s.textOthers = append(s.textOthers, r)
-			continue
-		}
-		for len(s.textByPattern) <= pat {
-			s.textByPattern = append(s.textByPattern, nil)
-		}
-		s.textByPattern[pat] = append(s.textByPattern[pat], r)
-	}
 }
 
 // fixLocked applies, in rule-name order, the fixes of the missed rules that have one and
@@ -137,15 +238,6 @@ func (m *Move) SetVar(name, value string) {
 		m.vars = map[string]string{}
 	}
 	m.vars[name] = value
-}
-
-// ruleByName returns the set's rule named name, or nil.
-func (s *ruleSet) ruleByName(name string) *compiledRule {
-	i, ok := slices.BinarySearchFunc(s.all, name, func(c *compiledRule, n string) int { return strings.Compare(c.Name, n) })
-	if !ok {
-		return nil
-	}
-	return s.all[i]
 }
 
 // recordFixedLocked marks the repaired rules fired and records their firings with outcome
