@@ -48,20 +48,34 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 		return Verdict{}
 	}
 	defer m.eng.checked(ModeInterrupt, m.eng.checkStart(), &v)
+	var fired []Firing
+	var unset [][2]string
+	v, fired, unset = m.judgeAnswer(text)
+	// The log line and the hooks are the host's code: they run after m.mu is released.
+	if fired != nil {
+		m.announce(ctx, fired)
+	}
+	if unset != nil {
+		m.warnUnset(ctx, unset)
+	}
+	return v
+}
+
+// judgeAnswer decides CheckAnswer's verdict with m.mu held and returns it with the
+// firings to announce and the fix variables found unset, both for after the unlock.
+func (m *Move) judgeAnswer(text string) (v Verdict, fired []Firing, unset [][2]string) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.ended {
-		m.mu.Unlock()
-		return Verdict{}
+		return Verdict{}, nil, nil
 	}
 	awaiting := m.awaitingReplayLocked() // discards whose replay this answer is (firing.go)
 	if strings.TrimSpace(text) == "" {
 		m.judgeReplayLocked(awaiting, nil, true) // says nothing, so it passes every rule
-		m.mu.Unlock()
-		return Verdict{}
+		return Verdict{}, nil, nil
 	}
 	if len(awaiting) == 0 && !m.anyTextArmedLocked(false) {
-		m.mu.Unlock()
-		return Verdict{} // nothing can fire: skip the matching altogether
+		return Verdict{}, nil, nil // nothing can fire: skip the matching altogether
 	}
 	var buf [32]int
 	t := targetOf(text, m.set.match, buf[:0])
@@ -69,23 +83,16 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 	m.judgeReplayLocked(awaiting, &t, false)
 	missed, shadowed := m.missedOn(&t)
 	if len(missed) == 0 && len(shadowed) == 0 {
-		m.mu.Unlock()
-		return Verdict{}
+		return Verdict{}, nil, nil
 	}
 	repaired, fixed, missed, unset := m.fixLocked(text, missed)
-	if unset != nil {
-		defer m.warnUnset(ctx, unset) // runs at return, after m.mu is released
-	}
-	var fired []Firing
 	// A repair that still misses a rule is thrown away with the answer while a retry is
 	// left: its cured rules stay armed and repair the replay. Otherwise it is what is kept.
 	if fixed != nil && (len(missed) == 0 || !m.retryLeft()) {
 		fired = m.recordFixedLocked(text, repaired, fixed, &t)
 		if len(missed) == 0 {
 			fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
-			m.mu.Unlock()
-			m.announce(ctx, fired)
-			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}
+			return Verdict{Fixed: repaired, Rules: ruleNames(fixed)}, fired, unset
 		}
 	}
 	v = Verdict{Discard: len(missed) > 0 && m.retryLeft()}
@@ -123,11 +130,9 @@ func (m *Move) CheckAnswer(ctx context.Context, text string) (v Verdict) {
 		fired = append(fired, m.record(f))
 	}
 	fired = append(fired, m.wouldFireLocked(shadowed, &t, text)...)
-	m.mu.Unlock()
-	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
 	slices.Sort(v.Rules)
-	return v
+	return v, fired, unset
 }
 
 // missedLocked returns the armed text rules that fire on text, in name order. Caller holds m.mu.

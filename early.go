@@ -382,10 +382,21 @@ func (s *Scanner) feedAlone(cs []aloneCursor, p []byte) {
 // earlyMiss records the early misses of rules and returns the discarding verdict, or
 // false when the move can no longer discard (ended, no retry left, rules no longer armed).
 func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) (Verdict, bool) {
-	m.mu.Lock()
-	if m.ended || !m.retryLeft() {
-		m.mu.Unlock()
+	v, fired := m.earlyMissed(rules, cutAt)
+	if fired == nil {
 		return Verdict{}, false
+	}
+	m.announce(ctx, fired) // the host's code: after the unlock
+	return v, true
+}
+
+// earlyMissed decides earlyMiss's verdict with m.mu held and returns it with the firings
+// to announce; nil firings: the move cannot discard.
+func (m *Move) earlyMissed(rules []*compiledRule, cutAt int) (Verdict, []Firing) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended || !m.retryLeft() {
+		return Verdict{}, nil
 	}
 	var missed []*compiledRule
 	for _, r := range rules {
@@ -395,8 +406,7 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 	}
 	missed = m.claimAllLocked(missed) // repeat-limited: claimed first, all at once (claim.go)
 	if len(missed) == 0 {
-		m.mu.Unlock()
-		return Verdict{}, false
+		return Verdict{}, nil
 	}
 	// Found in text order; judged, like CheckAnswer's misses, in rule-name order (the
 	// order of ruleSet.text).
@@ -415,8 +425,6 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true, Early: true, CutAtBytes: cutAt,
 			Delivery: DeliveryFull})) // an interrupt is never cut (delivery.go)
 	}
-	m.mu.Unlock()
-	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
-	return v, true
+	return v, fired
 }

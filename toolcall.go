@@ -39,20 +39,27 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		t = targetOf(args.text, tr.match, buf[:0])
 		t.facts = &m.facts // read under m.mu, before this call joins the record
 	}
-	ok := !toolFailed(ctx)
+	out, fired := m.remind(tr, &t, &args, tool, input, !toolFailed(ctx))
+	if fired != nil {
+		m.announce(ctx, fired)
+	}
+	return out
+}
+
+// remind decides ToolReminders' reminders with m.mu held: t and args are the call's
+// arguments as tr's rules read them, ok whether the call succeeded. It returns the
+// reminders and the firings to announce after the unlock.
+func (m *Move) remind(tr *toolRules, t *target, args *callArgs, tool, input string, ok bool) (out []Reminder, fired []Firing) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.ended {
-		m.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	if tr == nil && len(m.pending) == 0 {
 		m.ncalls++
 		m.recordToolLocked(tool, ok)
-		m.mu.Unlock()
-		return nil
+		return nil, nil
 	}
-	var out []Reminder
-	var fired []Firing
 	var dueBuf [16]*compiledRule
 	due := dueBuf[:0] // the rules of out's reminders, for the budget (delivery.go)
 	first := len(m.firings)
@@ -63,7 +70,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 			if r.Mode == ModeInterrupt {
 				continue // a gate: judged before the call runs (gate.go)
 			}
-			if !r.firesOnArgs(&t, &args) {
+			if !r.firesOnArgs(t, args) {
 				continue
 			}
 			if !m.armed(r) {
@@ -86,7 +93,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 			}
 			out = append(out, Reminder{Rule: r.Name, Text: r.Text})
 			due = append(due, r)
-			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Delivery: DeliveryFull, Span: r.spanOn(&t, args.text, tr.match)}))
+			fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeRemind, Tool: tool, Delivery: DeliveryFull, Span: r.spanOn(t, args.text, tr.match)}))
 		}
 	}
 	m.recordToolLocked(tool, ok) // after its rules: for them, "earlier" is before this call
@@ -106,9 +113,7 @@ func (m *Move) ToolReminders(ctx context.Context, tool, input string) []Reminder
 		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
 	}
 	m.ncalls++
-	m.mu.Unlock()
-	m.announce(ctx, fired)
-	return out
+	return out, fired
 }
 
 // ToolCalls returns the tool calls of this move that got reminders, in order, and how many
