@@ -61,10 +61,10 @@ type ToolRun struct {
 	OK   bool   `json:"ok"`
 }
 
-// MaxToolRecord bounds a move's tool record. A move that makes more calls stops
+// maxToolRecord bounds a move's tool record. A move that makes more calls stops
 // recording: its record is no longer whole, and the tool atoms of the rest of the move are
 // not applicable (they never fire on a record that lost calls).
-const MaxToolRecord = 1024
+const maxToolRecord = 1024
 
 // contextAtomNames lists the context atoms' wire names, for errors.
 const contextAtomNames = "input_contains_regex, input_not_contains_regex, tool_called, tool_succeeded, tool_failed, edited_unchecked"
@@ -266,7 +266,7 @@ func (m *Move) Input() (string, bool) {
 }
 
 // ToolRecord returns the move's tool record so far, in order, and whether it is whole
-// (false once the move made more than MaxToolRecord calls). It lives in the move only and
+// (false once the move made more than 1024 calls). It lives in the move only and
 // is never stored.
 func (m *Move) ToolRecord() (runs []ToolRun, whole bool) {
 	m.mu.Lock()
@@ -284,12 +284,12 @@ func (m *Move) ToolError(tool string) {
 	}
 }
 
-// recordToolLocked appends a call to the tool record, up to MaxToolRecord. Caller holds m.mu.
+// recordToolLocked appends a call to the tool record, up to maxToolRecord. Caller holds m.mu.
 func (m *Move) recordToolLocked(tool string, ok bool) {
 	if !m.facts.HasTools {
 		return // cut at its bound: no longer whole
 	}
-	if len(m.facts.Tools) == MaxToolRecord {
+	if len(m.facts.Tools) == maxToolRecord {
 		m.facts.HasTools = false
 		m.facts.Tools = nil
 		return

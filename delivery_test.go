@@ -284,8 +284,8 @@ func TestFirstSentence(t *testing.T) {
 		{"Хвост ↩ #id обязателен. Всегда.", "Хвост ↩ #id обязателен."},
 		{long, string([]rune(strings.TrimSpace(long))[:MaxHintChars-1]) + "…"},
 	} {
-		if got := FirstSentence(tt.in); got != tt.want {
-			t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := firstSentence(tt.in); got != tt.want {
+			t.Errorf("firstSentence(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -295,7 +295,7 @@ func FuzzFirstSentence(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := FirstSentence(s)
+		got := firstSentence(s)
 		if n := utf8.RuneCountInString(got); n > MaxHintChars {
 			t.Fatalf("%d characters", n)
 		}

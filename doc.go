@@ -56,7 +56,8 @@
 // starts_with_regex, ends_with_regex, max_words, min_words, max_chars, combined with
 // all_of, any_of and not_); AppliesWhen scopes it. Every regex of every tree of a group
 // goes into the group's one matcher, so trees cost one prefilter pass like plain rules.
-// A tool rule's Field (edits.new_string) judges each value the path names ([FieldValues]).
+// A tool rule's Field (edits.new_string) judges each value the path names
+// (see Rule.Field).
 //
 // A text rule's [Fix] repairs a missed answer in place: the verdict carries the repaired
 // text in Verdict.Fixed, the firing has outcome fixed and a line [Diff]; no retry, no model

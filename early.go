@@ -35,16 +35,16 @@ import (
 // feeds it the new bytes only, so each byte of the answer is read once per DFA, by one
 // table step. A match the DFA reports has seen the character after it, so it is certain
 // for every answer that starts with the text so far. The bytes are fed in batches of
-// EarlyBatchBytes (or at the end of a chunk past it), which keeps the per-chunk cost at a
+// earlyBatchBytes (or at the end of a chunk past it), which keeps the per-chunk cost at a
 // length comparison. A DFA that gives up on a stream (it would build a new state every
 // few bytes) stops scanning that stream: those rules are then judged at the end, as
 // without early interrupt.
 
-// EarlyBatchBytes is how many bytes the scanner lets arrive before it feeds them to its
+// earlyBatchBytes is how many bytes the scanner lets arrive before it feeds them to its
 // automata: a miss is cut at most that many bytes (plus a chunk) after it ends. celeste
 // scans every 256 bytes; a DFA step costs about a nanosecond a byte, so feeding often
 // costs little more than feeding rarely.
-const EarlyBatchBytes = 64
+const earlyBatchBytes = 64
 
 // earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program,
 // run in its group's DFA, and alone where that DFA gives up on an answer.
@@ -269,7 +269,7 @@ func (m *Move) newScanner(release bool) *Scanner {
 }
 
 // Scan looks at text, the answer's text streamed so far; each call's text extends the
-// previous one. It feeds the new bytes to the early DFAs once EarlyBatchBytes have
+// previous one. It feeds the new bytes to the early DFAs once 64 of them have
 // arrived. At the first certain miss it records the firings exactly as CheckAnswer does
 // when it discards (one retry spent, the rules silent for the rest of the move), marked
 // Early with the length of text as CutAtBytes, and returns the verdict with Discard set:
@@ -277,7 +277,7 @@ func (m *Move) newScanner(release bool) *Scanner {
 // interrupt. Once it has returned a verdict, or found that the move can no longer
 // discard, it returns false.
 func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
-	if s == nil || s.stopped || len(text)-s.fed < EarlyBatchBytes {
+	if s == nil || s.stopped || len(text)-s.fed < earlyBatchBytes {
 		return Verdict{}, false
 	}
 	return s.scan(ctx, text)

@@ -8,9 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// MaxFieldValues bounds how many values one field path yields from one call's arguments:
-// a path fanning out over a huge array checks the first MaxFieldValues values only.
-const MaxFieldValues = 1024
+// maxFieldValues bounds how many values one field path yields from one call's arguments:
+// a path fanning out over a huge array checks the first maxFieldValues values only.
+const maxFieldValues = 1024
 
 var fieldSegmentRE = regexp.MustCompile(`^[A-Za-z0-9_$@-]+$`)
 
@@ -26,14 +26,14 @@ func checkField(field string) error {
 	return nil
 }
 
-// FieldValues returns the values a tool rule's field path names in a call's arguments
+// fieldValues returns the values a tool rule's field path names in a call's arguments
 // (celeste's tool_args scope). A dotted path walks into objects; an array met on the way
 // fans out to each element, so "edits.new_string" is every edit's new_string; a string
 // met before the path ends is decoded as JSON and walked into (arguments that carry JSON
 // inside a string). A value that is a string is returned as it is; any other value as
 // compact JSON. A missing key, or input that is not JSON, yields no value: the rule then
-// does not fire. Values come in document order, at most MaxFieldValues of them.
-func FieldValues(input, field string) []string {
+// does not fire. Values come in document order, at most maxFieldValues of them.
+func fieldValues(input, field string) []string {
 	a := callArgs{text: input}
 	return a.values(strings.Split(field, "."))
 }
@@ -49,7 +49,7 @@ type callArgs struct {
 	shellRead []shellReading
 }
 
-// values returns the values path names in the arguments (see FieldValues).
+// values returns the values path names in the arguments (see fieldValues).
 func (a *callArgs) values(path []string) []string { return a.valuesOf(path, false) }
 
 // valuesOf is values, with keys matched as encoding/json matches them (fold) or exactly.
@@ -208,11 +208,11 @@ func checkString(field, s string) error {
 // json.Marshal renders the decoded object.
 
 // walkKeys appends to out the values path names in s, a valid JSON value (see
-// FieldValues), at most MaxFieldValues in all. With fold, a key matches a segment as
+// fieldValues), at most maxFieldValues in all. With fold, a key matches a segment as
 // encoding/json matches a struct field, ignoring case (bytes.EqualFold), and every
 // matching member is walked, not only the last: each is a value some decoder picks.
 func walkKeys(s string, path []string, fold bool, out *[]string) {
-	if len(*out) >= MaxFieldValues {
+	if len(*out) >= maxFieldValues {
 		return
 	}
 	s = trimJSONSpace(s)
@@ -227,9 +227,9 @@ func walkKeys(s string, path []string, fold bool, out *[]string) {
 				return true // a number, true, false or null has no key to walk into
 			}
 			walkKeys(e, path, fold, out)
-			return len(*out) < MaxFieldValues
+			return len(*out) < maxFieldValues
 		})
-		if fold && len(path) == 0 && len(*out) < MaxFieldValues {
+		if fold && len(path) == 0 && len(*out) < maxFieldValues {
 			// An array of strings at the path's end may be an argv a tool runs as is
 			// ({"cmd": ["rm", "-rf", "/srv"]}): its words, each quoted, are one more value.
 			if argv, ok := quotedArgv(s); ok {
@@ -254,7 +254,7 @@ func walkKeys(s string, path []string, fold bool, out *[]string) {
 		}
 		if fold {
 			eachMember(s, func(k, v string) {
-				if len(*out) < MaxFieldValues && strings.EqualFold(unquoteJSON(k), path[0]) {
+				if len(*out) < maxFieldValues && strings.EqualFold(unquoteJSON(k), path[0]) {
 					walkKeys(v, path[1:], fold, out)
 				}
 			})

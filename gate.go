@@ -37,8 +37,8 @@ import (
 // "refused". A gate in shadow records a would-fire when the call reaches the tool wrapper
 // and lets it run.
 
-// RefusalLead opens the reminder a refused call's result carries in the prompt copy.
-const RefusalLead = "This call was refused and did not run. "
+// refusalLead opens the reminder a refused call's result carries in the prompt copy.
+const refusalLead = "This call was refused and did not run. "
 
 // DeclaredCall is a tool call a model response declares, before anything runs it: the
 // tool's name as the model wrote it and its input as the agent will pass it.
@@ -320,8 +320,8 @@ func (m *Move) judgeGateReplayLocked(hits []gateHit, canDiscard bool) {
 
 // GateCall is asked by the tool wrapper before a call runs. When a live, armed gate of the
 // tool matches the call, the call must not run: GateCall records it as the move's next
-// tool call with the gates' refusal reminders (RefusalLead and the rule's text; pending
-// text reminders ride along) and returns them; the prompt copy of the call's result is
+// tool call with the gates' refusal reminders (a lead saying the call was refused and did
+// not run, then the rule's text; pending text reminders ride along) and returns them; the prompt copy of the call's result is
 // then those blocks. Otherwise it returns nil and the call runs (then ToolReminders). A
 // gate in shadow records a would-fire and lets the call run. A tool without gates costs
 // a map lookup. After End it returns nil.
@@ -364,7 +364,7 @@ func (m *Move) refuseCall(hits []gateHit, tool, input string) (out []Reminder, f
 		if !m.gateArmed(r) || !m.gateClaimLocked(r) {
 			continue
 		}
-		out = append(out, Reminder{Rule: r.Name, Text: RefusalLead + h.text()})
+		out = append(out, Reminder{Rule: r.Name, Text: refusalLead + h.text()})
 		if m.claimed[r.Name] > 0 {
 			m.claimed[r.Name]-- // its discard's outcome already says refused
 			continue

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/streamrules/streamrules"
 )
 
@@ -76,7 +78,7 @@ func TestGateRetries(t *testing.T) {
 	}
 	for range 2 { // every matching call, not only the first
 		rem := m.GateCall(mctx, "deploy", prod[0].Input)
-		if len(rem) != 1 || rem[0].Text != streamrules.RefusalLead+deploy.Text {
+		if len(rem) != 1 || rem[0].Text != streamrulestest.RefusalLead+deploy.Text {
 			t.Fatalf("refusal %v", rem)
 		}
 	}

@@ -61,8 +61,8 @@ func hooksOf(cfg *Config) hooks {
 	return hooks{onOutcome: cfg.OnOutcome, onCheck: cfg.OnCheck, onReload: cfg.OnReload, onSave: cfg.OnSave, onSpeech: cfg.OnSpeech}
 }
 
-// RuleCounts returns what the rule set in force made of the store's rows.
-func (e *Engine) RuleCounts() RuleCounts {
+// ruleCounts returns what the rule set in force made of the store's rows.
+func (e *Engine) ruleCounts() RuleCounts {
 	if set := e.rules.Load(); set != nil {
 		return RuleCounts{Loaded: len(set.all), Disabled: set.disabled, Skipped: len(set.skipped)}
 	}
@@ -71,7 +71,7 @@ func (e *Engine) RuleCounts() RuleCounts {
 
 // reloaded reports a Reload to OnReload. Deferred by Reload, under reloadMu.
 func (e *Engine) reloaded(start time.Time, changed *bool, err *error) {
-	info := ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.RuleCounts()}
+	info := ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.ruleCounts()}
 	if set := e.rules.Load(); set != nil {
 		info.Names = make([]string, len(set.all))
 		for i, c := range set.all {

@@ -85,7 +85,7 @@ func TestHooks(t *testing.T) {
 		reloads[1].Err == nil || reloads[1].Changed || reloads[1].Rules != want || !slices.Equal(reloads[1].Names, []string{"s", "t"}) {
 		t.Fatalf("reloads %+v, want the first load, then a failed one keeping %+v", reloads, want)
 	}
-	if got := f.eng.RuleCounts(); got != want {
+	if got := f.eng.ruleCounts(); got != want {
 		t.Fatalf("RuleCounts %+v, want %+v", got, want)
 	}
 }
@@ -95,7 +95,7 @@ func TestRuleCountsDisabled(t *testing.T) {
 	t.Parallel()
 	mem, _ := NewMemoryStore([]Rule{textRule("on", "x"), with(textRule("off", "x"), func(r *Rule) { r.Disabled = true })})
 	f := newFixtureOn(t, allRows{mem}, mem, nil)
-	if got := f.eng.RuleCounts(); got != (RuleCounts{Loaded: 1, Disabled: 1}) {
+	if got := f.eng.ruleCounts(); got != (RuleCounts{Loaded: 1, Disabled: 1}) {
 		t.Fatalf("RuleCounts %+v", got)
 	}
 }

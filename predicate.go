@@ -266,8 +266,8 @@ func validateTree(r *Rule, check func(field, pattern string) error) error {
 			return err
 		}
 	}
-	if r.Severity != "" && !slices.Contains(Severities, r.Severity) {
-		return invalid("severity", "%q is not one of %s", r.Severity, strings.Join(Severities, ", "))
+	if r.Severity != "" && !slices.Contains(severities, r.Severity) {
+		return invalid("severity", "%q is not one of %s", r.Severity, strings.Join(severities, ", "))
 	}
 	return checkChars("explanation", r.Explanation, MaxExplanationChars) // delivery.go
 }

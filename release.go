@@ -321,11 +321,11 @@ type releaser struct {
 	blank   bool         // final has said nothing yet
 }
 
-// ReleaseBatchBytes is how many bytes the release lets arrive before it reads them: the
+// releaseBatchBytes is how many bytes the release lets arrive before it reads them: the
 // client is at most that many bytes (plus a chunk) behind what is certain, and the work a
 // call costs is spread over several small chunks (a provider's token is a few bytes). The
 // first chunk is always read, and the rest of the answer goes when it is accepted.
-const ReleaseBatchBytes = 16
+const releaseBatchBytes = 16
 
 type relStream struct {
 	atoms []*lazydfa.DFA
@@ -495,7 +495,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 // advance reads the answer streamed so far and returns the certain prefix of the final
 // text (owned by the releaser; it only grows).
 func (x *releaser) advance(text []byte) []byte {
-	if len(text)-x.fed < ReleaseBatchBytes && x.fed > 0 {
+	if len(text)-x.fed < releaseBatchBytes && x.fed > 0 {
 		return x.released()
 	}
 	x.fed = len(text)

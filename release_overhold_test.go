@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/streamrules/streamrules"
 )
 
@@ -53,7 +55,7 @@ func TestReleaseOverHolding(t *testing.T) {
 	short := streamrules.AllOf(streamrules.MaxWords(5), streamrules.Contains(`(?i)\bbye\b`))
 	rule := streamrules.Rule{Name: "no_curt_bye", Scope: "text", Predicate: &short, Text: "Say more than bye."}
 	_, m = quietEngine(t, nil, rule).BeginMove(ctx, "count")
-	if n := releasedAt(m, answer); n < len(answer)-streamrules.ReleaseBatchBytes-8 {
+	if n := releasedAt(m, answer); n < len(answer)-streamrulestest.ReleaseBatchBytes-8 {
 		t.Errorf("max_words passed: %d of %d bytes released before the end", n, len(answer))
 	}
 	_, m = quietEngine(t, nil, rule).BeginMove(ctx, "count2")

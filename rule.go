@@ -49,8 +49,8 @@ const (
 	MaxExplanationChars = 1000
 )
 
-// Severities a rule may carry; empty means none was given.
-var Severities = []string{"low", "medium", "high"}
+// severities are the values Rule.Severity may take; empty means none was given.
+var severities = []string{"low", "medium", "high"}
 
 // Rule is one stream rule: a condition on a tool call or an answer, and what the model is told when it holds.
 type Rule struct {
@@ -103,9 +103,12 @@ type Rule struct {
 	// AppliesWhen, if set, scopes the rule: where it does not hold on the target the rule
 	// is not applicable and does not fire, whatever its condition says.
 	AppliesWhen *Predicate `json:"applies_when,omitempty" db:"-"`
-	// Field is a tool rule's path into the call's arguments (e.g. edits.new_string, see
-	// FieldValues): the condition runs on each value, and the rule fires if one does.
-	// Empty: the condition sees the compact-JSON arguments.
+	// Field is a tool rule's path into the call's arguments, keys joined by dots
+	// (edits.new_string): an array met on the way fans out to each element, and a string
+	// met before the path ends is decoded as JSON and walked into. The condition runs on
+	// each value the path names (a string as it is, anything else as compact JSON; at most
+	// 1024 values), and the rule fires if one does; a missing key names none. Empty: the
+	// condition sees the compact-JSON arguments.
 	Field string `json:"field,omitempty" db:"field"`
 	// Shell: a tool rule reads each value (its field's, or the whole input without one) as
 	// a shell script, and the condition runs on each simple command the script would run,

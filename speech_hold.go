@@ -38,7 +38,7 @@ const (
 // SpeechHold says whether a rule holds the client's stream, when, and why.
 type SpeechHold struct {
 	Kind HoldKind `json:"kind"`
-	// Bytes bounds a HoldTail: the client is at most this many bytes (ReleaseBatchBytes)
+	// Bytes bounds a HoldTail: the client is at most this many bytes (16)
 	// behind, besides trailing white space.
 	Bytes int `json:"bytes,omitempty"`
 	// Opener is what begins a HoldOpen: the literal a match of the repair starts with
@@ -137,7 +137,7 @@ func holdOf(r *Rule, p *releasePlan) SpeechHold {
 	}
 	switch {
 	case p.tail != nil:
-		h.Kind, h.Bytes = HoldTail, ReleaseBatchBytes
+		h.Kind, h.Bytes = HoldTail, releaseBatchBytes
 		h.Reason = "a negate rule that must hold at the end, with an append_if_missing fix that cures it whatever comes before: only trailing white space waits"
 		if len(p.tail.add.names) > 0 {
 			vars := make([]string, len(p.tail.add.names))

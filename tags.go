@@ -16,8 +16,8 @@ const (
 	InterruptTag = "system-interrupt"
 )
 
-// InterruptFooter follows every rule text in an interrupt block.
-const InterruptFooter = "That reply was discarded and NOBODY saw it. Write the reply again, following the rule."
+// interruptFooter follows every rule text in an interrupt block.
+const interruptFooter = "That reply was discarded and NOBODY saw it. Write the reply again, following the rule."
 
 // Reminder is one soft rule's block on a tool result.
 type Reminder struct {
@@ -39,7 +39,7 @@ func (r Reminder) Block() string {
 // InterruptBlock renders one violated rule's block for the retry message.
 func InterruptBlock(rule, text string) string {
 	return "<" + InterruptTag + ` reason="rule_violation" rule="` + escapeAttr(rule) + `">` +
-		escapeText(text) + "\n" + InterruptFooter + "</" + InterruptTag + ">"
+		escapeText(text) + "\n" + interruptFooter + "</" + InterruptTag + ">"
 }
 
 var (
