@@ -7,10 +7,19 @@ import (
 	"strings"
 )
 
-// TextArmed reports whether an answer could be discarded now: the move has a retry left
+// Armed reports whether the tour's response could be discarded now, so the host must hold
+// it until the verdict: a text rule is armed (then streamed speech is held, and let go as
+// the release plans allow), or a live gate is (then the response's agent events and
+// tool-call chunks are held; its text streams as the text rules' release lets it). Both
+// need a retry left, except a text rule with a fix, which repairs without one. A rule in
+// shadow never arms. After End it is false. The middleware's model wrapper asks it at the
+// start of every tour; a host with its own loop asks it before streaming the answer.
+func (m *Move) Armed() bool { return m.textArmed() || m.gatesArmed() }
+
+// textArmed reports whether an answer could be discarded now: the move has a retry left
 // and some text rule is armed (enabled, its `when` holds, its repeat policy allows it,
 // not fired in this move). Only then must streamed speech be held.
-func (m *Move) TextArmed() bool {
+func (m *Move) textArmed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended {

@@ -83,7 +83,7 @@ func TestScannerCutsEarly(t *testing.T) {
 	if len(f) != 1 || !f[0].Early || f[0].CutAtBytes != cut || !f[0].Retry {
 		t.Errorf("firings %+v", f)
 	}
-	if m.TextArmed() || m.EarlyScanner() != nil {
+	if m.textArmed() || m.EarlyScanner() != nil {
 		t.Error("the retry was not spent")
 	}
 	if lines := fx.log.Lines("stream rule fired on the answer", "early=true"); len(lines) != 1 {

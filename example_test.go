@@ -90,11 +90,11 @@ func ExampleMove_CheckAnswer() {
 	defer eng.Close()
 	ctx, move := eng.BeginMove(ctx, "chat-7", streamrules.EnvTelegram)
 
-	fmt.Println("hold speech:", move.TextArmed())
+	fmt.Println("hold speech:", move.Armed())
 	v := move.CheckAnswer(ctx, "Here it is: ![cat](https://example.com/cat.png)")
 	fmt.Println("discard:", v.Discard)
 	fmt.Println(v.Interrupt)
-	fmt.Println("hold speech:", move.TextArmed())
+	fmt.Println("hold speech:", move.Armed())
 	_ = move.End(ctx, nil)
 	// Output:
 	// hold speech: true
@@ -154,7 +154,7 @@ func ExampleRule_shadow() {
 	defer eng.Close()
 
 	ctx, move := eng.BeginMove(ctx, "chat-1")
-	fmt.Println("speech held:", move.TextArmed())
+	fmt.Println("speech held:", move.Armed())
 	verdict := move.CheckAnswer(ctx, "Sorry, the disk is full.")
 	fmt.Println("discard:", verdict.Discard)
 	if err := move.End(ctx, nil); err != nil {

@@ -144,7 +144,7 @@ func (m *Move) outcomes(ctx context.Context, firings []Firing) {
 // same repeat policy. Where the live rule would fire, the shadowed one only records a
 // would-fire: a Firing with Outcome "shadow", the log line "stream rule would fire" with
 // the fields of "stream rule fired", OnFire and OnOutcome, and a stat row. It never
-// reminds, never discards an answer and never arms held speech (Move.TextArmed ignores
+// reminds, never discards an answer and never arms held speech (Move.Armed ignores
 // it), so a tour whose only armed text rules are in shadow streams chunk by chunk.
 //
 // Repeat bookkeeping, a deliberate choice: a would-fire keeps the same books as a firing.

@@ -92,13 +92,13 @@ func (m *Move) gatePreclaimLocked(hits []gateHit) {
 	}
 }
 
-// GateArmed reports whether a declared call could make the model wrapper discard a
+// gatesArmed reports whether a declared call could make the model wrapper discard a
 // response now: the move has a retry left and a live gate is armed. Then the response's
 // agent events and its tool-call chunks are held until the verdict; its text is not (it
 // streams as the text rules' release lets it, and a gate that matches after some of it
 // was shown refuses the call instead of discarding). A rule set without gates answers at
 // the cost of a length check.
-func (m *Move) GateArmed() bool {
+func (m *Move) gatesArmed() bool {
 	if len(m.set.gates) == 0 {
 		return false
 	}
@@ -107,7 +107,7 @@ func (m *Move) GateArmed() bool {
 	return m.anyGateArmedLocked()
 }
 
-// anyGateArmedLocked is GateArmed with m.mu held.
+// anyGateArmedLocked is gatesArmed with m.mu held.
 func (m *Move) anyGateArmedLocked() bool {
 	if m.ended || !m.retryLeft() {
 		return false

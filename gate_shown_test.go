@@ -25,7 +25,7 @@ func TestGateShownResponse(t *testing.T) {
 	prod := []streamrules.DeclaredCall{{Tool: "deploy", Input: `{"target":"prod"}`}}
 
 	mctx, m := eng.BeginMove(ctx, "shown", streamrules.EnvClientOps)
-	if !m.GateArmed() {
+	if !m.Armed() {
 		t.Fatal("the gate is not armed")
 	}
 	s := m.HeldScanner()

@@ -54,21 +54,21 @@ func TestGateRetries(t *testing.T) {
 	prod := []streamrules.DeclaredCall{{Tool: "Deploy", Input: `{"target": "prod"}`}}
 
 	mctx, m := eng.BeginMove(ctx, "quiet")
-	if m.GateArmed() || m.CheckResponse(mctx, "", prod).Discard || m.GateCall(mctx, "deploy", prod[0].Input) != nil {
+	if m.Armed() || m.CheckResponse(mctx, "", prod).Discard || m.GateCall(mctx, "deploy", prod[0].Input) != nil {
 		t.Fatal("the gate acted outside client_ops")
 	}
 
 	mctx, m = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
-	if !m.GateArmed() {
-		t.Fatal("GateArmed is false with a retry left")
+	if !m.Armed() {
+		t.Fatal("gatesArmed is false with a retry left")
 	}
 	for i := range 2 {
 		if v := m.CheckResponse(mctx, "Deploying.", prod); !v.Discard || !strings.Contains(v.Interrupt, `rule="no_prod_deploy"`) {
 			t.Fatalf("declaration %d not discarded: %+v", i+1, v)
 		}
 	}
-	if m.GateArmed() {
-		t.Error("GateArmed with no retry left: the response need not be held")
+	if m.Armed() {
+		t.Error("gatesArmed with no retry left: the response need not be held")
 	}
 	if v := m.CheckResponse(mctx, "Deploying.", prod); v.Discard {
 		t.Fatalf("discarded past the ceiling: %+v", v)

@@ -219,7 +219,7 @@ func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer st
 	}
 	facts := r.Uint64()
 	move := begin("c", facts)
-	if !move.TextArmed() {
+	if !move.Armed() {
 		return ""
 	}
 	s := move.HeldScanner()

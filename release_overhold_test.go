@@ -35,7 +35,7 @@ func TestReleaseOverHolding(t *testing.T) {
 	off := quietEngine(t, &streamrules.Config{MaxRetriesPerMove: -1}, seedRules(t)...)
 	_, m := off.BeginMove(ctx, "off", picture...)
 	m.SetVar("message_id", "4711")
-	if !m.TextArmed() {
+	if !m.Armed() {
 		t.Fatal("the Telegram repairs are not armed with replays off")
 	}
 	if n := releasedAt(m, answer); n < len(answer)-len("\n\n↩ #4711")-8 {

@@ -368,7 +368,7 @@ func TestHelperModelCallNotJudged(t *testing.T) {
 	if err != nil || resp.Choices[0].Content != "a summary without any tail" || len(helper.Calls()) != 1 {
 		t.Fatalf("helper call judged: %v %+v", err, resp)
 	}
-	if !move.TextArmed() || len(move.Firings()) != 0 {
+	if !move.Armed() || len(move.Firings()) != 0 {
 		t.Errorf("the helper call spent the move's retry or fired: %+v", move.Firings())
 	}
 	_ = move.End(ctx, nil)
