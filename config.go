@@ -98,7 +98,7 @@ type Config struct {
 	OnOutcome func(ctx context.Context, f Firing)
 	OnCheck   func(c CheckInfo)
 	OnReload  func(info ReloadInfo)
-	OnSave    func(d time.Duration, err error)
+	OnSave    func(SaveInfo)
 	// OnSpeech gets each held tour's speech once it ends (Move.SpeechDone): how much was
 	// held, how much let go before the answer was complete, how long the client waited.
 	OnSpeech func(SpeechInfo)

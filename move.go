@@ -169,7 +169,7 @@ func (m *Move) End(ctx context.Context, runErr error) error {
 		cancel()
 	}
 	if m.eng.hooks.onSave != nil {
-		m.eng.hooks.onSave(time.Since(start), err)
+		m.eng.hooks.onSave(SaveInfo{Duration: time.Since(start), Err: err})
 	}
 	if err != nil {
 		m.eng.log.Error("stream rules: move not saved", "chat", m.chatID, "move", m.number, "err", err)
