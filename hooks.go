@@ -33,10 +33,10 @@ type LoadSummary struct {
 // ReloadInfo is one Reload, as Config.OnReload gets it.
 type ReloadInfo struct {
 	Duration time.Duration
-	Err      error      // the store could not be read: the rules loaded before stay
-	Changed  bool       // the rows differed and the set was recompiled
+	Err      error       // the store could not be read: the rules loaded before stay
+	Changed  bool        // the rows differed and the set was recompiled
 	Rules    LoadSummary // the set in force after the reload
-	Names    []string   // the names of the rules in force after the reload, by name
+	Names    []string    // the names of the rules in force after the reload, by name
 }
 
 // CheckInfo is one check, as Config.OnCheck gets it.
