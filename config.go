@@ -94,7 +94,7 @@ type Config struct {
 	// Hosts read it from STREAMRULES_SHADOW. Default false.
 	Shadow bool
 	// OnOutcome, OnCheck, OnReload and OnSave are hooks for telemetry (the metrics package
-	// supplies them); see hooks.go. Default none.
+	// supplies them); see ReloadInfo, CheckInfo and SaveInfo. Default none.
 	OnOutcome func(ctx context.Context, f Firing)
 	OnCheck   func(c CheckInfo)
 	OnReload  func(info ReloadInfo)
@@ -103,7 +103,7 @@ type Config struct {
 	// held, how much let go before the answer was complete, how long the client waited.
 	OnSpeech func(SpeechInfo)
 	// ReminderBudget bounds the rule text the reminders of one tour add to the prompt, in
-	// characters: past it, reminders go in manifest form (delivery.go). Hosts read it from
+	// characters: past it, reminders go in manifest form (see Delivery). Hosts read it from
 	// STREAMRULES_REMINDER_BUDGET. Default 0: no budget, every reminder whole.
 	ReminderBudget int
 	// StoreTimeout bounds the store calls a move waits on: the chat-state read in BeginMove

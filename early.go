@@ -42,7 +42,7 @@ import (
 
 // earlyBatchBytes is how many bytes the scanner lets arrive before it feeds them to its
 // automata: a miss is cut at most that many bytes (plus a chunk) after it ends. celeste
-// scans every 256 bytes; a DFA step costs about a nanosecond a byte, so feeding often
+// (the agent whose rules package this rule model follows) scans every 256 bytes; a DFA step costs about a nanosecond a byte, so feeding often
 // costs little more than feeding rarely.
 const earlyBatchBytes = 64
 
@@ -215,7 +215,7 @@ type Scanner struct {
 func (m *Move) EarlyScanner() *Scanner { return m.newScanner(false) }
 
 // HeldScanner is EarlyScanner that also follows the answer's release point (see
-// Scanner.Release and release.go): use it where held speech may be let go as it becomes
+// Scanner.Release): use it where held speech may be let go as it becomes
 // final. It returns nil when the move has ended. The move's input and tool record are
 // read here, once (the rules' context atoms are constants of the tour): set the input
 // before the tour's model call, as the middleware does.

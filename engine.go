@@ -88,7 +88,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 }
 
 // Close stops following the store's change notifications and waits for a merge in the
-// background (merge.go) to stop. Safe to call twice.
+// background to stop. Safe to call twice.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		if e.cancelWatch != nil {

@@ -27,7 +27,8 @@ func checkField(field string) error {
 }
 
 // fieldValues returns the values a tool rule's field path names in a call's arguments
-// (celeste's tool_args scope). A dotted path walks into objects; an array met on the way
+// (the tool_args scope of celeste, the agent whose rules package
+// this rule model follows). A dotted path walks into objects; an array met on the way
 // fans out to each element, so "edits.new_string" is every edit's new_string; a string
 // met before the path ends is decoded as JSON and walked into (arguments that carry JSON
 // inside a string). A value that is a string is returned as it is; any other value as
@@ -201,7 +202,8 @@ func checkString(field, s string) error {
 // The walk of a field path over a call's arguments, without decoding them: the JSON is
 // checked once (json.Valid, a few milliseconds per MB) and walked as text, and only the
 // values the path names are decoded. Decoding 1 MB of arguments into Go values to walk
-// them cost up to half a second (a long array of small values; issue 26). The values
+// them cost up to half a second per call (a long array of small values), with the
+// tool's call waiting on it. The values
 // are those the decode-and-walk gave (TestFieldWalkMatchesDecode, FuzzFieldWalk):
 // duplicate keys resolve to the last, a string met before the path ends is walked into
 // when it holds JSON that is not a string, an object at the path's end is rendered as

@@ -21,7 +21,7 @@ type Firing struct {
 	CutAtBytes int  `json:"cut_at_bytes,omitempty" db:"cut_at_bytes"`
 	// Outcome is what came of the firing; empty until the move decides it.
 	Outcome Outcome `json:"outcome,omitempty" db:"outcome"`
-	// Delivery is how the firing's text reached the model (delivery.go): full or manifest
+	// Delivery is how the firing's text reached the model (see Config.ReminderBudget): full or manifest
 	// for a reminder, full for an interrupt (never cut); empty when nothing was delivered
 	// (a would-fire, a fix). Read: a rule delivered in manifest form was read later in the
 	// move with stream_rule_read (Move.ReadRule).

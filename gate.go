@@ -166,7 +166,7 @@ func (s *ruleSet) gateHits(c DeclaredCall, out []gateHit) []gateHit {
 }
 
 // CheckResponse judges a whole model response: its text as CheckAnswer does, and the tool
-// calls it declares against the gates (see the top of gate.go). With a retry left, a call
+// calls it declares against the gates (tool rules in mode interrupt: see DeclaredCall). With a retry left, a call
 // a live gate matches discards the response; the interrupt holds a block per gate, after
 // the text rules' blocks when the text missed too, and the response costs one retry in
 // all. After the ceiling the verdict leaves the calls alone: Move.GateCall refuses them.

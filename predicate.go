@@ -31,7 +31,7 @@ type Predicate struct {
 	MaxWords         *int   `json:"max_words,omitempty"`
 	MinWords         *int   `json:"min_words,omitempty"`
 	MaxChars         *int   `json:"max_chars,omitempty"`
-	// Context atoms (context.go): the move's user input and its tool record, not the target.
+	// Context atoms: the move's user input and its tool record, not the target.
 	InputContainsRegex    string           `json:"input_contains_regex,omitempty"`
 	InputNotContainsRegex string           `json:"input_not_contains_regex,omitempty"`
 	ToolCalled            string           `json:"tool_called,omitempty"`

@@ -23,7 +23,7 @@ const interruptFooter = "That reply was discarded and NOBODY saw it. Write the r
 type Reminder struct {
 	Rule string
 	Text string // the rule's text; for a manifest delivery, its hint
-	// Delivery is DeliveryManifest for a reminder over the tour's budget (delivery.go);
+	// Delivery is DeliveryManifest for a reminder over the tour's budget (Config.ReminderBudget);
 	// empty (or DeliveryFull) for a whole one.
 	Delivery Delivery
 }
