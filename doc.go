@@ -8,7 +8,7 @@
 //     … [Move.End]).
 //   - tour: one model call inside a move; a move has one or more tours.
 //   - environment: names the host's code says hold now (telegram, client_ops, master,
-//     trusted, picture, its own); a rule's when must all hold.
+//     picture, its own); a rule's when must all hold.
 //   - soft: a "tool:<name>" rule: a <system-reminder> prepended to that tool call's result,
 //     model-only.
 //   - hard: a "text" rule: the finished answer is discarded unseen and the tour replayed

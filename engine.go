@@ -67,7 +67,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		storeTimeout:   cfg.StoreTimeout,
 		readYourWrites: cfg.ReadYourWrites,
 		budget:         cfg.ReminderBudget,
-		environments:   append(slices.Clone(BuiltinEnvironments), cfg.Environments...),
+		environments:   KnownEnvironments(cfg.Environments...),
 		merge:          newMerger(),
 	}
 	// Follow changes before the first load, so an edit made while it runs is not missed.

@@ -34,12 +34,18 @@ const (
 	EnvTelegram  = "telegram"
 	EnvClientOps = "client_ops"
 	EnvMaster    = "master"
-	EnvTrusted   = "trusted"
 	EnvPicture   = "picture"
 )
 
 // BuiltinEnvironments lists the environment names known without registration.
-var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvTrusted, EnvPicture}
+var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvPicture}
+
+// KnownEnvironments returns the environment names a rule's `when` may use when the host
+// registers host: BuiltinEnvironments, then host, in a new slice. The engine, the stores,
+// Judge and the rule files all take their list from it.
+func KnownEnvironments(host ...string) []string {
+	return append(slices.Clone(BuiltinEnvironments), host...)
+}
 
 // Limits enforced by Validate.
 const (
