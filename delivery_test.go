@@ -89,7 +89,7 @@ func TestReminderBudget(t *testing.T) {
 			}
 			// The call as recorded splices the same blocks in every later tour.
 			calls, _ := m.ToolCalls()
-			if len(calls) != 1 || Splice("out", calls[0].Reminders, SpliceOptions{}) != Splice("out", got, SpliceOptions{}) {
+			if len(calls) != 1 || spliceWith("out", calls[0].Reminders, spliceOptions{}) != spliceWith("out", got, spliceOptions{}) {
 				t.Fatalf("recorded call %+v differs from the reminders returned", calls)
 			}
 		})
@@ -104,7 +104,7 @@ func TestManifestBlock(t *testing.T) {
 	}, &Config{ReminderBudget: 300})
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
 	got := m.ToolReminders(ctx, "shell", "{}")
-	spliced := Splice("out", got, SpliceOptions{})
+	spliced := spliceWith("out", got, spliceOptions{})
 	want := `<system-reminder rule="alpha">` + longRule("alpha", 300).Text + "</system-reminder>\n" +
 		`<system-reminder rule="bravo" delivery="manifest">Use &lt;diff&gt; &amp; friends. (read it with stream_rule_read)</system-reminder>` + "\nout"
 	if spliced != want {

@@ -26,7 +26,7 @@ type Engine struct {
 	shellReader    ShellReader   // Config.ShellReader; nil: the registered one (shell.go)
 	storeTimeout   time.Duration // bounds LoadChat in BeginMove and SaveMove in End
 	readYourWrites bool          // End waits for its write even on a MoveQueuer
-	splice         SpliceOptions
+	splice         spliceOptions
 	budget         int      // Config.ReminderBudget: characters of rule text per tour; 0: none
 	environments   []string // builtin + host, index = bit
 	rules          atomic.Pointer[ruleSet]
@@ -59,7 +59,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		onFire: cfg.OnFire,
 		hooks:  hooksOf(cfg),
 		shadow: cfg.Shadow,
-		splice: SpliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
+		splice: spliceOptions{MaxChars: cfg.ToolResultMaxChars, EmptyOutputMarker: cfg.EmptyOutputMarker},
 
 		maxRetries:     max(cfg.MaxRetriesPerMove, 0), // negative: no replays
 		earlyAll:       cfg.EarlyInterrupt,
@@ -176,9 +176,6 @@ func (e *Engine) Rules() []Rule {
 // Logger returns the logger the engine writes to (Config.Logger, or its default), so a
 // handler mounted beside it (statshttp) logs where the engine does.
 func (e *Engine) Logger() *slog.Logger { return e.log }
-
-// SpliceOptions returns how this engine lays tool results into the prompt copy.
-func (e *Engine) SpliceOptions() SpliceOptions { return e.splice }
 
 // envMask maps environment names to bits; unknown names map to no bit.
 func (e *Engine) envMask(names []string) uint64 {

@@ -42,7 +42,7 @@ func ExampleEngine() {
 
 	// Soft half: the shell call's result gets a reminder in the prompt copy.
 	reminders := move.ToolReminders(ctx, "shell", `{"cmd": "uname -a"}`)
-	fmt.Println(streamrules.Splice("Linux box 6.1.0", reminders, eng.SpliceOptions()))
+	fmt.Println(eng.Splice("Linux box 6.1.0", reminders))
 
 	// Hard half: an answer without the tail is discarded and replayed once.
 	verdict := move.CheckAnswer(ctx, "Done, the box runs Linux.")
@@ -121,9 +121,9 @@ func ExampleMove_ToolReminders() {
 	// The arguments are matched as compact JSON, whatever their spacing.
 	reminders := move.ToolReminders(ctx, "write_file", `{"path": "main.go", "overwrite": true}`)
 	// The prompt copy of the result: the service's empty-output marker goes, the block stays.
-	fmt.Printf("%q\n", streamrules.Splice("(no output)", reminders, eng.SpliceOptions()))
+	fmt.Printf("%q\n", eng.Splice("(no output)", reminders))
 	// What the client and the database see: the clean output.
-	fmt.Printf("%q\n", streamrules.StripBlocks(streamrules.Splice("wrote 12 bytes", reminders, eng.SpliceOptions())))
+	fmt.Printf("%q\n", streamrules.StripBlocks(eng.Splice("wrote 12 bytes", reminders)))
 	// The rule spoke once; it is silent for the rest of the move.
 	fmt.Println(len(move.ToolReminders(ctx, "write_file", `{"path":"b.go","overwrite":true}`)))
 

@@ -128,18 +128,24 @@ func needsCompact(s string) bool {
 	return strings.ContainsAny(s, " \t\r\n")
 }
 
-// SpliceOptions control how a tool result is laid into the prompt copy.
-type SpliceOptions struct {
+// spliceOptions control how a tool result is laid into the prompt copy.
+type spliceOptions struct {
 	MaxChars          int    // cap on the tool's output in characters; 0: no cap
 	EmptyOutputMarker string // removed when reminders go on top; "": none
 }
 
-// Splice builds the prompt copy of a tool result: first the empty-output marker is removed
-// (only when reminders go on top), then the output is cut at MaxChars characters, then
+// Splice builds the prompt copy of a tool result with the engine's Config.EmptyOutputMarker
+// and Config.ToolResultMaxChars: first the empty-output marker is removed (only when
+// reminders go on top), then the output is cut at ToolResultMaxChars characters, then
 // neutralised, then the reminder blocks are laid in front in the order given, each followed
 // by a newline. It is deterministic, so the same call spliced in every later tour is
 // byte-identical.
-func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
+func (e *Engine) Splice(output string, reminders []Reminder) string {
+	return spliceWith(output, reminders, e.splice)
+}
+
+// spliceWith is Splice with the options given.
+func spliceWith(output string, reminders []Reminder, opt spliceOptions) string {
 	body := splice.Body(output, len(reminders) > 0, opt.MaxChars, opt.EmptyOutputMarker)
 	if len(reminders) == 0 {
 		return body
