@@ -16,7 +16,7 @@ func budgetBenchRules(n int) []Rule {
 	rules := make([]Rule, n)
 	for i := range rules {
 		head := fmt.Sprintf("Rule %d on the shell. ", i)
-		rules[i] = Rule{Name: fmt.Sprintf("shell_%02d", i), Scope: "tool:shell", Severity: Severities[i%3],
+		rules[i] = Rule{Name: fmt.Sprintf("shell_%02d", i), Scope: "tool:shell", Severity: severities[i%3],
 			Text: head + strings.Repeat("x", 200-len(head))}
 	}
 	return rules

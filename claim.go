@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// Claims (issue 22): a rule with a repeat limit (`once`, `after:N`) fires only after the
+// Claims: a rule with a repeat limit (`once`, `after:N`) fires only after the
 // store has claimed the firing atomically, so that two moves of one chat running at the
 // same time (a user's second message, or two replicas on one database) cannot both fire
 // it. The chat state read at BeginMove still filters first, so a rule the chat's history

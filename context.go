@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // Context atoms: predicate nodes that read what the move knows besides the target.
@@ -62,10 +61,10 @@ type ToolRun struct {
 	OK   bool   `json:"ok"`
 }
 
-// MaxToolRecord bounds a move's tool record. A move that makes more calls stops
+// maxToolRecord bounds a move's tool record. A move that makes more calls stops
 // recording: its record is no longer whole, and the tool atoms of the rest of the move are
 // not applicable (they never fire on a record that lost calls).
-const MaxToolRecord = 1024
+const maxToolRecord = 1024
 
 // contextAtomNames lists the context atoms' wire names, for errors.
 const contextAtomNames = "input_contains_regex, input_not_contains_regex, tool_called, tool_succeeded, tool_failed, edited_unchecked"
@@ -267,7 +266,7 @@ func (m *Move) Input() (string, bool) {
 }
 
 // ToolRecord returns the move's tool record so far, in order, and whether it is whole
-// (false once the move made more than MaxToolRecord calls). It lives in the move only and
+// (false once the move made more than 1024 calls). It lives in the move only and
 // is never stored.
 func (m *Move) ToolRecord() (runs []ToolRun, whole bool) {
 	m.mu.Lock()
@@ -285,48 +284,15 @@ func (m *Move) ToolError(tool string) {
 	}
 }
 
-// recordToolLocked appends a call to the tool record, up to MaxToolRecord. Caller holds m.mu.
+// recordToolLocked appends a call to the tool record, up to maxToolRecord. Caller holds m.mu.
 func (m *Move) recordToolLocked(tool string, ok bool) {
 	if !m.facts.HasTools {
 		return // cut at its bound: no longer whole
 	}
-	if len(m.facts.Tools) == MaxToolRecord {
+	if len(m.facts.Tools) == maxToolRecord {
 		m.facts.HasTools = false
 		m.facts.Tools = nil
 		return
 	}
 	m.facts.Tools = append(m.facts.Tools, ToolRun{Tool: tool, OK: ok})
-}
-
-type toolCallKey struct{}
-
-// toolCallMark is one tool call's failure mark.
-type toolCallMark struct{ failed atomic.Bool }
-
-// WithToolCall returns a context for one tool call, on which MarkToolFailed works. The
-// middleware's tool wrapper makes one for every call inside a move; a host with its own
-// loop makes one per call and passes it to the tool and then to Move.ToolReminders.
-func WithToolCall(ctx context.Context) context.Context {
-	return context.WithValue(ctx, toolCallKey{}, &toolCallMark{})
-}
-
-// MarkToolFailed marks the tool call ctx belongs to as failed: the one way a host says
-// that an output returned without a Go error is a failure (a compiler's errors, an HTTP
-// 500 as text). Call it in the tool's Call, with the context Call got, before returning;
-// the output still goes to the model as it is, and the move's record says the call
-// failed (tool_failed holds, tool_succeeded does not). Outside a call made through
-// WithToolCall (the middleware's tool wrapper, inside a move) it does nothing and
-// reports false. A call that returns a Go error fails without a mark.
-func MarkToolFailed(ctx context.Context) bool {
-	mark, ok := ctx.Value(toolCallKey{}).(*toolCallMark)
-	if ok {
-		mark.failed.Store(true)
-	}
-	return ok
-}
-
-// toolFailed reports whether the call ctx belongs to was marked failed.
-func toolFailed(ctx context.Context) bool {
-	mark, ok := ctx.Value(toolCallKey{}).(*toolCallMark)
-	return ok && mark.failed.Load()
 }

@@ -140,14 +140,14 @@ func TestContextInput(t *testing.T) {
 	}
 }
 
-// The record is bounded: past MaxToolRecord calls it is no longer whole, and tool atoms
+// The record is bounded: past maxToolRecord calls it is no longer whole, and tool atoms
 // stop firing rather than judge a record that lost calls.
 func TestContextRecordBound(t *testing.T) {
 	t.Parallel()
 	p := AllOf(Contains("Done"), Not(ToolSucceeded("run_tests")))
 	fx := newFixture(t, []Rule{treeTextRule(p)}, nil)
 	ctx, m := fx.eng.BeginMove(context.Background(), "c")
-	for range MaxToolRecord {
+	for range maxToolRecord {
 		m.ToolReminders(ctx, "read_file", "{}")
 	}
 	if _, whole := m.ToolRecord(); !whole {

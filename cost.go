@@ -55,7 +55,7 @@ const (
 	// search of BenchmarkWorstRules builds for it, rounded up: a DFA step, the windows and
 	// the automaton's share.
 	costDFANs = 8.0
-	// costFieldNs is what walking a field path costs per byte of arguments (fieldwalk.go:
+	// costFieldNs is what walking a field path costs per byte of arguments (field.go:
 	// the JSON is checked once and walked without being decoded; BenchmarkFieldWalk).
 	costFieldNs = 30.0
 	// exploreStates bounds the states validation builds of one pattern's DFA (below

@@ -78,10 +78,10 @@ func checkChars(field, s string, most int) error {
 	return nil
 }
 
-// FirstSentence returns the first sentence of text (up to and including the first '.',
+// firstSentence returns the first sentence of text (up to and including the first '.',
 // '!' or '?' followed by a space or the end, or the first line), cut to MaxHintChars
 // characters with "…": what a manifest block says of a rule without a Hint.
-func FirstSentence(text string) string {
+func firstSentence(text string) string {
 	text = strings.TrimSpace(text)
 	end := len(text)
 	for i, r := range text {
@@ -114,9 +114,9 @@ type deliveryPlan struct {
 
 func planDelivery(r *Rule) deliveryPlan {
 	p := deliveryPlan{chars: utf8.RuneCountInString(r.Text), full: r.Delivery == DeliveryFull, hint: r.Hint}
-	p.rank = slices.Index(Severities, r.Severity) + 1 // "" is -1+1: none
+	p.rank = slices.Index(severities, r.Severity) + 1 // "" is -1+1: none
 	if p.hint == "" {
-		p.hint = FirstSentence(r.Text)
+		p.hint = firstSentence(r.Text)
 	}
 	return p
 }
@@ -164,7 +164,7 @@ func (m *Move) deliverLocked(out []Reminder, due []*compiledRule, firings []Firi
 	if len(pending) == 0 {
 		// The usual call: due is in name order, so four passes by severity lay it in the
 		// fixed order, stable, with no comparison of names.
-		for rank := len(Severities); rank >= 0; rank-- {
+		for rank := len(severities); rank >= 0; rank-- {
 			for i, p := range plans {
 				if p.rank == rank {
 					idx = append(idx, i)

@@ -89,7 +89,7 @@ func TestReminderBudget(t *testing.T) {
 			}
 			// The call as recorded splices the same blocks in every later tour.
 			calls, _ := m.ToolCalls()
-			if len(calls) != 1 || Splice("out", calls[0].Reminders, SpliceOptions{}) != Splice("out", got, SpliceOptions{}) {
+			if len(calls) != 1 || spliceWith("out", calls[0].Reminders, spliceOptions{}) != spliceWith("out", got, spliceOptions{}) {
 				t.Fatalf("recorded call %+v differs from the reminders returned", calls)
 			}
 		})
@@ -104,7 +104,7 @@ func TestManifestBlock(t *testing.T) {
 	}, &Config{ReminderBudget: 300})
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
 	got := m.ToolReminders(ctx, "shell", "{}")
-	spliced := Splice("out", got, SpliceOptions{})
+	spliced := spliceWith("out", got, spliceOptions{})
 	want := `<system-reminder rule="alpha">` + longRule("alpha", 300).Text + "</system-reminder>\n" +
 		`<system-reminder rule="bravo" delivery="manifest">Use &lt;diff&gt; &amp; friends. (read it with stream_rule_read)</system-reminder>` + "\nout"
 	if spliced != want {
@@ -284,8 +284,8 @@ func TestFirstSentence(t *testing.T) {
 		{"Хвост ↩ #id обязателен. Всегда.", "Хвост ↩ #id обязателен."},
 		{long, string([]rune(strings.TrimSpace(long))[:MaxHintChars-1]) + "…"},
 	} {
-		if got := FirstSentence(tt.in); got != tt.want {
-			t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := firstSentence(tt.in); got != tt.want {
+			t.Errorf("firstSentence(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -295,7 +295,7 @@ func FuzzFirstSentence(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := FirstSentence(s)
+		got := firstSentence(s)
 		if n := utf8.RuneCountInString(got); n > MaxHintChars {
 			t.Fatalf("%d characters", n)
 		}

@@ -8,7 +8,7 @@
 //     … [Move.End]).
 //   - tour: one model call inside a move; a move has one or more tours.
 //   - environment: names the host's code says hold now (telegram, client_ops, master,
-//     trusted, picture, its own); a rule's when must all hold.
+//     picture, its own); a rule's when must all hold.
 //   - soft: a "tool:<name>" rule: a <system-reminder> prepended to that tool call's result,
 //     model-only.
 //   - hard: a "text" rule: the finished answer is discarded unseen and the tour replayed
@@ -50,13 +50,47 @@
 // [Move.EarlyScanner] to stop the provider at the first certain miss. The rulesdb package
 // is the PostgreSQL / SQLite store.
 //
+// # Running your own agent loop
+//
+// A host that does not use LangChainGo's executor drives a move itself. Per move:
+// [Engine.BeginMove] with the chat and the environments that hold, and [Move.SetInput]
+// with the user's message (for the context atoms). Per tour (model call):
+// [Move.BeginTour]; if [Move.Armed], hold what the model streams, giving the chunks to a
+// [Move.HeldScanner] ([Scanner.Scan] cuts the answer at the first certain miss of an early
+// rule, [Scanner.Release] says how much of it may go to the client now); then judge the
+// whole response with [Move.CheckResponse] (its text and the tool calls it declares), or
+// [Move.CheckShownResponse] when part of it was shown, or [Move.CheckAnswer] for text
+// alone. A [Verdict] with Discard set means: show nothing of it, run none of its calls,
+// and replay the tour with Verdict.Interrupt added as a human message; Fixed, when set, is
+// the text to show instead. Per tool call: run it on a context from [WithToolCall] unless
+// [Move.GateCall] refuses it (its reminders are then the call's result), mark a failure
+// with [MarkToolFailed] or [Move.ToolError], and lay the reminders of
+// [Move.ToolReminders] on the result with [Splice] in the prompt copy only. At the end,
+// [Move.End] once, with the run's error. The middleware package is this loop, written
+// once for LangChainGo; its model and tool wrappers are the reference.
+//
+// # Implementing a Store
+//
+// A [Store] has three methods: LoadRules (the rules; disabled and broken rows may be among
+// them: the engine validates and skips), LoadChat (a chat's move counter and each rule's
+// last-fired move, for the repeat policies) and SaveMove (one finished move in one write).
+// [MemoryStore] is the reference, small enough to read whole; package rulesdb is the
+// PostgreSQL and SQLite one. The rest is optional, found by type assertion: [ChangeNotifier]
+// makes every engine on the store reload on an edit, [Claimer] makes repeat-limited rules
+// fire once across concurrent moves of a chat, [MoveQueuer] lets End hand the record over
+// without waiting for the write, [RuleEditor] backs the rule tools of package ruletools, and
+// [FiringCounter] and [StatsCounter] back [Engine.Stats]. Every method may be called from
+// many goroutines at once, and LoadChat and SaveMove must return when their context is
+// done (the engine bounds them with Config.StoreTimeout).
+//
 // # Predicates, field paths and fixes
 //
 // A rule's condition is a regex, or a [Predicate] tree (contains_regex, not_contains_regex,
 // starts_with_regex, ends_with_regex, max_words, min_words, max_chars, combined with
 // all_of, any_of and not_); AppliesWhen scopes it. Every regex of every tree of a group
 // goes into the group's one matcher, so trees cost one prefilter pass like plain rules.
-// A tool rule's Field (edits.new_string) judges each value the path names ([FieldValues]).
+// A tool rule's Field (edits.new_string) judges each value the path names
+// (see Rule.Field).
 //
 // A text rule's [Fix] repairs a missed answer in place: the verdict carries the repaired
 // text in Verdict.Fixed, the firing has outcome fixed and a line [Diff]; no retry, no model

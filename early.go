@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // Early interrupt: while an answer's speech is held, its streamed text is scanned as it
@@ -34,16 +35,16 @@ import (
 // feeds it the new bytes only, so each byte of the answer is read once per DFA, by one
 // table step. A match the DFA reports has seen the character after it, so it is certain
 // for every answer that starts with the text so far. The bytes are fed in batches of
-// EarlyBatchBytes (or at the end of a chunk past it), which keeps the per-chunk cost at a
+// earlyBatchBytes (or at the end of a chunk past it), which keeps the per-chunk cost at a
 // length comparison. A DFA that gives up on a stream (it would build a new state every
 // few bytes) stops scanning that stream: those rules are then judged at the end, as
 // without early interrupt.
 
-// EarlyBatchBytes is how many bytes the scanner lets arrive before it feeds them to its
+// earlyBatchBytes is how many bytes the scanner lets arrive before it feeds them to its
 // automata: a miss is cut at most that many bytes (plus a chunk) after it ends. celeste
-// scans every 256 bytes; a DFA step costs about a nanosecond a byte, so feeding often
+// (the agent whose rules package this rule model follows) scans every 256 bytes; a DFA step costs about a nanosecond a byte, so feeding often
 // costs little more than feeding rarely.
-const EarlyBatchBytes = 64
+const earlyBatchBytes = 64
 
 // earlyPlan is how a text rule is judged on a prefix of the answer: its compiled program,
 // run in its group's DFA, and alone where that DFA gives up on an answer.
@@ -96,7 +97,7 @@ func planEarly(r *Rule) *earlyPlan {
 		// leaving them to the end is always right).
 		return nil
 	}
-	return &earlyPlan{prog: prog, runes: runeInsts(prog), asserts: hasAssertion(tree)}
+	return &earlyPlan{prog: prog, runes: rxprog.RuneInsts(prog), asserts: rxprog.HasAssertion(tree)}
 }
 
 // earlyGroupInsts bounds the instructions of the programs one early DFA holds: a DFA
@@ -214,7 +215,7 @@ type Scanner struct {
 func (m *Move) EarlyScanner() *Scanner { return m.newScanner(false) }
 
 // HeldScanner is EarlyScanner that also follows the answer's release point (see
-// Scanner.Release and release.go): use it where held speech may be let go as it becomes
+// Scanner.Release): use it where held speech may be let go as it becomes
 // final. It returns nil when the move has ended. The move's input and tool record are
 // read here, once (the rules' context atoms are constants of the tour): set the input
 // before the tour's model call, as the middleware does.
@@ -268,7 +269,7 @@ func (m *Move) newScanner(release bool) *Scanner {
 }
 
 // Scan looks at text, the answer's text streamed so far; each call's text extends the
-// previous one. It feeds the new bytes to the early DFAs once EarlyBatchBytes have
+// previous one. It feeds the new bytes to the early DFAs once 64 of them have
 // arrived. At the first certain miss it records the firings exactly as CheckAnswer does
 // when it discards (one retry spent, the rules silent for the rest of the move), marked
 // Early with the length of text as CutAtBytes, and returns the verdict with Discard set:
@@ -276,7 +277,7 @@ func (m *Move) newScanner(release bool) *Scanner {
 // interrupt. Once it has returned a verdict, or found that the move can no longer
 // discard, it returns false.
 func (s *Scanner) Scan(ctx context.Context, text []byte) (Verdict, bool) {
-	if s == nil || s.stopped || len(text)-s.fed < EarlyBatchBytes {
+	if s == nil || s.stopped || len(text)-s.fed < earlyBatchBytes {
 		return Verdict{}, false
 	}
 	return s.scan(ctx, text)
@@ -381,10 +382,21 @@ func (s *Scanner) feedAlone(cs []aloneCursor, p []byte) {
 // earlyMiss records the early misses of rules and returns the discarding verdict, or
 // false when the move can no longer discard (ended, no retry left, rules no longer armed).
 func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) (Verdict, bool) {
-	m.mu.Lock()
-	if m.ended || !m.retryLeft() {
-		m.mu.Unlock()
+	v, fired := m.earlyMissed(rules, cutAt)
+	if fired == nil {
 		return Verdict{}, false
+	}
+	m.announce(ctx, fired) // the host's code: after the unlock
+	return v, true
+}
+
+// earlyMissed decides earlyMiss's verdict with m.mu held and returns it with the firings
+// to announce; nil firings: the move cannot discard.
+func (m *Move) earlyMissed(rules []*compiledRule, cutAt int) (Verdict, []Firing) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended || !m.retryLeft() {
+		return Verdict{}, nil
 	}
 	var missed []*compiledRule
 	for _, r := range rules {
@@ -394,8 +406,7 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 	}
 	missed = m.claimAllLocked(missed) // repeat-limited: claimed first, all at once (claim.go)
 	if len(missed) == 0 {
-		m.mu.Unlock()
-		return Verdict{}, false
+		return Verdict{}, nil
 	}
 	// Found in text order; judged, like CheckAnswer's misses, in rule-name order (the
 	// order of ruleSet.text).
@@ -414,8 +425,6 @@ func (m *Move) earlyMiss(ctx context.Context, rules []*compiledRule, cutAt int) 
 		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true, Early: true, CutAtBytes: cutAt,
 			Delivery: DeliveryFull})) // an interrupt is never cut (delivery.go)
 	}
-	m.mu.Unlock()
-	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
-	return v, true
+	return v, fired
 }

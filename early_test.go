@@ -73,7 +73,7 @@ func TestScannerCutsEarly(t *testing.T) {
 	if !v.Discard || len(v.Rules) != 1 || v.Rules[0] != "img" {
 		t.Fatalf("verdict %+v", v)
 	}
-	if cut < at || cut > at+EarlyBatchBytes+5 { // within a batch (and a chunk) of the miss
+	if cut < at || cut > at+earlyBatchBytes+5 { // within a batch (and a chunk) of the miss
 		t.Errorf("cut at %d, the miss ends at %d", cut, at)
 	}
 	if !strings.Contains(v.Interrupt, `rule="img"`) {
@@ -83,7 +83,7 @@ func TestScannerCutsEarly(t *testing.T) {
 	if len(f) != 1 || !f[0].Early || f[0].CutAtBytes != cut || !f[0].Retry {
 		t.Errorf("firings %+v", f)
 	}
-	if m.TextArmed() || m.EarlyScanner() != nil {
+	if m.textArmed() || m.EarlyScanner() != nil {
 		t.Error("the retry was not spent")
 	}
 	if lines := fx.log.Lines("stream rule fired on the answer", "early=true"); len(lines) != 1 {
@@ -135,7 +135,7 @@ func TestScannerCutsWithinABatch(t *testing.T) {
 	text := head + strings.Repeat("more words ", 100)
 	s := m.EarlyScanner()
 	v, cut := scanIn(t, s, text, 7)
-	if !v.Discard || cut < len(head) || cut > len(head)+EarlyBatchBytes+7 {
+	if !v.Discard || cut < len(head) || cut > len(head)+earlyBatchBytes+7 {
 		t.Fatalf("verdict %+v cut at %d, want a cut within a batch of the miss (%d)", v, cut, len(head))
 	}
 	if s.cursors[0].Read() != cut {
@@ -317,7 +317,7 @@ func TestScannerGroupGivesUpRulesGoOn(t *testing.T) {
 	if cut < 0 || !slices.Equal(v.Rules, []string{"b_bang"}) || !v.Discard {
 		t.Fatalf("cut at %d by %+v; want b_bang to cut", cut, v)
 	}
-	if cut < at || cut > at+4+2*EarlyBatchBytes {
+	if cut < at || cut > at+4+2*earlyBatchBytes {
 		t.Fatalf("cut at %d; the miss ends at %d", cut, at+3)
 	}
 }

@@ -45,7 +45,7 @@ func TestEarlyTree(t *testing.T) {
 			break
 		}
 	}
-	if at := strings.Index(text, "SECRET") + len("SECRET"); cut < at || cut > at+EarlyBatchBytes+8 {
+	if at := strings.Index(text, "SECRET") + len("SECRET"); cut < at || cut > at+earlyBatchBytes+8 {
 		t.Fatalf("cut at byte %d of %d; the miss ends at %d", cut, len(text), at)
 	}
 

@@ -22,7 +22,7 @@ func TestDisabledRuleNotLoaded(t *testing.T) {
 	if got := reminderNames(m.ToolReminders(ctx, "shell", "{}")); !slices.Equal(got, []string{"on"}) {
 		t.Fatalf("reminders %v, want only the enabled rule", got)
 	}
-	if m.TextArmed() {
+	if m.textArmed() {
 		t.Fatal("a disabled text rule arms the move")
 	}
 	if v := m.CheckAnswer(ctx, "anything"); v.Discard || len(v.Rules) != 0 {

@@ -13,7 +13,7 @@ func TestNewErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	many := make([]string, 60)
+	many := make([]string, maxEnvironments-len(BuiltinEnvironments)+1) // one past the bound
 	for i := range many {
 		many[i] = fmt.Sprintf("env_%d", i)
 	}
@@ -40,8 +40,8 @@ func TestNewErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if eng.SpliceOptions() != (SpliceOptions{}) || eng.maxRetries != 1 {
-		t.Fatalf("defaults: %+v, retries %d", eng.SpliceOptions(), eng.maxRetries)
+	if eng.splice != (spliceOptions{}) || eng.maxRetries != 1 {
+		t.Fatalf("defaults: %+v, retries %d", eng.splice, eng.maxRetries)
 	}
 }
 

@@ -156,7 +156,7 @@ func TestSeveralRemindersSortedByName(t *testing.T) {
 		t.Fatalf("reminders %v, want %v", names, want)
 	}
 	// The splice stacks them in that order.
-	spliced := Splice("out", got, f.eng.SpliceOptions())
+	spliced := spliceWith("out", got, f.eng.splice)
 	var wantSplice strings.Builder
 	for _, r := range got {
 		wantSplice.WriteString(r.Block() + "\n")

@@ -38,7 +38,7 @@ func (m *Move) RemoveEnvironment(names ...string) {
 }
 
 // BeginTour starts a tour (one model call): the environment set since the last tour
-// takes effect, and arming (TextArmed), `when` and the verdicts (CheckAnswer, tool
+// takes effect, and arming (Armed), `when` and the verdicts (CheckAnswer, tool
 // reminders) follow it until the next BeginTour. The middleware's model wrapper calls
 // it before every model call it judges; a host running its own agent loop calls it
 // before each model call. A move whose environment never changes needs no call.

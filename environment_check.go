@@ -33,7 +33,7 @@ func (e *EnvironmentError) Is(target error) bool { return target == ErrUnknownEn
 // CheckEnvironments returns nil when the engine knows every name, else an
 // *EnvironmentError naming the unknown ones and the known ones:
 //
-//	streamrules: unknown environment "client-ops" (known: telegram, client_ops, master, trusted, picture)
+//	streamrules: unknown environment "client-ops" (known: telegram, client_ops, master, picture)
 //
 // It scans the engine's few names once per name and allocates only on an error.
 func (e *Engine) CheckEnvironments(names ...string) error {

@@ -19,7 +19,7 @@ func TestRemoveUnsetEnvironment(t *testing.T) {
 		if got := m.Environments(); !slices.Equal(got, []string{EnvTelegram}) {
 			t.Fatalf("after removing an unset environment: %v, want [%s]", got, EnvTelegram)
 		}
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("a picture rule armed without a picture")
 		}
 		if v := m.CheckAnswer(ctx, "I can't see it"); v.Discard {

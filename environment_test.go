@@ -14,18 +14,18 @@ func TestEnvironmentChangesAtTheNextTour(t *testing.T) {
 	r := with(textRule("pic", `can't see`), func(r *Rule) { r.When = []string{EnvPicture} })
 	fx := newFixture(t, []Rule{r}, nil)
 	ctx, m := fx.eng.BeginMove(context.Background(), "c", EnvTelegram)
-	if m.TextArmed() {
+	if m.textArmed() {
 		t.Fatal("armed without a picture")
 	}
 	m.AddEnvironment(EnvPicture, "no_such_env")
-	if m.TextArmed() || m.Has(EnvPicture) {
+	if m.textArmed() || m.Has(EnvPicture) {
 		t.Fatal("the change applied before the next tour")
 	}
 	if v := m.CheckAnswer(ctx, "I can't see it"); v.Discard {
 		t.Fatal("judged under the staged environment")
 	}
 	m.BeginTour()
-	if !m.Has(EnvPicture) || !m.TextArmed() {
+	if !m.Has(EnvPicture) || !m.textArmed() {
 		t.Fatal("the next tour does not see the picture")
 	}
 	if got := m.Environments(); !slices.Equal(got, []string{EnvTelegram, EnvPicture}) {
@@ -89,7 +89,7 @@ func TestEnvironmentConcurrent(t *testing.T) {
 					m.RemoveEnvironment(EnvPicture)
 				case 2:
 					m.BeginTour()
-					m.TextArmed()
+					m.textArmed()
 					m.CheckAnswer(ctx, "y")
 				default:
 					m.Has(EnvPicture)
@@ -101,7 +101,7 @@ func TestEnvironmentConcurrent(t *testing.T) {
 	wg.Wait()
 	m.SetEnvironment(EnvPicture)
 	m.BeginTour()
-	if !m.TextArmed() {
+	if !m.textArmed() {
 		t.Error("not armed after the last change")
 	}
 }

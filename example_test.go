@@ -42,7 +42,7 @@ func ExampleEngine() {
 
 	// Soft half: the shell call's result gets a reminder in the prompt copy.
 	reminders := move.ToolReminders(ctx, "shell", `{"cmd": "uname -a"}`)
-	fmt.Println(streamrules.Splice("Linux box 6.1.0", reminders, eng.SpliceOptions()))
+	fmt.Println(eng.Splice("Linux box 6.1.0", reminders))
 
 	// Hard half: an answer without the tail is discarded and replayed once.
 	verdict := move.CheckAnswer(ctx, "Done, the box runs Linux.")
@@ -90,11 +90,11 @@ func ExampleMove_CheckAnswer() {
 	defer eng.Close()
 	ctx, move := eng.BeginMove(ctx, "chat-7", streamrules.EnvTelegram)
 
-	fmt.Println("hold speech:", move.TextArmed())
+	fmt.Println("hold speech:", move.Armed())
 	v := move.CheckAnswer(ctx, "Here it is: ![cat](https://example.com/cat.png)")
 	fmt.Println("discard:", v.Discard)
 	fmt.Println(v.Interrupt)
-	fmt.Println("hold speech:", move.TextArmed())
+	fmt.Println("hold speech:", move.Armed())
 	_ = move.End(ctx, nil)
 	// Output:
 	// hold speech: true
@@ -121,9 +121,9 @@ func ExampleMove_ToolReminders() {
 	// The arguments are matched as compact JSON, whatever their spacing.
 	reminders := move.ToolReminders(ctx, "write_file", `{"path": "main.go", "overwrite": true}`)
 	// The prompt copy of the result: the service's empty-output marker goes, the block stays.
-	fmt.Printf("%q\n", streamrules.Splice("(no output)", reminders, eng.SpliceOptions()))
+	fmt.Printf("%q\n", eng.Splice("(no output)", reminders))
 	// What the client and the database see: the clean output.
-	fmt.Printf("%q\n", streamrules.StripBlocks(streamrules.Splice("wrote 12 bytes", reminders, eng.SpliceOptions())))
+	fmt.Printf("%q\n", streamrules.StripBlocks(eng.Splice("wrote 12 bytes", reminders)))
 	// The rule spoke once; it is silent for the rest of the move.
 	fmt.Println(len(move.ToolReminders(ctx, "write_file", `{"path":"b.go","overwrite":true}`)))
 
@@ -154,7 +154,7 @@ func ExampleRule_shadow() {
 	defer eng.Close()
 
 	ctx, move := eng.BeginMove(ctx, "chat-1")
-	fmt.Println("speech held:", move.TextArmed())
+	fmt.Println("speech held:", move.Armed())
 	verdict := move.CheckAnswer(ctx, "Sorry, the disk is full.")
 	fmt.Println("discard:", verdict.Discard)
 	if err := move.End(ctx, nil); err != nil {

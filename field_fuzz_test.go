@@ -15,8 +15,8 @@ func FuzzFieldValues(f *testing.F) {
 	f.Add("", `"\"x\""`)
 	f.Add("\xff", `{"a":[[["z"]]]}`)
 	f.Fuzz(func(t *testing.T, s string, input string) {
-		_ = FieldValues(input, "a.b")
-		_ = FieldValues(input, "a")
+		_ = fieldValues(input, "a.b")
+		_ = fieldValues(input, "a")
 		inner, _ := json.Marshal(map[string]any{"b": s})
 		args, err := json.Marshal(map[string]any{
 			"a":    []any{map[string]any{"b": s}, []any{map[string]any{"b": s}}, map[string]any{"c": s}},
@@ -32,16 +32,16 @@ func FuzzFieldValues(f *testing.F) {
 			t.Fatal(err)
 		}
 		kept := back.List[0].(string)
-		if got := FieldValues(string(args), "a.b"); !slices.Equal(got, []string{kept, kept}) {
+		if got := fieldValues(string(args), "a.b"); !slices.Equal(got, []string{kept, kept}) {
 			t.Fatalf("a.b of %s = %q", args, got)
 		}
-		if got := FieldValues(string(args), "list"); !slices.Equal(got, []string{kept, kept}) {
+		if got := fieldValues(string(args), "list"); !slices.Equal(got, []string{kept, kept}) {
 			t.Fatalf("list of %s = %q", args, got)
 		}
-		if got := FieldValues(string(args), "json.b"); !slices.Equal(got, []string{kept}) {
+		if got := fieldValues(string(args), "json.b"); !slices.Equal(got, []string{kept}) {
 			t.Fatalf("json.b of %s = %q", args, got)
 		}
-		if got := FieldValues(string(args), "a.missing"); got != nil {
+		if got := fieldValues(string(args), "a.missing"); got != nil {
 			t.Fatalf("a missing field gave %q", got)
 		}
 	})

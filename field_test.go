@@ -29,21 +29,21 @@ func TestFieldValues(t *testing.T) {
 		{"trailing data", `{"a":"x"} {"a":"y"}`, "a", nil},
 	}
 	for _, tt := range tests {
-		if got := FieldValues(tt.input, tt.field); !slices.Equal(got, tt.want) {
-			t.Errorf("%s: FieldValues(%s, %q) = %q, want %q", tt.name, tt.input, tt.field, got, tt.want)
+		if got := fieldValues(tt.input, tt.field); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: fieldValues(%s, %q) = %q, want %q", tt.name, tt.input, tt.field, got, tt.want)
 		}
 	}
 	var many []byte
 	many = append(many, `{"a":[`...)
-	for i := range MaxFieldValues + 10 {
+	for i := range maxFieldValues + 10 {
 		if i > 0 {
 			many = append(many, ',')
 		}
 		many = append(many, `"v"`...)
 	}
 	many = append(many, "]}"...)
-	if n := len(FieldValues(string(many), "a")); n != MaxFieldValues {
-		t.Errorf("%d values, want the cap %d", n, MaxFieldValues)
+	if n := len(fieldValues(string(many), "a")); n != maxFieldValues {
+		t.Errorf("%d values, want the cap %d", n, maxFieldValues)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // decodeWalk is the walk of a field path as it was before fieldwalk.go: the arguments
 // decoded whole, then walked. The reference the raw walk must agree with, but for one
 // thing: the decode took `{"a":0}}` for JSON (json.Decoder.More is false before a
-// closing bracket), and the walk, as the doc of FieldValues says, takes no value from
+// closing bracket), and the walk, as the doc of fieldValues says, takes no value from
 // what is not JSON (the fuzz corpus keeps the case).
 func decodeWalk(input string, path []string) []string {
 	root, ok := strictDecode(input)
@@ -23,7 +23,7 @@ func decodeWalk(input string, path []string) []string {
 }
 
 func walkField(v any, path []string, out *[]string) {
-	if len(*out) >= MaxFieldValues {
+	if len(*out) >= maxFieldValues {
 		return
 	}
 	switch x := v.(type) {
@@ -106,14 +106,14 @@ func TestFieldWalkMatchesDecode(t *testing.T) {
 	t.Parallel()
 	for _, c := range fieldWalkCases {
 		path := strings.Split(c.path, ".")
-		if got, want := FieldValues(c.input, c.path), decodeWalk(c.input, path); !slices.Equal(got, want) {
-			t.Errorf("FieldValues(%q, %q) = %q, decoding gives %q", c.input, c.path, got, want)
+		if got, want := fieldValues(c.input, c.path), decodeWalk(c.input, path); !slices.Equal(got, want) {
+			t.Errorf("fieldValues(%q, %q) = %q, decoding gives %q", c.input, c.path, got, want)
 		}
 	}
 	// The cap on values.
-	many := `{"a":[` + strings.Repeat(`"x",`, 2*MaxFieldValues) + `"y"]}`
-	if got := FieldValues(many, "a"); len(got) != MaxFieldValues {
-		t.Errorf("%d values, want %d", len(got), MaxFieldValues)
+	many := `{"a":[` + strings.Repeat(`"x",`, 2*maxFieldValues) + `"y"]}`
+	if got := fieldValues(many, "a"); len(got) != maxFieldValues {
+		t.Errorf("%d values, want %d", len(got), maxFieldValues)
 	}
 }
 
@@ -127,8 +127,8 @@ func FuzzFieldWalk(f *testing.F) {
 			return
 		}
 		segs := strings.Split(path, ".")
-		if got, want := FieldValues(input, path), decodeWalk(input, segs); !slices.Equal(got, want) {
-			t.Fatalf("FieldValues(%q, %q) = %q, decoding gives %q", input, path, got, want)
+		if got, want := fieldValues(input, path), decodeWalk(input, segs); !slices.Equal(got, want) {
+			t.Fatalf("fieldValues(%q, %q) = %q, decoding gives %q", input, path, got, want)
 		}
 	})
 }

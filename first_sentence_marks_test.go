@@ -1,9 +1,7 @@
-package streamrules_test
+package streamrules
 
 import (
 	"testing"
-
-	"github.com/streamrules/streamrules"
 )
 
 // TestFirstSentenceEveryMark: each sentence mark ends the first sentence when a space or
@@ -18,8 +16,8 @@ func TestFirstSentenceEveryMark(t *testing.T) {
 		{"止まれ。次へ", "止まれ。次へ"},
 		{"a.b! c", "a.b!"},
 	} {
-		if got := streamrules.FirstSentence(tt.in); got != tt.want {
-			t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := firstSentence(tt.in); got != tt.want {
+			t.Errorf("firstSentence(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 //     group ($1, ${name}) and the pattern has no assertion and matches more than that
 //     group, the leftmost match is replaced again and again until none is left (each
 //     time the text gets shorter): the repaired text never matches the pattern, and the
-//     repair can stream (release.go). ![a](![b](c)) becomes c, not ![b](c).
+//     repair can stream while it is held. ![a](![b](c)) becomes c, not ![b](c).
 //
 // The text and the replacement may use the move's variables as {{name}} (see Move.SetVar):
 // a telegram tail is append_if_missing "\n\n↩ #{{message_id}}". A fix whose variable the

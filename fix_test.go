@@ -247,14 +247,14 @@ func TestFixAfterCeiling(t *testing.T) {
 	if v := m.CheckAnswer(ctx, "lorem\n↩ #9"); !v.Discard {
 		t.Fatalf("first miss: %+v", v)
 	}
-	if !m.TextArmed() {
+	if !m.textArmed() {
 		t.Fatal("retry spent but a rule with a fix is armed: speech must be held")
 	}
 	v := m.CheckAnswer(ctx, "ok")
 	if v.Discard || v.Fixed != "ok\n\n↩ #9" {
 		t.Errorf("after the ceiling: %+v", v)
 	}
-	if m.TextArmed() {
+	if m.textArmed() {
 		t.Error("the fixed rule fired: nothing is armed with a fix or a retry")
 	}
 

@@ -37,8 +37,8 @@ import (
 // "refused". A gate in shadow records a would-fire when the call reaches the tool wrapper
 // and lets it run.
 
-// RefusalLead opens the reminder a refused call's result carries in the prompt copy.
-const RefusalLead = "This call was refused and did not run. "
+// refusalLead opens the reminder a refused call's result carries in the prompt copy.
+const refusalLead = "This call was refused and did not run. "
 
 // DeclaredCall is a tool call a model response declares, before anything runs it: the
 // tool's name as the model wrote it and its input as the agent will pass it.
@@ -92,13 +92,13 @@ func (m *Move) gatePreclaimLocked(hits []gateHit) {
 	}
 }
 
-// GateArmed reports whether a declared call could make the model wrapper discard a
+// gatesArmed reports whether a declared call could make the model wrapper discard a
 // response now: the move has a retry left and a live gate is armed. Then the response's
 // agent events and its tool-call chunks are held until the verdict; its text is not (it
 // streams as the text rules' release lets it, and a gate that matches after some of it
 // was shown refuses the call instead of discarding). A rule set without gates answers at
 // the cost of a length check.
-func (m *Move) GateArmed() bool {
+func (m *Move) gatesArmed() bool {
 	if len(m.set.gates) == 0 {
 		return false
 	}
@@ -107,7 +107,7 @@ func (m *Move) GateArmed() bool {
 	return m.anyGateArmedLocked()
 }
 
-// anyGateArmedLocked is GateArmed with m.mu held.
+// anyGateArmedLocked is gatesArmed with m.mu held.
 func (m *Move) anyGateArmedLocked() bool {
 	if m.ended || !m.retryLeft() {
 		return false
@@ -166,7 +166,7 @@ func (s *ruleSet) gateHits(c DeclaredCall, out []gateHit) []gateHit {
 }
 
 // CheckResponse judges a whole model response: its text as CheckAnswer does, and the tool
-// calls it declares against the gates (see the top of gate.go). With a retry left, a call
+// calls it declares against the gates (tool rules in mode interrupt: see DeclaredCall). With a retry left, a call
 // a live gate matches discards the response; the interrupt holds a block per gate, after
 // the text rules' blocks when the text missed too, and the response costs one retry in
 // all. After the ceiling the verdict leaves the calls alone: Move.GateCall refuses them.
@@ -194,50 +194,79 @@ func (m *Move) checkResponse(ctx context.Context, text string, calls []DeclaredC
 	for _, c := range calls {
 		hits = m.set.gateHits(c, hits)
 	}
-	m.mu.Lock()
-	if m.ended {
-		m.mu.Unlock()
+	// m.mu is taken three times, each decision inside one locked closure: the gates that
+	// match (liveGates), the text verdict (CheckAnswer, which announces its firings
+	// unlocked, as the host's hooks must not run under m.mu), then what the gates do with
+	// it (gateVerdict). What may change in between is harmless: End makes the later steps
+	// return what they have (each checks m.ended); gateVerdict reads the retry ceiling
+	// again; a gate's `when` reads the tour's environment, which changes only at the next
+	// BeginTour; and a repeat-limited gate fires only on a claim gateVerdict makes or
+	// finds held, so a claim lost in between disarms it there.
+	live, ok := m.liveGates(hits, shown)
+	if !ok {
 		return Verdict{}
 	}
-	m.judgeGateReplayLocked(hits, !shown)
-	var live []gateHit
-	for _, h := range hits {
-		if !h.rule.shadow && m.gateArmed(h.rule) && !slices.ContainsFunc(live, func(l gateHit) bool { return l.rule == h.rule }) {
-			live = append(live, h)
-		}
-	}
-	m.mu.Unlock()
 	v := m.CheckAnswer(ctx, text)
 	if len(live) == 0 {
 		return v
 	}
 	slices.SortFunc(live, func(a, b gateHit) int { return strings.Compare(a.rule.Name, b.rule.Name) })
+	fired, discarded := m.gateVerdict(&v, live, shown)
+	if fired != nil {
+		m.announce(ctx, fired)
+	}
+	if discarded {
+		m.eng.gateDiscarded() // after the unlock: the hook is the host's code
+	}
+	return v
+}
+
+// liveGates judges the gate discards whose replay hits are the calls of and returns the
+// armed live gates of hits, each once; false: the move has ended.
+func (m *Move) liveGates(hits []gateHit, shown bool) (live []gateHit, ok bool) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.ended {
-		m.mu.Unlock()
-		return v
+		return nil, false
+	}
+	m.judgeGateReplayLocked(hits, !shown)
+	for _, h := range hits {
+		if !h.rule.shadow && m.gateArmed(h.rule) && !slices.ContainsFunc(live, func(l gateHit) bool { return l.rule == h.rule }) {
+			live = append(live, h)
+		}
+	}
+	return live, true
+}
+
+// gateVerdict lets the live gates act on the text verdict v: it names them refused
+// (shown, or after the ceiling), or discards the response with their blocks in the
+// interrupt. It returns the firings to announce and whether the gates made the discard
+// (the text verdict did not), both for after the unlock.
+func (m *Move) gateVerdict(v *Verdict, live []gateHit, shown bool) (fired []Firing, discarded bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return nil, false
 	}
 	if !v.Discard && (shown || !m.retryLeft()) {
-		m.mu.Unlock()
 		// Shown, or after the ceiling: the text stands and the tool wrapper refuses the calls.
 		for _, h := range live {
 			v.Refused = append(v.Refused, h.rule.Name)
 		}
-		return v
+		return nil, false
 	}
 	// Repeat-limited gates fire only if their claim holds (claim.go).
 	m.gatePreclaimLocked(live)
 	live = slices.DeleteFunc(live, func(h gateHit) bool { return !m.gateClaimLocked(h.rule) })
 	if len(live) == 0 {
-		m.mu.Unlock()
-		return v
+		return nil, false
 	}
 	if !v.Discard {
 		m.retries++
 		v.Discard, v.Fixed = true, "" // a discarded answer is never repaired
-		defer m.eng.gateDiscarded()   // after the unlock: the hook is the host's code
+		discarded = true
 	}
-	fired := make([]Firing, 0, len(live))
+	fired = make([]Firing, 0, len(live))
 	blocks := make([]string, 0, len(live)+1)
 	if v.Interrupt != "" {
 		blocks = append(blocks, v.Interrupt)
@@ -247,12 +276,10 @@ func (m *Move) checkResponse(ctx context.Context, text string, calls []DeclaredC
 		v.Rules = append(v.Rules, h.rule.Name)
 		fired = append(fired, m.record(Firing{Rule: h.rule.Name, Mode: ModeInterrupt, Tool: h.tool, Retry: true, Delivery: DeliveryFull})) // its block is in the interrupt, whole
 	}
-	m.mu.Unlock()
-	m.announce(ctx, fired)
 	v.Interrupt = strings.Join(blocks, "\n")
 	slices.Sort(v.Rules)
 	v.Rules = slices.Compact(v.Rules)
-	return v
+	return fired, discarded
 }
 
 // text is the gate's block text for this hit: the rule's text, after UnreadableLead when
@@ -293,8 +320,8 @@ func (m *Move) judgeGateReplayLocked(hits []gateHit, canDiscard bool) {
 
 // GateCall is asked by the tool wrapper before a call runs. When a live, armed gate of the
 // tool matches the call, the call must not run: GateCall records it as the move's next
-// tool call with the gates' refusal reminders (RefusalLead and the rule's text; pending
-// text reminders ride along) and returns them; the prompt copy of the call's result is
+// tool call with the gates' refusal reminders (a lead saying the call was refused and did
+// not run, then the rule's text; pending text reminders ride along) and returns them; the prompt copy of the call's result is
 // then those blocks. Otherwise it returns nil and the call runs (then ToolReminders). A
 // gate in shadow records a would-fire and lets the call run. A tool without gates costs
 // a map lookup. After End it returns nil.
@@ -306,13 +333,21 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 	if len(hits) == 0 {
 		return nil
 	}
-	m.mu.Lock()
-	if m.ended {
-		m.mu.Unlock()
-		return nil
+	out, fired := m.refuseCall(hits, tool, input)
+	if fired != nil {
+		m.announce(ctx, fired)
 	}
-	var out []Reminder
-	var fired []Firing
+	return out
+}
+
+// refuseCall decides GateCall's refusal with m.mu held and returns the reminders and the
+// firings to announce after the unlock.
+func (m *Move) refuseCall(hits []gateHit, tool, input string) (out []Reminder, fired []Firing) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return nil, nil
+	}
 	m.gatePreclaimLocked(hits)
 	for _, h := range hits {
 		r := h.rule
@@ -329,7 +364,7 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 		if !m.gateArmed(r) || !m.gateClaimLocked(r) {
 			continue
 		}
-		out = append(out, Reminder{Rule: r.Name, Text: RefusalLead + h.text()})
+		out = append(out, Reminder{Rule: r.Name, Text: refusalLead + h.text()})
 		if m.claimed[r.Name] > 0 {
 			m.claimed[r.Name]-- // its discard's outcome already says refused
 			continue
@@ -347,7 +382,5 @@ func (m *Move) GateCall(ctx context.Context, tool, input string) []Reminder {
 		m.calls = append(m.calls, ToolCall{Index: m.ncalls, Tool: tool, Input: input, Reminders: out})
 		m.ncalls++
 	}
-	m.mu.Unlock()
-	m.announce(ctx, fired)
-	return out
+	return out, fired
 }

@@ -63,7 +63,7 @@ func TestGateClaimOverlappingMoves(t *testing.T) {
 					}
 				}
 				mctx, m := eng.BeginMove(ctx, chat)
-				if m.GateArmed() || gated(mctx, m) {
+				if m.Armed() || gated(mctx, m) {
 					t.Fatalf("trial %d: the once gate acted in a later move", trial)
 				}
 				_ = m.End(mctx, nil)

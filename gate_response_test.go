@@ -56,8 +56,8 @@ func TestGateAfterEnd(t *testing.T) {
 	if v := m.CheckResponse(ctx, "Deploying.", []streamrules.DeclaredCall{{Tool: "deploy", Input: prod}}); v.Discard || v.Interrupt != "" || len(v.Rules) != 0 {
 		t.Errorf("judged after End: %+v", v)
 	}
-	if m.GateArmed() {
-		t.Error("GateArmed after End")
+	if m.Armed() {
+		t.Error("gatesArmed after End")
 	}
 	if rem := m.GateCall(ctx, "deploy", prod); rem != nil {
 		t.Errorf("refused after End: %v", rem)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/streamrules/streamrules"
 )
 
@@ -23,7 +25,7 @@ func TestGateShownResponse(t *testing.T) {
 	prod := []streamrules.DeclaredCall{{Tool: "deploy", Input: `{"target":"prod"}`}}
 
 	mctx, m := eng.BeginMove(ctx, "shown", streamrules.EnvClientOps)
-	if !m.GateArmed() {
+	if !m.Armed() {
 		t.Fatal("the gate is not armed")
 	}
 	s := m.HeldScanner()
@@ -35,7 +37,7 @@ func TestGateShownResponse(t *testing.T) {
 		t.Fatalf("verdict %+v: want the response kept, the gate refusing", v)
 	}
 	rem := m.GateCall(mctx, "deploy", prod[0].Input)
-	if len(rem) != 1 || rem[0].Text != streamrules.RefusalLead+deploy.Text {
+	if len(rem) != 1 || rem[0].Text != streamrulestest.RefusalLead+deploy.Text {
 		t.Fatalf("refusal %v", rem)
 	}
 	if v := m.CheckAnswer(mctx, "Sorry, it did not go."); !v.Discard {

@@ -35,7 +35,7 @@ func TestGateWithoutChatState(t *testing.T) {
 	t.Cleanup(eng.Close)
 
 	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
-	if !m.GateArmed() {
+	if !m.Armed() {
 		t.Fatal("an every-time gate is disarmed by an unreadable chat state")
 	}
 	prod := `{"target":"prod"}`

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/streamrules/streamrules"
 )
 
@@ -52,21 +54,21 @@ func TestGateRetries(t *testing.T) {
 	prod := []streamrules.DeclaredCall{{Tool: "Deploy", Input: `{"target": "prod"}`}}
 
 	mctx, m := eng.BeginMove(ctx, "quiet")
-	if m.GateArmed() || m.CheckResponse(mctx, "", prod).Discard || m.GateCall(mctx, "deploy", prod[0].Input) != nil {
+	if m.Armed() || m.CheckResponse(mctx, "", prod).Discard || m.GateCall(mctx, "deploy", prod[0].Input) != nil {
 		t.Fatal("the gate acted outside client_ops")
 	}
 
 	mctx, m = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
-	if !m.GateArmed() {
-		t.Fatal("GateArmed is false with a retry left")
+	if !m.Armed() {
+		t.Fatal("gatesArmed is false with a retry left")
 	}
 	for i := range 2 {
 		if v := m.CheckResponse(mctx, "Deploying.", prod); !v.Discard || !strings.Contains(v.Interrupt, `rule="no_prod_deploy"`) {
 			t.Fatalf("declaration %d not discarded: %+v", i+1, v)
 		}
 	}
-	if m.GateArmed() {
-		t.Error("GateArmed with no retry left: the response need not be held")
+	if m.Armed() {
+		t.Error("gatesArmed with no retry left: the response need not be held")
 	}
 	if v := m.CheckResponse(mctx, "Deploying.", prod); v.Discard {
 		t.Fatalf("discarded past the ceiling: %+v", v)
@@ -76,7 +78,7 @@ func TestGateRetries(t *testing.T) {
 	}
 	for range 2 { // every matching call, not only the first
 		rem := m.GateCall(mctx, "deploy", prod[0].Input)
-		if len(rem) != 1 || rem[0].Text != streamrules.RefusalLead+deploy.Text {
+		if len(rem) != 1 || rem[0].Text != streamrulestest.RefusalLead+deploy.Text {
 			t.Fatalf("refusal %v", rem)
 		}
 	}

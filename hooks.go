@@ -23,8 +23,8 @@ import (
 //   - Config.OnSave: each store write of a finished move (Store.SaveMove), with its
 //     duration and error.
 
-// RuleCounts is what a compiled rule set made of the store's rows.
-type RuleCounts struct {
+// LoadSummary is what a compiled rule set made of the store's rows.
+type LoadSummary struct {
 	Loaded   int // valid, enabled rules in force
 	Disabled int // disabled rows the store returned (stores that filter them return none)
 	Skipped  int // bad or duplicate rows, skipped with a warning
@@ -33,10 +33,10 @@ type RuleCounts struct {
 // ReloadInfo is one Reload, as Config.OnReload gets it.
 type ReloadInfo struct {
 	Duration time.Duration
-	Err      error      // the store could not be read: the rules loaded before stay
-	Changed  bool       // the rows differed and the set was recompiled
-	Rules    RuleCounts // the set in force after the reload
-	Names    []string   // the names of the rules in force after the reload, by name
+	Err      error       // the store could not be read: the rules loaded before stay
+	Changed  bool        // the rows differed and the set was recompiled
+	Rules    LoadSummary // the set in force after the reload
+	Names    []string    // the names of the rules in force after the reload, by name
 }
 
 // CheckInfo is one check, as Config.OnCheck gets it.
@@ -49,11 +49,18 @@ type CheckInfo struct {
 	Gate bool
 }
 
+// SaveInfo is one store write of a finished move (Store.SaveMove), as Config.OnSave gets
+// it.
+type SaveInfo struct {
+	Duration time.Duration
+	Err      error // the write failed, or did not finish within Config.StoreTimeout
+}
+
 type hooks struct {
 	onOutcome func(context.Context, Firing)
 	onCheck   func(CheckInfo)
 	onReload  func(ReloadInfo)
-	onSave    func(time.Duration, error)
+	onSave    func(SaveInfo)
 	onSpeech  func(SpeechInfo)
 }
 
@@ -61,17 +68,17 @@ func hooksOf(cfg *Config) hooks {
 	return hooks{onOutcome: cfg.OnOutcome, onCheck: cfg.OnCheck, onReload: cfg.OnReload, onSave: cfg.OnSave, onSpeech: cfg.OnSpeech}
 }
 
-// RuleCounts returns what the rule set in force made of the store's rows.
-func (e *Engine) RuleCounts() RuleCounts {
+// loadSummary returns what the rule set in force made of the store's rows.
+func (e *Engine) loadSummary() LoadSummary {
 	if set := e.rules.Load(); set != nil {
-		return RuleCounts{Loaded: len(set.all), Disabled: set.disabled, Skipped: len(set.skipped)}
+		return LoadSummary{Loaded: len(set.all), Disabled: set.disabled, Skipped: len(set.skipped)}
 	}
-	return RuleCounts{}
+	return LoadSummary{}
 }
 
 // reloaded reports a Reload to OnReload. Deferred by Reload, under reloadMu.
 func (e *Engine) reloaded(start time.Time, changed *bool, err *error) {
-	info := ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.RuleCounts()}
+	info := ReloadInfo{Duration: time.Since(start), Err: *err, Changed: *changed, Rules: e.loadSummary()}
 	if set := e.rules.Load(); set != nil {
 		info.Names = make([]string, len(set.all))
 		for i, c := range set.all {

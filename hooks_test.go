@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 )
 
 func TestHooks(t *testing.T) {
@@ -38,10 +37,10 @@ func TestHooks(t *testing.T) {
 			defer mu.Unlock()
 			reloads = append(reloads, info)
 		},
-		OnSave: func(_ time.Duration, err error) {
+		OnSave: func(info SaveInfo) {
 			mu.Lock()
 			defer mu.Unlock()
-			saves = append(saves, err)
+			saves = append(saves, info.Err)
 		},
 	}
 	st, err := NewMemoryStore([]Rule{softRule("s", "shell", ""), textRule("t", "bad")})
@@ -80,12 +79,12 @@ func TestHooks(t *testing.T) {
 	if len(saves) != 2 || saves[0] != nil || saves[1] == nil {
 		t.Fatalf("saves %v, want ok then the store's error", saves)
 	}
-	want := RuleCounts{Loaded: 2, Disabled: 1, Skipped: 1} // stores return disabled rows too, marked, for the counts
+	want := LoadSummary{Loaded: 2, Disabled: 1, Skipped: 1} // stores return disabled rows too, marked, for the counts
 	if len(reloads) != 2 || reloads[0].Err != nil || !reloads[0].Changed || reloads[0].Rules != want ||
 		reloads[1].Err == nil || reloads[1].Changed || reloads[1].Rules != want || !slices.Equal(reloads[1].Names, []string{"s", "t"}) {
 		t.Fatalf("reloads %+v, want the first load, then a failed one keeping %+v", reloads, want)
 	}
-	if got := f.eng.RuleCounts(); got != want {
+	if got := f.eng.loadSummary(); got != want {
 		t.Fatalf("RuleCounts %+v, want %+v", got, want)
 	}
 }
@@ -95,7 +94,7 @@ func TestRuleCountsDisabled(t *testing.T) {
 	t.Parallel()
 	mem, _ := NewMemoryStore([]Rule{textRule("on", "x"), with(textRule("off", "x"), func(r *Rule) { r.Disabled = true })})
 	f := newFixtureOn(t, allRows{mem}, mem, nil)
-	if got := f.eng.RuleCounts(); got != (RuleCounts{Loaded: 1, Disabled: 1}) {
+	if got := f.eng.loadSummary(); got != (LoadSummary{Loaded: 1, Disabled: 1}) {
 		t.Fatalf("RuleCounts %+v", got)
 	}
 }

@@ -97,7 +97,7 @@ func NewJudge(r Rule, known ...string) (*Judge, error) {
 	// One cache for the validation and the matcher: the analyses the cost bound explored
 	// (and whose DFAs it owned, see patternCost) are the ones that run.
 	cache := analysisCache{}
-	if err := validate(&r, append(slices.Clone(BuiltinEnvironments), known...), cache.check(cache), cache.cost(cache)); err != nil {
+	if err := validate(&r, KnownEnvironments(known...), cache.check(cache), cache.cost(cache)); err != nil {
 		return nil, err
 	}
 	e := &Engine{log: discardLogger()}

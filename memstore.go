@@ -28,7 +28,7 @@ type MemoryStore struct {
 // and the extra ones given. A bad rule is an error.
 func NewMemoryStore(rules []Rule, environments ...string) (*MemoryStore, error) {
 	s := &MemoryStore{
-		known:     append(slices.Clone(BuiltinEnvironments), environments...),
+		known:     KnownEnvironments(environments...),
 		rules:     map[string]Rule{},
 		chats:     map[string]ChatState{},
 		listeners: map[int]func(){},

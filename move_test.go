@@ -16,8 +16,8 @@ func TestCheckAnswerDiscardsWithOneBlockPerRule(t *testing.T) {
 		textRule("never", `zzz`),
 	}, nil)
 	ctx, m := f.eng.BeginMove(context.Background(), "c", EnvTelegram)
-	if !m.TextArmed() {
-		t.Fatal("TextArmed false with armed text rules and a retry left")
+	if !m.textArmed() {
+		t.Fatal("textArmed false with armed text rules and a retry left")
 	}
 	v := m.CheckAnswer(ctx, "Here: ![cat](http://x/cat.png)")
 	want := Verdict{
@@ -78,8 +78,8 @@ func TestCeilingOneRetryPerMove(t *testing.T) {
 	if v := m.CheckAnswer(ctx, "one"); !v.Discard || !slices.Equal(v.Rules, []string{"first_rule"}) {
 		t.Fatalf("first miss %+v, want discard", v)
 	}
-	if m.TextArmed() {
-		t.Fatal("TextArmed true after the move's only retry was used")
+	if m.textArmed() {
+		t.Fatal("textArmed true after the move's only retry was used")
 	}
 	// The replayed answer misses a different rule: kept, its reminder pending.
 	v := m.CheckAnswer(ctx, "one two")
@@ -160,8 +160,8 @@ func TestMaxRetriesPerMove(t *testing.T) {
 			ctx, m := f.eng.BeginMove(context.Background(), "c")
 			var pending []string
 			for i, text := range []string{"a", "b", "c"} {
-				if armed := m.TextArmed(); armed != tt.discards[i] {
-					t.Fatalf("before %q: TextArmed %v, want %v", text, armed, tt.discards[i])
+				if armed := m.textArmed(); armed != tt.discards[i] {
+					t.Fatalf("before %q: textArmed %v, want %v", text, armed, tt.discards[i])
 				}
 				v := m.CheckAnswer(ctx, text)
 				if v.Discard != tt.discards[i] || len(v.Rules) != 1 || (v.Interrupt != "") != v.Discard {
@@ -187,7 +187,7 @@ func TestTextArmed(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, []Rule{softRule("s", "shell", "")}, nil)
 		_, m := f.eng.BeginMove(context.Background(), "c")
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed without text rules")
 		}
 	})
@@ -195,11 +195,11 @@ func TestTextArmed(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, []Rule{tg}, nil)
 		_, m := f.eng.BeginMove(context.Background(), "c", EnvMaster)
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed although the rule's when does not hold")
 		}
 		_, m = f.eng.BeginMove(context.Background(), "c", EnvTelegram)
-		if !m.TextArmed() {
+		if !m.textArmed() {
 			t.Fatal("not armed although the rule's when holds")
 		}
 	})
@@ -208,7 +208,7 @@ func TestTextArmed(t *testing.T) {
 		f := newFixture(t, []Rule{textRule("only", "x")}, &Config{MaxRetriesPerMove: 5})
 		ctx, m := f.eng.BeginMove(context.Background(), "c")
 		m.CheckAnswer(ctx, "x")
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed although its only rule fired in this move")
 		}
 	})
@@ -221,7 +221,7 @@ func TestTextArmed(t *testing.T) {
 		}
 		_ = m.End(ctx, nil)
 		_, m = f.eng.BeginMove(context.Background(), "c")
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed although the once rule already fired in this chat")
 		}
 	})
@@ -230,7 +230,7 @@ func TestTextArmed(t *testing.T) {
 		f := newFixture(t, []Rule{textRule("a", "a"), textRule("b", "b")}, nil)
 		ctx, m := f.eng.BeginMove(context.Background(), "c")
 		m.CheckAnswer(ctx, "a")
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed with b armed but no retry left")
 		}
 	})
@@ -238,7 +238,7 @@ func TestTextArmed(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, []Rule{textRule("a", "a")}, &Config{MaxRetriesPerMove: -1})
 		_, m := f.eng.BeginMove(context.Background(), "c")
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed with replays disabled")
 		}
 	})
@@ -247,7 +247,7 @@ func TestTextArmed(t *testing.T) {
 		f := newFixture(t, []Rule{textRule("a", "a")}, nil)
 		ctx, m := f.eng.BeginMove(context.Background(), "c")
 		_ = m.End(ctx, nil)
-		if m.TextArmed() {
+		if m.textArmed() {
 			t.Fatal("armed after End")
 		}
 		if v := m.CheckAnswer(ctx, "a"); v.Discard || len(v.Rules) != 0 {

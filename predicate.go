@@ -31,7 +31,7 @@ type Predicate struct {
 	MaxWords         *int   `json:"max_words,omitempty"`
 	MinWords         *int   `json:"min_words,omitempty"`
 	MaxChars         *int   `json:"max_chars,omitempty"`
-	// Context atoms (context.go): the move's user input and its tool record, not the target.
+	// Context atoms: the move's user input and its tool record, not the target.
 	InputContainsRegex    string           `json:"input_contains_regex,omitempty"`
 	InputNotContainsRegex string           `json:"input_not_contains_regex,omitempty"`
 	ToolCalled            string           `json:"tool_called,omitempty"`
@@ -266,8 +266,8 @@ func validateTree(r *Rule, check func(field, pattern string) error) error {
 			return err
 		}
 	}
-	if r.Severity != "" && !slices.Contains(Severities, r.Severity) {
-		return invalid("severity", "%q is not one of %s", r.Severity, strings.Join(Severities, ", "))
+	if r.Severity != "" && !slices.Contains(severities, r.Severity) {
+		return invalid("severity", "%q is not one of %s", r.Severity, strings.Join(severities, ", "))
 	}
 	return checkChars("explanation", r.Explanation, MaxExplanationChars) // delivery.go
 }

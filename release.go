@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // Release: while text rules are armed, the held answer is let go as a release point that
@@ -248,7 +249,7 @@ func planRelease(r *Rule) *releasePlan {
 	if r.Fix != nil && r.Fix.ReplaceRegex != nil {
 		if tree, err := syntax.Parse(r.Fix.ReplaceRegex.Pattern, syntax.Perl); err == nil {
 			if prog, err := syntax.Compile(tree.Simplify()); err == nil {
-				p.fixRunes = runeInsts(prog)
+				p.fixRunes = rxprog.RuneInsts(prog)
 			}
 		}
 	}
@@ -282,7 +283,7 @@ func planTail(r *Rule) *tailPlan {
 		return nil
 	}
 	for _, s := range tree.Sub[:len(tree.Sub)-1] {
-		if hasAssertion(s) {
+		if rxprog.HasAssertion(s) {
 			return nil
 		}
 	}
@@ -290,7 +291,7 @@ func planTail(r *Rule) *tailPlan {
 	if err != nil {
 		return nil
 	}
-	return &tailPlan{re: regexp.MustCompile(r.Condition), dfa: lazydfa.New(prog), last: runeInsts(prog), add: splitTemplate(r.Fix.AppendIfMissing)}
+	return &tailPlan{re: regexp.MustCompile(r.Condition), dfa: lazydfa.New(prog), last: rxprog.RuneInsts(prog), add: splitTemplate(r.Fix.AppendIfMissing)}
 }
 
 // cures reports whether appending add always cures the rule: every text ending with add
@@ -320,11 +321,11 @@ type releaser struct {
 	blank   bool         // final has said nothing yet
 }
 
-// ReleaseBatchBytes is how many bytes the release lets arrive before it reads them: the
+// releaseBatchBytes is how many bytes the release lets arrive before it reads them: the
 // client is at most that many bytes (plus a chunk) behind what is certain, and the work a
 // call costs is spread over several small chunks (a provider's token is a few bytes). The
 // first chunk is always read, and the rest of the answer goes when it is accepted.
-const ReleaseBatchBytes = 16
+const releaseBatchBytes = 16
 
 type relStream struct {
 	atoms []*lazydfa.DFA
@@ -470,7 +471,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 		// not eat the tail the answer brought. Otherwise the tail rule is watched.
 		ok := true
 		for i, st := range x.repl {
-			ok = ok && replRules[i].Name < tailRule.Name && !meet(st.p.last, x.tail.last)
+			ok = ok && replRules[i].Name < tailRule.Name && !rxprog.Meet(st.p.last, x.tail.last)
 			for _, r := range x.add {
 				for _, in := range st.p.last {
 					ok = ok && !lazydfa.MatchRune(in, r)
@@ -494,7 +495,7 @@ func newReleaser(armed []*compiledRule, vars map[string]string, facts *Facts) *r
 // advance reads the answer streamed so far and returns the certain prefix of the final
 // text (owned by the releaser; it only grows).
 func (x *releaser) advance(text []byte) []byte {
-	if len(text)-x.fed < ReleaseBatchBytes && x.fed > 0 {
+	if len(text)-x.fed < releaseBatchBytes && x.fed > 0 {
 		return x.released()
 	}
 	x.fed = len(text)
@@ -571,7 +572,7 @@ func fixApart(r, h *compiledRule) bool {
 		return false
 	}
 	p := r.release.get(r).fixRunes
-	return p != nil && !meet(p, h.early.runes)
+	return p != nil && !rxprog.Meet(p, h.early.runes)
 }
 
 func (x *releaser) released() []byte {

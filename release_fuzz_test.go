@@ -181,7 +181,7 @@ func relAnswer(r *rand.Rand) string {
 		b.WriteString(relPieces[r.IntN(len(relPieces))])
 	}
 	if r.IntN(2) == 0 {
-		// Long enough for the early scan's batch (EarlyBatchBytes): what came before is
+		// Long enough for the early scan's batch (earlyBatchBytes): what came before is
 		// scanned while the answer still streams.
 		b.WriteString(strings.Repeat(relPieces[len(relPieces)-1], 2))
 	}
@@ -219,7 +219,7 @@ func checkRelease(t testing.TB, eng *streamrules.Engine, r *rand.Rand, answer st
 	}
 	facts := r.Uint64()
 	move := begin("c", facts)
-	if !move.TextArmed() {
+	if !move.Armed() {
 		return ""
 	}
 	s := move.HeldScanner()

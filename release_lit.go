@@ -4,6 +4,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"unicode"
+
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // The claim rule's shape: a replace fix whose replacement is a plain text (no group, no
@@ -72,7 +74,7 @@ func planLit(r *Rule) *litPlan {
 		}
 		return false
 	}
-	eq := func(a, b rune) bool { return a == b || fold && foldsTo(a, b) }
+	eq := func(a, b rune) bool { return a == b || fold && rxprog.FoldsTo(a, b) }
 	l := []rune(f.With)
 	if len(l) == 0 {
 		return nil // a deletion joins the text on its two sides, which may make a match
@@ -110,7 +112,7 @@ func planLit(r *Rule) *litPlan {
 					break
 				}
 			}
-		case word(l[len(l)-1]) != word(k[len(k)-1]) || fold && !foldsAlike(k[len(k)-1], word):
+		case word(l[len(l)-1]) != word(k[len(k)-1]) || fold && !rxprog.FoldsAlike(k[len(k)-1], word):
 			return nil
 		}
 	}
@@ -120,32 +122,7 @@ func planLit(r *Rule) *litPlan {
 	}
 	repl.wb, repl.lit, repl.grp = wb, l, len(l)
 	cond := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: parts[:len(parts)-len(subs)+1]}
-	return &litPlan{repl: repl, cond: simplified(cond)}
-}
-
-// foldsAlike reports whether every case of r is alike for pred.
-func foldsAlike(r rune, pred func(rune) bool) bool {
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if pred(f) != pred(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// foldsTo reports whether a and b are the same rune up to case.
-func foldsTo(a, b rune) bool {
-	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
-		if r == b {
-			return true
-		}
-	}
-	return false
-}
-
-// simplified is a pattern's simplified form without its groups, for comparing patterns.
-func simplified(t *syntax.Regexp) string {
-	return stripCaptures(t.Simplify()).String()
+	return &litPlan{repl: repl, cond: rxprog.Simplified(cond)}
 }
 
 // markAtoms marks which of the rule's atoms are a match of the plan's condition.
@@ -153,7 +130,7 @@ func (l *litPlan) markAtoms(atoms []*relAtom) {
 	l.on = make([]bool, len(atoms))
 	for i, a := range atoms {
 		t, err := syntax.Parse(a.pattern, syntax.Perl)
-		l.on[i] = err == nil && simplified(t) == l.cond
+		l.on[i] = err == nil && rxprog.Simplified(t) == l.cond
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/streamrules/streamrules"
 )
 
@@ -33,7 +35,7 @@ func TestReleaseOverHolding(t *testing.T) {
 	off := quietEngine(t, &streamrules.Config{MaxRetriesPerMove: -1}, seedRules(t)...)
 	_, m := off.BeginMove(ctx, "off", picture...)
 	m.SetVar("message_id", "4711")
-	if !m.TextArmed() {
+	if !m.Armed() {
 		t.Fatal("the Telegram repairs are not armed with replays off")
 	}
 	if n := releasedAt(m, answer); n < len(answer)-len("\n\n↩ #4711")-8 {
@@ -53,7 +55,7 @@ func TestReleaseOverHolding(t *testing.T) {
 	short := streamrules.AllOf(streamrules.MaxWords(5), streamrules.Contains(`(?i)\bbye\b`))
 	rule := streamrules.Rule{Name: "no_curt_bye", Scope: "text", Predicate: &short, Text: "Say more than bye."}
 	_, m = quietEngine(t, nil, rule).BeginMove(ctx, "count")
-	if n := releasedAt(m, answer); n < len(answer)-streamrules.ReleaseBatchBytes-8 {
+	if n := releasedAt(m, answer); n < len(answer)-streamrulestest.ReleaseBatchBytes-8 {
 		t.Errorf("max_words passed: %d of %d bytes released before the end", n, len(answer))
 	}
 	_, m = quietEngine(t, nil, rule).BeginMove(ctx, "count2")

@@ -2,13 +2,10 @@ package streamrules
 
 import (
 	"bytes"
-	"regexp/syntax"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/streamrules/streamrules/internal/lazydfa"
 )
 
 // Pieces of the release made once per plan rather than once per tour or batch.
@@ -71,99 +68,6 @@ func trimRightSpace(p []byte) []byte {
 		p = p[:len(p)-1]
 	}
 	return p
-}
-
-// byteSet is the set of bytes a match can start with (firstBytes).
-type byteSet struct {
-	in  [256]bool
-	one int // the only byte in the set, or -1
-}
-
-// firstBytes returns the bytes a match of prog can start with, counting every non-ASCII
-// byte in when a rune at or above utf8.RuneSelf can start one, or nil when it cannot tell
-// (an assertion, any rune, an empty match). A stream whose cursor has no thread alive
-// stays so over bytes outside the set: no match starts there, and with no assertion
-// nothing before a start matters.
-func firstBytes(prog *syntax.Prog) *byteSet {
-	s := &byteSet{one: -1}
-	high := func() {
-		for b := utf8.RuneSelf; b < 256; b++ {
-			s.in[b] = true
-		}
-	}
-	add := func(r rune, fold bool) {
-		if r >= utf8.RuneSelf {
-			high()
-			return
-		}
-		s.in[r] = true
-		if fold {
-			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-				if f >= utf8.RuneSelf {
-					high()
-				} else {
-					s.in[f] = true
-				}
-			}
-		}
-	}
-	unknown := false
-	var w lazydfa.Walker
-	w.Walk(prog, []uint32{uint32(prog.Start)}, func(_ uint32, in *syntax.Inst) bool {
-		switch in.Op {
-		case syntax.InstRune1:
-			add(in.Rune[0], false)
-		case syntax.InstRune:
-			fold := syntax.Flags(in.Arg)&syntax.FoldCase != 0
-			if len(in.Rune) == 1 {
-				add(in.Rune[0], fold)
-				break
-			}
-			for i := 0; i+1 < len(in.Rune); i += 2 {
-				lo, hi := in.Rune[i], in.Rune[i+1]
-				for r := lo; r <= min(hi, utf8.RuneSelf-1); r++ {
-					add(r, fold)
-				}
-				if hi >= utf8.RuneSelf {
-					high()
-					if fold { // a rune above ASCII may fold to an ASCII letter (K, ſ)
-						for r := 'A'; r <= 'z'; r++ {
-							s.in[r] = true
-						}
-					}
-				}
-			}
-		default: // InstEmptyWidth, InstMatch, InstFail, any rune
-			unknown = true
-		}
-		return false
-	})
-	if unknown {
-		return nil
-	}
-	n := 0
-	for b, in := range s.in {
-		if in {
-			n, s.one = n+1, b
-		}
-	}
-	if n != 1 {
-		s.one = -1
-	}
-	return s
-}
-
-// none reports whether no byte of p is in the set.
-func (s *byteSet) none(p []byte) bool {
-	if s.one >= 0 {
-		return bytes.IndexByte(p, byte(s.one)) < 0
-	}
-	for _, b := range p {
-		if s.in[b] {
-			return false
-		}
-	}
-	return true
 }
 
 // foldCache keeps a plan's folded trees by what its context atoms gave (true, false,

@@ -7,6 +7,8 @@ import (
 	"regexp/syntax"
 	"testing"
 	"unicode"
+
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // TestReleaseTemplateSplit: the tail's template split once expands as expand does.
@@ -45,23 +47,23 @@ func TestReleaseFirstBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set := firstBytes(prog)
+		set := rxprog.FirstBytes(prog)
 		if set == nil {
 			continue
 		}
 		re := regexp.MustCompile(pat)
 		for _, text := range texts {
 			for s := range len(text) {
-				if loc := re.FindStringIndex(text[s:]); loc != nil && loc[0] == 0 && !set.in[text[s]] {
+				if loc := re.FindStringIndex(text[s:]); loc != nil && loc[0] == 0 && !set.Has(text[s]) {
 					t.Errorf("%s: a match starts at %q[%d] (%q), not in the set", pat, text, s, text[s])
 				}
-				if set.none([]byte(text[s:s+1])) == set.in[text[s]] {
+				if set.None([]byte(text[s:s+1])) == set.Has(text[s]) {
 					t.Errorf("%s: none disagrees with the set on %q", pat, text[s])
 				}
 			}
 		}
 	}
-	if firstBytes(mustProg(t, `\bq`)) != nil || firstBytes(mustProg(t, `a*`)) != nil || firstBytes(mustProg(t, `.x`)) != nil {
+	if rxprog.FirstBytes(mustProg(t, `\bq`)) != nil || rxprog.FirstBytes(mustProg(t, `a*`)) != nil || rxprog.FirstBytes(mustProg(t, `.x`)) != nil {
 		t.Error("an assertion, an empty match or any rune gave a set")
 	}
 }

@@ -1,14 +1,13 @@
 package streamrules
 
 import (
-	"bytes"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamrules/streamrules/internal/lazydfa"
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // ---- the replace rule ----
@@ -22,14 +21,14 @@ type replPlan struct {
 	dfa          *lazydfa.DFA // \A(?:pattern): is a start still live?
 	un           *lazydfa.DFA // the pattern unanchored: is any start live? (the fast path)
 	last         []*syntax.Inst
-	all          []*syntax.Inst // every rune instruction (replsApart)
-	grp          int            // the fewest runes the kept group consumes
-	wb           bool           // a claim-shaped pattern led by \b (release_lit.go): see valid
-	lit          []rune         // a claim-shaped fix's plain replacement (release_lit.go)
-	first        *byteSet       // the bytes a match can start with (nil: unknown): the fast path's skip
-	starts       *byteSet       // first, or for a pattern led by \b the bytes after it: where a start is tried
-	cap          int            // the group the replacement is (-1: with is expanded as regexp does)
-	one          onePass        // finds the group without regexp (nil: not of that shape)
+	all          []*syntax.Inst  // every rune instruction (replsApart)
+	grp          int             // the fewest runes the kept group consumes
+	wb           bool            // a claim-shaped pattern led by \b (release_lit.go): see valid
+	lit          []rune          // a claim-shaped fix's plain replacement (release_lit.go)
+	first        *rxprog.ByteSet // the bytes a match can start with (nil: unknown): the fast path's skip
+	starts       *rxprog.ByteSet // first, or for a pattern led by \b the bytes after it: where a start is tried
+	cap          int             // the group the replacement is (-1: with is expanded as regexp does)
+	one          onePass         // finds the group without regexp (nil: not of that shape)
 }
 
 // planRepl returns the plan of a positive rule whose replace fix rewrites its own
@@ -41,7 +40,7 @@ func planRepl(r *Rule) *replPlan {
 	}
 	a, err1 := syntax.Parse(r.Condition, syntax.Perl)
 	b, err2 := syntax.Parse(r.Fix.ReplaceRegex.Pattern, syntax.Perl)
-	if err1 != nil || err2 != nil || stripCaptures(a.Simplify()).String() != stripCaptures(b.Simplify()).String() {
+	if err1 != nil || err2 != nil || rxprog.StripCaptures(a.Simplify()).String() != rxprog.StripCaptures(b.Simplify()).String() {
 		return nil
 	}
 	return nf
@@ -59,17 +58,17 @@ func nfFix(f *ReplaceRegex) *replPlan {
 		return nil
 	}
 	tree = tree.Simplify()
-	if hasAssertion(tree) || tree.Op != syntax.OpConcat {
+	if rxprog.HasAssertion(tree) || tree.Op != syntax.OpConcat {
 		return nil
 	}
 	name := ref[1] + ref[2]
 	others, found, grp := 0, false, 0
 	for _, s := range tree.Sub {
 		if s.Op == syntax.OpCapture && !found && (s.Name == name || name == strconv.Itoa(s.Cap)) {
-			found, grp = true, minLen(s)
+			found, grp = true, rxprog.MinLen(s)
 			continue
 		}
-		others += minLen(s)
+		others += rxprog.MinLen(s)
 	}
 	if !found || others == 0 {
 		return nil
@@ -101,21 +100,8 @@ func compileRepl(f *ReplaceRegex, tree *syntax.Regexp) *replPlan {
 	if err != nil {
 		return nil
 	}
-	first := firstBytes(prog)
-	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: lastInsts(prog), all: runeInsts(prog), first: first, starts: startBytes(tree, first), cap: -1}
-}
-
-// startBytes returns the bytes a match of tree can start with: first, or, when tree is
-// led by \b (which firstBytes cannot see past), those of what follows it. nil: any byte.
-func startBytes(tree *syntax.Regexp, first *byteSet) *byteSet {
-	if first != nil || tree.Op != syntax.OpConcat || len(tree.Sub) < 2 || tree.Sub[0].Op != syntax.OpWordBoundary {
-		return first
-	}
-	prog, err := syntax.Compile(&syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: tree.Sub[1:]})
-	if err != nil {
-		return nil
-	}
-	return firstBytes(prog)
+	first := rxprog.FirstBytes(prog)
+	return &replPlan{re: regexp.MustCompile(f.Pattern), anchored: anchored, with: f.With, dfa: d, un: lazydfa.New(prog), last: rxprog.LastInsts(prog), all: rxprog.RuneInsts(prog), first: first, starts: rxprog.StartBytes(tree, first), cap: -1}
 }
 
 // replsApart reports whether the repair p can run after those of chain (each after the
@@ -140,7 +126,7 @@ func replsApart(chain []*replState, p *replPlan) bool {
 	}
 	for _, st := range chain {
 		q := st.p
-		if meet(q.all, p.all) || q.grp == 0 || p.grp == 0 || q.wb || p.wb || reads(q, p.lit) || reads(p, q.lit) {
+		if rxprog.Meet(q.all, p.all) || q.grp == 0 || p.grp == 0 || q.wb || p.wb || reads(q, p.lit) || reads(p, q.lit) {
 			return false
 		}
 	}
@@ -156,132 +142,6 @@ func (p *replPlan) normalForm(text string) string {
 	x.feed([]byte(text))
 	x.flush()
 	return string(x.out[:x.g])
-}
-
-func hasAssertion(t *syntax.Regexp) bool {
-	switch t.Op {
-	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return true
-	}
-	for _, s := range t.Sub {
-		if hasAssertion(s) {
-			return true
-		}
-	}
-	return false
-}
-
-func stripCaptures(t *syntax.Regexp) *syntax.Regexp {
-	for t.Op == syntax.OpCapture {
-		t = t.Sub[0]
-	}
-	c := *t
-	c.Sub = make([]*syntax.Regexp, len(t.Sub))
-	for i, s := range t.Sub {
-		c.Sub[i] = stripCaptures(s)
-	}
-	return &c
-}
-
-// minLen is the fewest runes a match of t consumes.
-func minLen(t *syntax.Regexp) int {
-	switch t.Op {
-	case syntax.OpLiteral:
-		return len(t.Rune)
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return 1
-	case syntax.OpCapture, syntax.OpPlus:
-		return minLen(t.Sub[0])
-	case syntax.OpRepeat:
-		return t.Min * minLen(t.Sub[0])
-	case syntax.OpConcat:
-		n := 0
-		for _, s := range t.Sub {
-			n += minLen(s)
-		}
-		return n
-	case syntax.OpAlternate:
-		n := -1
-		for _, s := range t.Sub {
-			if m := minLen(s); n < 0 || m < n {
-				n = m
-			}
-		}
-		return max(n, 0)
-	}
-	return 0
-}
-
-// runeInsts returns the program's rune instructions.
-func runeInsts(prog *syntax.Prog) (out []*syntax.Inst) {
-	for i := range prog.Inst {
-		switch in := &prog.Inst[i]; in.Op {
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-// lastInsts returns the rune instructions that can consume a match's last rune.
-func lastInsts(prog *syntax.Prog) (out []*syntax.Inst) {
-	var w lazydfa.Walker
-	for _, in := range runeInsts(prog) {
-		ends := false
-		w.Walk(prog, []uint32{in.Out}, func(_ uint32, x *syntax.Inst) bool {
-			ends = ends || x.Op == syntax.InstMatch
-			return x.Op == syntax.InstEmptyWidth
-		})
-		if ends {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-// instRanges returns the runes an instruction accepts as ranges; fold: it folds case (the
-// ranges are then not the whole story, and callers assume the worst).
-func instRanges(in *syntax.Inst) (rs [][2]rune, fold bool) {
-	switch in.Op {
-	case syntax.InstRune1:
-		return [][2]rune{{in.Rune[0], in.Rune[0]}}, false
-	case syntax.InstRune:
-		if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
-			return nil, true
-		}
-		if len(in.Rune) == 1 {
-			return [][2]rune{{in.Rune[0], in.Rune[0]}}, false
-		}
-		for i := 0; i+1 < len(in.Rune); i += 2 {
-			rs = append(rs, [2]rune{in.Rune[i], in.Rune[i+1]})
-		}
-		return rs, false
-	case syntax.InstRuneAnyNotNL:
-		return [][2]rune{{0, '\n' - 1}, {'\n' + 1, unicode.MaxRune}}, false
-	}
-	return [][2]rune{{0, unicode.MaxRune}}, false
-}
-
-// meet reports whether some rune is accepted by an instruction of a and one of b (true
-// when it cannot tell).
-func meet(a, b []*syntax.Inst) bool {
-	for _, x := range a {
-		xr, xf := instRanges(x)
-		for _, y := range b {
-			yr, yf := instRanges(y)
-			if xf || yf {
-				return true
-			}
-			for _, p := range xr {
-				for _, q := range yr {
-					if p[0] <= q[1] && q[0] <= p[1] {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
 }
 
 // replState streams a replace fix in normal form. The text it has made of the answer so
@@ -451,19 +311,19 @@ func (x *replState) feedFast(n int) {
 
 // indexIn returns the offset from from of the first byte of text[from:to] in f (the
 // text may lie on both sides of the gap), or -1.
-func (x *replState) indexIn(f *byteSet, from, to int) int {
+func (x *replState) indexIn(f *rxprog.ByteSet, from, to int) int {
 	a, b := x.span(from, to)
-	if k := indexSet(f, a); k >= 0 {
+	if k := f.Index(a); k >= 0 {
 		return k
 	}
-	if k := indexSet(f, b); k >= 0 {
+	if k := f.Index(b); k >= 0 {
 		return k + len(a)
 	}
 	return -1
 }
 
 // none reports whether no byte of text[from:to] is in f.
-func (x *replState) none(f *byteSet, from, to int) bool {
+func (x *replState) none(f *rxprog.ByteSet, from, to int) bool {
 	k := x.indexIn(f, from, to)
 	if k < 0 {
 		x.work += to - from
@@ -492,19 +352,6 @@ func (x *replState) next(from, to int) int {
 		}
 	}
 	return to
-}
-
-// indexSet returns the index of the first byte of p in f, or -1.
-func indexSet(f *byteSet, p []byte) int {
-	if f.one >= 0 {
-		return bytes.IndexByte(p, byte(f.one))
-	}
-	for i, b := range p {
-		if f.in[b] {
-			return i
-		}
-	}
-	return -1
 }
 
 // cut returns how many bytes at the end of text[:to] are a rune not complete yet (none

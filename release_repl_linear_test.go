@@ -43,7 +43,7 @@ func TestReplaceLinearWork(t *testing.T) {
 				streamed := replState{p: tt.p, ls: -1, ufrom: -1}
 				buf := []byte(text)
 				final := string(whole.out[:whole.g])
-				for i := ReleaseBatchBytes; i < len(text); i += ReleaseBatchBytes {
+				for i := releaseBatchBytes; i < len(text); i += releaseBatchBytes {
 					streamed.feed(buf[:i])
 					if i%(16<<10) == 0 && !strings.HasPrefix(final, string(streamed.out[:streamed.r])) {
 						t.Fatalf("streamed %d bytes: what is final is not a prefix of the repair", i)

@@ -34,12 +34,18 @@ const (
 	EnvTelegram  = "telegram"
 	EnvClientOps = "client_ops"
 	EnvMaster    = "master"
-	EnvTrusted   = "trusted"
 	EnvPicture   = "picture"
 )
 
 // BuiltinEnvironments lists the environment names known without registration.
-var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvTrusted, EnvPicture}
+var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvPicture}
+
+// KnownEnvironments returns the environment names a rule's `when` may use when the host
+// registers host: BuiltinEnvironments, then host, in a new slice. The engine, the stores,
+// Judge and the rule files all take their list from it.
+func KnownEnvironments(host ...string) []string {
+	return append(slices.Clone(BuiltinEnvironments), host...)
+}
 
 // Limits enforced by Validate.
 const (
@@ -49,20 +55,45 @@ const (
 	MaxExplanationChars = 1000
 )
 
-// Severities a rule may carry; empty means none was given.
-var Severities = []string{"low", "medium", "high"}
+// severities are the values Rule.Severity may take; empty means none was given.
+var severities = []string{"low", "medium", "high"}
 
 // Rule is one stream rule: a condition on a tool call or an answer, and what the model is told when it holds.
 type Rule struct {
-	ID        int64    `json:"id,omitempty" db:"id"`
-	Name      string   `json:"name" db:"name"`
-	Scope     string   `json:"scope" db:"scope"`
-	Condition string   `json:"condition" db:"condition"`
-	Negate    bool     `json:"negate" db:"negate"`
-	When      []string `json:"when" db:"-"`
-	Text      string   `json:"text" db:"text"`
-	Mode      Mode     `json:"mode" db:"mode"`
-	Repeat    string   `json:"repeat" db:"repeat"`
+	// ID is the store's key for the row; 0 for a rule not stored yet. The engine finds
+	// rules by Name; ID tells rows apart in its warnings.
+	ID int64 `json:"id,omitempty" db:"id"`
+	// Name identifies the rule: [a-z][a-z0-9_]*, at most MaxNameBytes, unique in the store.
+	// Firings, stats and verdicts name the rule by it.
+	Name string `json:"name" db:"name"`
+	// Scope is what the rule judges: "text" (ScopeText) for the model's answer, or
+	// "tool:NAME" (ScopeToolPrefix and the tool's name) for each call of that tool.
+	Scope string `json:"scope" db:"scope"`
+	// Condition is an RE2 regular expression (at most MaxConditionBytes) run on the
+	// target: the answer's text for a text rule, a tool call's compact-JSON arguments for
+	// a tool rule (or each value of its Field). The rule fires when it matches. Empty when
+	// Predicate is given instead.
+	Condition string `json:"condition" db:"condition"`
+	// Negate inverts the condition: the rule fires when the condition (or Predicate) does
+	// not hold, as for a rule that says what an answer must contain.
+	Negate bool `json:"negate" db:"negate"`
+	// When lists environments that must all hold in the move for the rule to be armed
+	// (see Move.Has); each a name the engine knows. Empty: the rule applies everywhere.
+	When []string `json:"when" db:"-"`
+	// Text is what the model is told when the rule fires: the reminder on a tool result,
+	// or the interrupt a replayed answer gets. At most MaxTextChars characters.
+	Text string `json:"text" db:"text"`
+	// Mode is what firing does: "remind" (ModeRemind) puts Text on the tool's result,
+	// "interrupt" (ModeInterrupt) discards an answer and replays the turn, or, for a tool
+	// rule, stops the call before it runs. Empty: the scope's default (ModeForScope):
+	// interrupt for text, remind for a tool.
+	Mode Mode `json:"mode" db:"mode"`
+	// Repeat limits how often the rule fires in one chat, across its moves: "" (the
+	// default) every move it holds in, "once" the first time only, "after:N" (N a decimal
+	// integer >= 1 without sign or leading zeros) again only N moves or more after it last
+	// fired. See ParseRepeat and Repeat.Allows. Within one move a rule fires once whatever
+	// its policy (a gate excepted: it stops every matching call).
+	Repeat string `json:"repeat" db:"repeat"`
 	// Disabled keeps the rule but does not load it. The zero value is an enabled rule, so a
 	// Rule literal that says nothing about it works; on the wire it is "enabled" (see MarshalJSON).
 	Disabled bool `json:"-" db:"-"`
@@ -78,9 +109,12 @@ type Rule struct {
 	// AppliesWhen, if set, scopes the rule: where it does not hold on the target the rule
 	// is not applicable and does not fire, whatever its condition says.
 	AppliesWhen *Predicate `json:"applies_when,omitempty" db:"-"`
-	// Field is a tool rule's path into the call's arguments (e.g. edits.new_string, see
-	// FieldValues): the condition runs on each value, and the rule fires if one does.
-	// Empty: the condition sees the compact-JSON arguments.
+	// Field is a tool rule's path into the call's arguments, keys joined by dots
+	// (edits.new_string): an array met on the way fans out to each element, and a string
+	// met before the path ends is decoded as JSON and walked into. The condition runs on
+	// each value the path names (a string as it is, anything else as compact JSON; at most
+	// 1024 values), and the rule fires if one does; a missing key names none. Empty: the
+	// condition sees the compact-JSON arguments.
 	Field string `json:"field,omitempty" db:"field"`
 	// Shell: a tool rule reads each value (its field's, or the whole input without one) as
 	// a shell script, and the condition runs on each simple command the script would run,
@@ -98,8 +132,6 @@ type Rule struct {
 	Explanation string    `json:"explanation,omitempty" db:"explanation"`
 	CreatedAt   time.Time `json:"created_at,omitzero" db:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at,omitzero" db:"updated_at"`
-
-	// ---- reminder budget (delivery.go) ----
 	// Delivery "full" keeps a tool rule's reminder inline whatever Config.ReminderBudget
 	// says (a rule with teeth); it counts against the budget first. Empty: full while the
 	// tour's budget lasts, then in manifest form.
@@ -107,7 +139,6 @@ type Rule struct {
 	// Hint is what a manifest block says of the rule, at most MaxHintChars characters.
 	// Empty: the first sentence of Text.
 	Hint string `json:"hint,omitempty" db:"hint"`
-	// ---- end reminder budget ----
 }
 
 // ruleFields is Rule without its methods, for the JSON wrappers below.

@@ -126,7 +126,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"pattern of max length", nil, func(r *Rule) { r.Condition = "a" + strings.Repeat("b", MaxConditionBytes-1) }},
 		{"case-insensitive flag", nil, func(r *Rule) { r.Condition = `(?i)write` }},
 		{"every builtin when", nil, func(r *Rule) {
-			r.When = []string{EnvClientOps, EnvMaster, EnvPicture, EnvTelegram, EnvTrusted}
+			r.When = []string{EnvClientOps, EnvMaster, EnvPicture, EnvTelegram}
 		}},
 		{"host-registered when", append([]string{"voice"}, BuiltinEnvironments...), func(r *Rule) {
 			r.When = []string{"voice", EnvTelegram}

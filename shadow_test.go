@@ -23,8 +23,8 @@ func TestShadowTextRuleNeverActs(t *testing.T) {
 		}
 		f := newFixture(t, []Rule{rule}, &Config{Shadow: engineWide})
 		ctx, m := f.eng.BeginMove(context.Background(), "c")
-		if m.TextArmed() {
-			t.Fatalf("engineWide=%v: TextArmed with only a shadowed rule: speech would be held", engineWide)
+		if m.textArmed() {
+			t.Fatalf("engineWide=%v: textArmed with only a shadowed rule: speech would be held", engineWide)
 		}
 		if v := m.CheckAnswer(ctx, "a bad answer"); v.Discard || len(v.Rules) != 0 || v.Interrupt != "" {
 			t.Fatalf("engineWide=%v: verdict %+v, want the answer accepted", engineWide, v)
@@ -61,7 +61,7 @@ func TestShadowBesideLiveRule(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []Rule{textRule("live", "bad"), with(textRule("watched", "bad|worse"), func(r *Rule) { r.Shadow = true })}, nil)
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
-	if !m.TextArmed() {
+	if !m.textArmed() {
 		t.Fatal("a live text rule is armed: speech must be held")
 	}
 	v := m.CheckAnswer(ctx, "bad")

@@ -15,7 +15,7 @@ import (
 // rule in mode interrupt) then refuses the call, a reminder judges the raw value, and the
 // engine logs one debug line. A command whose program word is an expansion the reader
 // could not resolve is returned with that word as written (it holds $ or a backquote). It must be safe for concurrent use and cost
-// about what a regular expression does per byte (see the cost bound in cost.go).
+// about what a regular expression does per byte (see the cost bound Validate applies).
 //
 // The root package stays free of a shell parser: the shellcmd package holds one and
 // registers it (RegisterShellReader) when imported.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/streamrules/streamrules"
 	_ "github.com/streamrules/streamrules/shellcmd" // the shell reader
 )
@@ -53,7 +55,7 @@ func TestShellGateFailsClosed(t *testing.T) {
 		c, m := eng.BeginMove(ctx, "c-"+name)
 		in := `{"cmd":` + quote(cmd) + `}`
 		rem := m.GateCall(c, "shell", in)
-		if len(rem) != 1 || rem[0].Rule != "no_forced_rm" || !strings.HasPrefix(rem[0].Text, streamrules.RefusalLead+streamrules.UnreadableLead) {
+		if len(rem) != 1 || rem[0].Rule != "no_forced_rm" || !strings.HasPrefix(rem[0].Text, streamrulestest.RefusalLead+streamrules.UnreadableLead) {
 			t.Errorf("%s: GateCall = %v, want a refusal saying it could not read the command", name, rem)
 		} else {
 			n++

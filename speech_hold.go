@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/streamrules/streamrules/internal/rxprog"
 )
 
 // What a rule does to the client's stream, said per rule from its release plan (release.go),
@@ -36,7 +38,7 @@ const (
 // SpeechHold says whether a rule holds the client's stream, when, and why.
 type SpeechHold struct {
 	Kind HoldKind `json:"kind"`
-	// Bytes bounds a HoldTail: the client is at most this many bytes (ReleaseBatchBytes)
+	// Bytes bounds a HoldTail: the client is at most this many bytes (16)
 	// behind, besides trailing white space.
 	Bytes int `json:"bytes,omitempty"`
 	// Opener is what begins a HoldOpen: the literal a match of the repair starts with
@@ -135,7 +137,7 @@ func holdOf(r *Rule, p *releasePlan) SpeechHold {
 	}
 	switch {
 	case p.tail != nil:
-		h.Kind, h.Bytes = HoldTail, ReleaseBatchBytes
+		h.Kind, h.Bytes = HoldTail, releaseBatchBytes
 		h.Reason = "a negate rule that must hold at the end, with an append_if_missing fix that cures it whatever comes before: only trailing white space waits"
 		if len(p.tail.add.names) > 0 {
 			vars := make([]string, len(p.tail.add.names))
@@ -220,13 +222,13 @@ func matchOpener(pattern string) (opener string, letters bool) {
 	if err != nil {
 		return "", true
 	}
-	set := firstBytes(prog)
+	set := rxprog.FirstBytes(prog)
 	if set == nil {
 		return "", true
 	}
 	var b strings.Builder
 	for c := 0; c < utf8.RuneSelf; c++ {
-		if set.in[c] {
+		if set.Has(byte(c)) {
 			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
 				return "", true
 			}

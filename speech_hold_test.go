@@ -80,8 +80,8 @@ func TestSpeechHoldMatchesRelease(t *testing.T) {
 			t.Errorf("%s: verdict %q (%v), want kind %v", r.Name, h, h.Kind, tt.kind)
 		}
 		got := releasedOf(t, r, r.When, tt.vars, tt.input, tt.answer)
-		// The release reads ReleaseBatchBytes at a time: the client may be that far behind.
-		if !strings.HasPrefix(tt.released, got) || len(got) < len(tt.released)-ReleaseBatchBytes || tt.released == "" && got != "" {
+		// The release reads releaseBatchBytes at a time: the client may be that far behind.
+		if !strings.HasPrefix(tt.released, got) || len(got) < len(tt.released)-releaseBatchBytes || tt.released == "" && got != "" {
 			t.Errorf("%s on %q: the release let through %q before the end, want %q (verdict %q)", r.Name, tt.answer, got, tt.released, h)
 		}
 	}
@@ -120,7 +120,7 @@ func TestSpeechHoldCharacterClassFix(t *testing.T) {
 			t.Errorf("with %q: verdict %q, reason %q; want %q", tt.with, h, h.Reason, tt.verdict)
 		}
 		got := releasedOf(t, r, r.When, nil, nil, answer)
-		if !strings.HasPrefix(tt.released, got) || len(got) < len(tt.released)-ReleaseBatchBytes || tt.released == "" && got != "" {
+		if !strings.HasPrefix(tt.released, got) || len(got) < len(tt.released)-releaseBatchBytes || tt.released == "" && got != "" {
 			t.Errorf("with %q: the release let through %q, want %q", tt.with, got, tt.released)
 		}
 	}

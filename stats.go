@@ -26,7 +26,6 @@ type RuleStat struct {
 	Severity    string `json:"severity,omitempty"`
 	Explanation string `json:"explanation,omitempty"`
 
-	// ---- reminder budget (delivery.go) ----
 	// Delivery splits the live firings by how their text reached the model: full and
 	// manifest for a tool rule, full for a text rule (an interrupt is never cut), zero
 	// included. ManifestRead counts the manifest deliveries the model then read with

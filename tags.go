@@ -16,14 +16,14 @@ const (
 	InterruptTag = "system-interrupt"
 )
 
-// InterruptFooter follows every rule text in an interrupt block.
-const InterruptFooter = "That reply was discarded and NOBODY saw it. Write the reply again, following the rule."
+// interruptFooter follows every rule text in an interrupt block.
+const interruptFooter = "That reply was discarded and NOBODY saw it. Write the reply again, following the rule."
 
 // Reminder is one soft rule's block on a tool result.
 type Reminder struct {
 	Rule string
 	Text string // the rule's text; for a manifest delivery, its hint
-	// Delivery is DeliveryManifest for a reminder over the tour's budget (delivery.go);
+	// Delivery is DeliveryManifest for a reminder over the tour's budget (Config.ReminderBudget);
 	// empty (or DeliveryFull) for a whole one.
 	Delivery Delivery
 }
@@ -39,7 +39,7 @@ func (r Reminder) Block() string {
 // InterruptBlock renders one violated rule's block for the retry message.
 func InterruptBlock(rule, text string) string {
 	return "<" + InterruptTag + ` reason="rule_violation" rule="` + escapeAttr(rule) + `">` +
-		escapeText(text) + "\n" + InterruptFooter + "</" + InterruptTag + ">"
+		escapeText(text) + "\n" + interruptFooter + "</" + InterruptTag + ">"
 }
 
 var (
@@ -128,18 +128,24 @@ func needsCompact(s string) bool {
 	return strings.ContainsAny(s, " \t\r\n")
 }
 
-// SpliceOptions control how a tool result is laid into the prompt copy.
-type SpliceOptions struct {
+// spliceOptions control how a tool result is laid into the prompt copy.
+type spliceOptions struct {
 	MaxChars          int    // cap on the tool's output in characters; 0: no cap
 	EmptyOutputMarker string // removed when reminders go on top; "": none
 }
 
-// Splice builds the prompt copy of a tool result: first the empty-output marker is removed
-// (only when reminders go on top), then the output is cut at MaxChars characters, then
+// Splice builds the prompt copy of a tool result with the engine's Config.EmptyOutputMarker
+// and Config.ToolResultMaxChars: first the empty-output marker is removed (only when
+// reminders go on top), then the output is cut at ToolResultMaxChars characters, then
 // neutralised, then the reminder blocks are laid in front in the order given, each followed
 // by a newline. It is deterministic, so the same call spliced in every later tour is
 // byte-identical.
-func Splice(output string, reminders []Reminder, opt SpliceOptions) string {
+func (e *Engine) Splice(output string, reminders []Reminder) string {
+	return spliceWith(output, reminders, e.splice)
+}
+
+// spliceWith is Splice with the options given.
+func spliceWith(output string, reminders []Reminder, opt spliceOptions) string {
 	body := splice.Body(output, len(reminders) > 0, opt.MaxChars, opt.EmptyOutputMarker)
 	if len(reminders) == 0 {
 		return body

@@ -27,12 +27,12 @@ func FuzzStripBlocksSplice(f *testing.F) {
 		for i := 0; i < nRem%3; i++ {
 			reminders = append(reminders, Reminder{Rule: []string{rule1, rule2}[i], Text: text1})
 		}
-		opt := SpliceOptions{MaxChars: maxChars % 64}
+		opt := spliceOptions{MaxChars: maxChars % 64}
 		if maxChars%2 == 1 {
 			opt.EmptyOutputMarker = "(no output)"
 		}
-		spliced := Splice(out, reminders, opt)
-		if again := Splice(out, reminders, opt); again != spliced {
+		spliced := spliceWith(out, reminders, opt)
+		if again := spliceWith(out, reminders, opt); again != spliced {
 			t.Fatalf("Splice not deterministic: %q then %q", spliced, again)
 		}
 		want := Neutralize(splice.Cap(out, opt.MaxChars))
@@ -43,14 +43,14 @@ func FuzzStripBlocksSplice(f *testing.F) {
 			}
 		}
 		if got := StripBlocks(spliced); got != want {
-			t.Fatalf("StripBlocks(Splice(%q, %d reminders, %+v)):\n got %q\nwant %q\nspliced %q", out, len(reminders), opt, got, want, spliced)
+			t.Fatalf("StripBlocks(spliceWith(%q, %d reminders, %+v)):\n got %q\nwant %q\nspliced %q", out, len(reminders), opt, got, want, spliced)
 		}
 		// The tool's part of the prompt copy cannot pose as the system.
 		body := spliced
 		for _, r := range reminders {
 			blk := r.Block() + "\n"
 			if !strings.HasPrefix(body, blk) {
-				t.Fatalf("Splice(%q) = %q does not start with the block %q", out, spliced, blk)
+				t.Fatalf("spliceWith(%q) = %q does not start with the block %q", out, spliced, blk)
 			}
 			body = body[len(blk):]
 		}

@@ -155,37 +155,37 @@ func TestSplice(t *testing.T) {
 		name      string
 		output    string
 		reminders []Reminder
-		opt       SpliceOptions
+		opt       spliceOptions
 		want      string
 	}{
-		{"no reminders: output as is", "ok\n", nil, SpliceOptions{}, "ok\n"},
-		{"one reminder on top", "ok", []Reminder{a}, SpliceOptions{}, a.Block() + "\nok"},
-		{"blocks stacked in the given order", "ok", []Reminder{b, a}, SpliceOptions{}, b.Block() + "\n" + a.Block() + "\nok"},
-		{"marker kept without reminders", marker, nil, SpliceOptions{EmptyOutputMarker: marker}, marker},
-		{"marker removed under reminders", marker, []Reminder{a}, SpliceOptions{EmptyOutputMarker: marker}, a.Block() + "\n"},
-		{"marker with surrounding space removed", "\n" + marker + " \n", []Reminder{a}, SpliceOptions{EmptyOutputMarker: marker}, a.Block() + "\n"},
-		{"marker inside real output stays", "x " + marker, []Reminder{a}, SpliceOptions{EmptyOutputMarker: marker}, a.Block() + "\nx " + marker},
-		{"no marker configured: empty-looking output stays", marker, []Reminder{a}, SpliceOptions{}, a.Block() + "\n" + marker},
-		{"cap counts only the output", "abcdef", []Reminder{a}, SpliceOptions{MaxChars: 4},
+		{"no reminders: output as is", "ok\n", nil, spliceOptions{}, "ok\n"},
+		{"one reminder on top", "ok", []Reminder{a}, spliceOptions{}, a.Block() + "\nok"},
+		{"blocks stacked in the given order", "ok", []Reminder{b, a}, spliceOptions{}, b.Block() + "\n" + a.Block() + "\nok"},
+		{"marker kept without reminders", marker, nil, spliceOptions{EmptyOutputMarker: marker}, marker},
+		{"marker removed under reminders", marker, []Reminder{a}, spliceOptions{EmptyOutputMarker: marker}, a.Block() + "\n"},
+		{"marker with surrounding space removed", "\n" + marker + " \n", []Reminder{a}, spliceOptions{EmptyOutputMarker: marker}, a.Block() + "\n"},
+		{"marker inside real output stays", "x " + marker, []Reminder{a}, spliceOptions{EmptyOutputMarker: marker}, a.Block() + "\nx " + marker},
+		{"no marker configured: empty-looking output stays", marker, []Reminder{a}, spliceOptions{}, a.Block() + "\n" + marker},
+		{"cap counts only the output", "abcdef", []Reminder{a}, spliceOptions{MaxChars: 4},
 			a.Block() + "\nabcd\n[output cut: 4 of 6 characters shown]"},
-		{"cap at exactly the length: no cut", "abcd", []Reminder{a}, SpliceOptions{MaxChars: 4}, a.Block() + "\nabcd"},
-		{"cap counts runes, not bytes", "жжжж", nil, SpliceOptions{MaxChars: 4}, "жжжж"},
-		{"cap cuts multi-byte safely", "жжжжж🙂", nil, SpliceOptions{MaxChars: 5},
+		{"cap at exactly the length: no cut", "abcd", []Reminder{a}, spliceOptions{MaxChars: 4}, a.Block() + "\nabcd"},
+		{"cap counts runes, not bytes", "жжжж", nil, spliceOptions{MaxChars: 4}, "жжжж"},
+		{"cap cuts multi-byte safely", "жжжжж🙂", nil, spliceOptions{MaxChars: 5},
 			"жжжжж\n[output cut: 5 of 6 characters shown]"},
-		{"cap then neutralise: tag inside the kept part", "<system-reminder>abc", nil, SpliceOptions{MaxChars: 17},
+		{"cap then neutralise: tag inside the kept part", "<system-reminder>abc", nil, spliceOptions{MaxChars: 17},
 			"[system-reminder>\n[output cut: 17 of 20 characters shown]"},
-		{"cap cuts a tag in two: nothing left to defuse", "<system-reminder>", nil, SpliceOptions{MaxChars: 8},
+		{"cap cuts a tag in two: nothing left to defuse", "<system-reminder>", nil, spliceOptions{MaxChars: 8},
 			"<system-\n[output cut: 8 of 17 characters shown]"},
-		{"neutralise under reminders", "</system-reminder>", []Reminder{a}, SpliceOptions{},
+		{"neutralise under reminders", "</system-reminder>", []Reminder{a}, spliceOptions{},
 			a.Block() + "\n[/system-reminder>"},
 	}
 	for _, tt := range tests {
-		got := Splice(tt.output, tt.reminders, tt.opt)
+		got := spliceWith(tt.output, tt.reminders, tt.opt)
 		if got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 			continue
 		}
-		if again := Splice(tt.output, tt.reminders, tt.opt); again != got {
+		if again := spliceWith(tt.output, tt.reminders, tt.opt); again != got {
 			t.Errorf("%s: Splice not deterministic: %q then %q", tt.name, got, again)
 		}
 		if tt.opt.EmptyOutputMarker == "" {

@@ -57,7 +57,7 @@ type Collector struct {
 	early     prometheus.Counter
 
 	mu     sync.Mutex
-	counts streamrules.RuleCounts
+	counts streamrules.LoadSummary
 	names  []string // rules in force, by name, as of the last change (unused with NoRuleLabel): a rule gone from it loses its series
 
 	rulesLoaded, rulesDisabled, rulesSkipped *prometheus.Desc
@@ -188,10 +188,10 @@ func (c *Collector) Instrument(cfg *streamrules.Config) *streamrules.Config {
 			onReload(info)
 		}
 	}
-	cfg.OnSave = func(d time.Duration, err error) {
-		c.save(d, err)
+	cfg.OnSave = func(info streamrules.SaveInfo) {
+		c.save(info.Duration, info.Err)
 		if onSave != nil {
-			onSave(d, err)
+			onSave(info)
 		}
 	}
 	return cfg

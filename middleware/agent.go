@@ -129,7 +129,7 @@ func chainInput(inputs map[string]string) (string, bool) {
 // The n-th step that reached a guarded tool is the move's n-th tool call; steps that never
 // reached one (an unknown tool name, a parse error) are not counted and get no reminders.
 func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total int, guarded func(tool string) bool,
-	opt streamrules.SpliceOptions, textLog bool) (_ []schema.AgentStep, ins *cleanview.Inserted) {
+	spl func(string, []streamrules.Reminder) string, textLog bool) (_ []schema.AgentStep, ins *cleanview.Inserted) {
 	// The executor runs its tools one after another and plans only after the last returns,
 	// so this run's guarded steps are the move's last calls: the first one is call
 	// total-n. Calls made before this run (another run in the same move, the host's own)
@@ -153,15 +153,14 @@ func spliceSteps(steps []schema.AgentStep, calls []streamrules.ToolCall, total i
 			}
 			index++
 		}
-		// streamrules.Splice in its two parts: a clean view of the prompt copy drops exactly blocks.
-		blocks := splice.Blocks(reminders)
-		obs := splice.Body(step.Observation, blocks != "", opt.MaxChars, opt.EmptyOutputMarker)
-		if blocks != "" {
+		// Engine.Splice lays the blocks in front of the body: a clean view of the prompt copy
+		// drops exactly blocks.
+		obs := spl(step.Observation, reminders)
+		if blocks := splice.Blocks(reminders); blocks != "" {
 			if ins == nil {
 				ins = &cleanview.Inserted{}
 			}
-			ins.AddSplice(blocks+obs, obs)
-			obs = blocks + obs
+			ins.AddSplice(obs, obs[len(blocks):])
 		}
 		log := step.Action.Log
 		if textLog {

@@ -173,7 +173,7 @@ func TestRetry503TwiceThenOK(t *testing.T) {
 		if shown.String() != "fine" {
 			t.Errorf("transport %v: client saw %q", tr, shown.String())
 		}
-		if !move.TextArmed() {
+		if !move.Armed() {
 			t.Errorf("transport %v: the transport retries spent the move's retry", tr)
 		}
 		noMoreTimers(t, b)

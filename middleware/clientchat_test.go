@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 
@@ -165,7 +167,7 @@ func TestGateAfterShownText(t *testing.T) {
 			if len(prompts) != 2 {
 				t.Fatalf("%d model calls, want 2 (the refusal is the call's result, no replay)", len(prompts))
 			}
-			refusal := `<system-reminder rule="destructive_shell">` + streamrules.RefusalLead + seedRules(t, "destructive_shell")[0].Text
+			refusal := `<system-reminder rule="destructive_shell">` + streamrulestest.RefusalLead + seedRules(t, "destructive_shell")[0].Text
 			if !strings.Contains(prompts[1], refusal) {
 				t.Errorf("the model was not told why:\n%s", prompts[1])
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -57,7 +59,7 @@ func TestEarlyInterruptOpenAI(t *testing.T) {
 	}
 	f := r.store.AllFirings()
 	at := strings.Index(text, ")") + 1
-	if len(f) != 1 || !f[0].Early || !f[0].Retry || f[0].CutAtBytes < at || f[0].CutAtBytes > at+2*streamrules.EarlyBatchBytes {
+	if len(f) != 1 || !f[0].Early || !f[0].Retry || f[0].CutAtBytes < at || f[0].CutAtBytes > at+2*streamrulestest.EarlyBatchBytes {
 		t.Fatalf("firings %+v (miss ends at byte %d of %d)", f, at, len(text))
 	}
 	if lines := r.logs.Lines("stream rule fired on the answer", "early=true", "cut_at_bytes="); len(lines) != 1 {

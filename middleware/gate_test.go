@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -163,7 +165,7 @@ func TestGateRefusesAfterCeiling(t *testing.T) {
 				if len(prompts) != 3 {
 					t.Fatalf("%d model calls, want 3", len(prompts))
 				}
-				refusal := `<system-reminder rule="no_forced_rm">` + streamrules.RefusalLead + noRMText + "</system-reminder>"
+				refusal := `<system-reminder rule="no_forced_rm">` + streamrulestest.RefusalLead + noRMText + "</system-reminder>"
 				if !strings.Contains(prompts[2], refusal) {
 					t.Errorf("the prompt after the refusal lacks %q:\n%s", refusal, prompts[2])
 				}

@@ -80,7 +80,7 @@ type Config struct {
 type Guard struct {
 	eng       *streamrules.Engine
 	callbacks lcb.Handler
-	splice    streamrules.SpliceOptions
+	splice    func(output string, reminders []streamrules.Reminder) string // Engine.Splice
 	bounds    boundaries
 	tracer    Tracer
 	rec       Recorder // Config.Transcript; nil: no recording
@@ -97,7 +97,7 @@ func New(eng *streamrules.Engine, cfg *Config) (*Guard, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Guard{eng: eng, callbacks: clientview.Clean(cfg.Callbacks), splice: eng.SpliceOptions(), bounds: newBoundaries(cfg), tracer: cfg.Tracer,
+	return &Guard{eng: eng, callbacks: clientview.Clean(cfg.Callbacks), splice: eng.Splice, bounds: newBoundaries(cfg), tracer: cfg.Tracer,
 		rec: cfg.Transcript, lenientEnv: cfg.LenientEnvironments, toolChunks: cfg.StreamToolCalls}, nil
 }
 

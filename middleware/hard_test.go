@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -78,7 +80,7 @@ func TestHardInterruptFunctionsAgent(t *testing.T) {
 		t.Errorf("retry lacks the discarded answer: %+v", tail[0])
 	}
 	wantInterrupt := `<system-interrupt reason="rule_violation" rule="telegram_markdown_image">` + imageText +
-		"\n" + streamrules.InterruptFooter + "</system-interrupt>"
+		"\n" + streamrulestest.InterruptFooter + "</system-interrupt>"
 	if tail[1].Role != llms.ChatMessageTypeHuman || messageText(tail[1]) != wantInterrupt {
 		t.Errorf("retry's last message = %s %q", tail[1].Role, messageText(tail[1]))
 	}
@@ -366,7 +368,7 @@ func TestHelperModelCallNotJudged(t *testing.T) {
 	if err != nil || resp.Choices[0].Content != "a summary without any tail" || len(helper.Calls()) != 1 {
 		t.Fatalf("helper call judged: %v %+v", err, resp)
 	}
-	if !move.TextArmed() || len(move.Firings()) != 0 {
+	if !move.Armed() || len(move.Firings()) != 0 {
 		t.Errorf("the helper call spent the move's retry or fired: %+v", move.Firings())
 	}
 	_ = move.End(ctx, nil)

@@ -28,7 +28,7 @@ func TestHeldTourPassesTheProviderError(t *testing.T) {
 	llm := r.guard.Model(raw)
 	ctx, move := r.eng.BeginMove(context.Background(), "chat-held-err", "telegram")
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
-	if !move.TextArmed() {
+	if !move.Armed() {
 		t.Fatal("the image rule is not armed: the tour would not be held")
 	}
 	_, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "cat?")},

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 
@@ -306,7 +308,7 @@ func TestEarlyTreeOpenAI(t *testing.T) {
 	}
 	f := r.store.AllFirings()
 	at := strings.Index(text, ")") + 1
-	if len(f) != 1 || !f[0].Early || f[0].CutAtBytes < at || f[0].CutAtBytes > at+2*streamrules.EarlyBatchBytes {
+	if len(f) != 1 || !f[0].Early || f[0].CutAtBytes < at || f[0].CutAtBytes > at+2*streamrulestest.EarlyBatchBytes {
 		t.Fatalf("firings %+v (miss ends at byte %d)", f, at)
 	}
 	if got := strings.Join(r.rec.streamed(), ""); got != good {

@@ -74,8 +74,9 @@ func ExampleGuard_Run() {
 	agent := agents.NewOpenAIFunctionsAgent(guard.Model(llm), guard.Tools(myTools...))
 	exec := guard.Executor(agent, agents.WithMemory(memory.NewConversationBuffer()))
 
-	// per user message (one "move"): the chat's ID and the environments that hold now
-	out, err := guard.Run(ctx, exec, chatID, userText, middleware.WithEnvironments(streamrules.EnvTrusted))
+	// per user message (one "move"): the chat's ID, and with WithEnvironments the
+	// environments that hold now (none here: only rules without `when` are armed)
+	out, err := guard.Run(ctx, exec, chatID, userText)
 	if err != nil {
 		panic(err)
 	}

@@ -21,7 +21,7 @@
 //   - chat (required): the conversation. The repeat policies (once, after:N) count per chat.
 //   - move: the move's number in its chat, 1-based. Absent: the one after the chat's
 //     previous line. Numbers must grow within a chat; gaps are kept.
-//   - env: the environments that held in the move (telegram, client_ops, master, trusted,
+//   - env: the environments that held in the move (telegram, client_ops, master,
 //     picture, or names given in Options.Environments). A name the engine does not know
 //     is ignored, as it would be live, and listed in Report.UnknownEnv.
 //   - input: the user's message that began the move (the chain's input), what a rule's

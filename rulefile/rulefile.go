@@ -286,7 +286,7 @@ func parseSet(data []byte, f Format, environments []string) (Set, *Error) {
 	case *top.Version < 1:
 		return Set{}, &Error{Field: "version", Line: d.line([]any{"version"}), Err: fmt.Errorf(`"version" is %d, must be 1 or more`, *top.Version)}
 	}
-	known := append(slices.Clone(streamrules.BuiltinEnvironments), environments...)
+	known := streamrules.KnownEnvironments(environments...)
 	set := Set{Version: *top.Version, Rules: make([]streamrules.Rule, 0, len(top.Rules))}
 	seen := map[string]int{}
 	for i, raw := range top.Rules {
@@ -406,7 +406,7 @@ func parseRule(data []byte, f Format, file string, environments []string) (strea
 		if err != nil {
 			return r, err
 		}
-		known := append(slices.Clone(streamrules.BuiltinEnvironments), environments...)
+		known := streamrules.KnownEnvironments(environments...)
 		return r, validate(&r, known, d, nil)
 	}()
 	if err != nil {

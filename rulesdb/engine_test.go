@@ -267,7 +267,7 @@ func TestRoundTrips(t *testing.T) {
 		for range 50 {
 			move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`)
 			move.ToolReminders(mctx, "write_file", `{"path":"a","content":"b"}`)
-			move.TextArmed()
+			move.Armed()
 			move.CheckAnswer(mctx, "ok 👍\n↩ #1")
 		}
 		move.CheckAnswer(mctx, "no tail") // fires

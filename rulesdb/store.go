@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,7 +176,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		dialect: t.dialect,
 		target:  t,
 		log:     cfg.Logger,
-		known:   append(slices.Clone(streamrules.BuiltinEnvironments), cfg.Environments...),
+		known:   streamrules.KnownEnvironments(cfg.Environments...),
 		now:     func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		subs:    map[int]func(){},
 		done:    make(chan struct{}),

@@ -111,7 +111,7 @@ func TestRefuseWithoutMaster(t *testing.T) {
 				"stream_rule_delete": `{"name":"telegram_reply_tail"}`,
 			}
 			noMove := context.Background()
-			clientMove, _ := eng.BeginMove(context.Background(), "client-chat", streamrules.EnvTelegram, streamrules.EnvTrusted)
+			clientMove, _ := eng.BeginMove(context.Background(), "client-chat", streamrules.EnvTelegram)
 			for name, in := range inputs {
 				for _, ctx := range []context.Context{noMove, clientMove} {
 					res := call(t, ctx, byName[name], in)
@@ -226,7 +226,7 @@ func TestCRUDAsMaster(t *testing.T) {
 			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
 
 			res := call(t, ctx, tl["stream_rule_list"], "")
-			if !res.OK || len(res.Rules) != 9 || len(res.Environments) != 5 {
+			if !res.OK || len(res.Rules) != 9 || len(res.Environments) != 4 {
 				t.Fatalf("list: %+v", res)
 			}
 			for _, r := range res.Rules {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/streamrulestest"
+
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -47,7 +49,7 @@ func TestGateSpans(t *testing.T) {
 			}
 		}
 	}
-	if len(results) != 1 || strings.Contains(results[0], "tool-output-marker") || !strings.Contains(results[0], streamrules.RefusalLead) {
+	if len(results) != 1 || strings.Contains(results[0], "tool-output-marker") || !strings.Contains(results[0], streamrulestest.RefusalLead) {
 		t.Errorf("the last request's tool results %q: want the refusal alone", results)
 	}
 	spans := r.rec.Ended()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -65,7 +64,7 @@ func (e *proc) config() (rulesdb.Config, error) {
 }
 
 func known(cfg rulesdb.Config) []string {
-	return append(slices.Clone(streamrules.BuiltinEnvironments), cfg.Environments...)
+	return streamrules.KnownEnvironments(cfg.Environments...)
 }
 
 // open opens the database the flags and the environment name. The DSN is checked with

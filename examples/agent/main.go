@@ -111,7 +111,7 @@ func newFlagSet(opts *options, env *string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.BoolVar(&opts.live, "live", false, "talk to a real model (OPENAI_*), interactively: each line on stdin is a move")
-	fs.StringVar(env, "env", "telegram", "with -live: the environments of every move, comma-separated (telegram, client_ops, master, trusted, picture); master adds the rule-editing tools")
+	fs.StringVar(env, "env", "telegram", "with -live: the environments of every move, comma-separated (telegram, client_ops, master, picture); master adds the rule-editing tools")
 	fs.StringVar(&opts.chat, "chat", "", `the chat ID whose moves the repeat policies count (default "demo", with -live "live")`)
 	return fs
 }

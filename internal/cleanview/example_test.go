@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/cleanview"
+	"github.com/streamrules/streamrules/internal/splice"
 )
 
 // The retry request of a tour, as the model got it, and as a transcript store should keep
@@ -16,8 +17,8 @@ import (
 // middleware recorded as the engine's own is removed.
 func ExampleInserted_CleanMessages() {
 	body := "12G free" // the tool's output, as laid under the reminder: nothing to cut or defuse
-	spliced := streamrules.Splice(body,
-		[]streamrules.Reminder{{Rule: "local_shell_for_his_machine", Text: "This is your server."}}, streamrules.SpliceOptions{})
+	reminders := []streamrules.Reminder{{Rule: "local_shell_for_his_machine", Text: "This is your server."}}
+	spliced := splice.Blocks(reminders) + splice.Body(body, true, 0, "") // what Engine.Splice makes with no cap or marker
 	interrupt := streamrules.InterruptBlock("telegram_markdown_image", "No markdown images.")
 	discarded := "![disk](https://x/disk.png)"
 
