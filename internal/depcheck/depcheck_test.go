@@ -36,6 +36,7 @@ var production = []string{
 	"lazydfa",    // the prefilter's DFA
 	"multimatch", // many regexps against one text
 	"ruleinput",  // rulefile's strict readers for the packages beside it
+	"rxprog",     // what a compiled regexp program can start with, must contain and assert
 	"splice",     // the reminder splice
 	"tagskel",    // the engine's tags
 }
