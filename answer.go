@@ -144,21 +144,25 @@ func (m *Move) judgeAnswer(text string) (v Verdict, fired []Firing, unset [][2]s
 	return v, fired, unset
 }
 
-// missedLocked returns the armed text rules that fire on text, in name order. Caller holds m.mu.
-func (m *Move) missedLocked(text string) []*compiledRule {
-	var buf [32]int
-	t := targetOf(text, m.set.match, buf[:0])
-	t.facts = &m.facts
-	missed, _ := m.missedOn(&t)
-	return missed
+// missedOn returns the armed text rules that fire on a judged target, in name order: the
+// live ones, and the shadowed ones (which only record a would-fire). Repeat-limited live
+// rules are claimed first, all at once (claim.go): a rule whose claim is lost is silent.
+// Caller holds m.mu.
+func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
+	live, shadowed = m.firesOn(t)
+	live = m.claimAllLocked(live)
+	byIndex := func(a, b *compiledRule) int { return a.index - b.index }
+	slices.SortFunc(live, byIndex) // m.set.text is in name order
+	slices.SortFunc(shadowed, byIndex)
+	return live, shadowed
 }
 
-// missedOn returns the armed text rules that fire on a judged target, in name order: the
-// live ones, and the shadowed ones (which only record a would-fire). Only the rules that
-// can fire are looked at: those whose plain condition matched (through the set's index by
-// pattern), and those that decide otherwise (negate, predicate, applies_when). At 10,000
-// rules a pass over all of them was most of a check. Caller holds m.mu.
-func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
+// firesOn returns the armed text rules whose condition holds on a judged target, live
+// and shadowed, claiming nothing. Only the rules that can fire are looked at: those whose
+// plain condition matched (through the set's index by pattern), and those that decide
+// otherwise (negate, predicate, applies_when). At 10,000 rules a pass over all of them was
+// most of a check. Caller holds m.mu.
+func (m *Move) firesOn(t *target) (live, shadowed []*compiledRule) {
 	add := func(r *compiledRule) {
 		if m.armed(r) && r.fires(t) {
 			if r.shadow {
@@ -179,11 +183,30 @@ func (m *Move) missedOn(t *target) (live, shadowed []*compiledRule) {
 	for _, r := range m.set.textOthers {
 		add(r)
 	}
-	live = m.claimAllLocked(live) // repeat-limited: claimed first, all at once (claim.go)
-	byIndex := func(a, b *compiledRule) int { return a.index - b.index }
-	slices.SortFunc(live, byIndex) // m.set.text is in name order
-	slices.SortFunc(shadowed, byIndex)
 	return live, shadowed
+}
+
+// stillMissedLocked returns the armed text rules that fire on a repaired text, in name
+// order. The rules of missed were claimed when the answer was judged: they are judged
+// again without a second claim (which a repeat-limited rule would lose to its own first,
+// so a repair that left its miss standing would count it fixed). Only a rule the repair
+// newly makes fire is claimed. Caller holds m.mu.
+func (m *Move) stillMissedLocked(repaired string, missed []*compiledRule) []*compiledRule {
+	var buf [32]int
+	t := targetOf(repaired, m.set.match, buf[:0])
+	t.facts = &m.facts
+	live, _ := m.firesOn(&t)
+	var still, newly []*compiledRule
+	for _, r := range live {
+		if slices.Contains(missed, r) {
+			still = append(still, r)
+		} else {
+			newly = append(newly, r)
+		}
+	}
+	still = append(still, m.claimAllLocked(newly)...)
+	slices.SortFunc(still, func(a, b *compiledRule) int { return a.index - b.index })
+	return still
 }
 
 // fixLocked applies, in rule-name order, the fixes of the missed rules that have one and
@@ -207,7 +230,7 @@ func (m *Move) fixLocked(text string, missed []*compiledRule) (repaired string, 
 	if repaired == text || strings.TrimSpace(repaired) == "" {
 		return text, nil, missed, unset
 	}
-	still = m.missedLocked(repaired)
+	still = m.stillMissedLocked(repaired, missed)
 	for _, r := range missed {
 		if !slices.Contains(still, r) {
 			fixed = append(fixed, r)

@@ -323,3 +323,54 @@ func TestStatsCarrySeverity(t *testing.T) {
 		t.Errorf("stats %+v", st.Rules)
 	}
 }
+
+// TestFixLeavesARepeatLimitedMissStanding: a repair that cures one rule and leaves a
+// repeat-limited rule's miss standing must not count that rule fixed. The recheck of the
+// repaired text used to claim the rule's firing a second time, lose to its own first
+// claim, and take the lost claim for a cure: the answer kept "I cannot view the picture"
+// as a repair, with the rule's outcome "fixed" and the rule silenced for the move.
+func TestFixLeavesARepeatLimitedMissStanding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, repeat := range []string{"once", "after:3"} {
+		refusal := with(textRule("no_refusal", `cannot view`), func(r *Rule) { r.Repeat = repeat })
+		f := newFixture(t, []Rule{tailRule(), refusal}, nil)
+		_, m := f.eng.BeginMove(ctx, "c-"+repeat)
+		m.SetVar("message_id", "9")
+		v := m.CheckAnswer(ctx, "I cannot view the picture")
+		if !v.Discard || !strings.Contains(v.Interrupt, `rule="no_refusal"`) || v.Fixed != "" {
+			t.Fatalf("%s: the refusal stands after the tail's repair, so the answer is replayed: %+v", repeat, v)
+		}
+		// The replay misses again with the retry spent: the repair is kept, and the
+		// refusal counts as missed again (a rule that fired is judged by the replay).
+		v = m.CheckAnswer(ctx, "I cannot view the picture, sorry")
+		if v.Discard || v.Fixed != "I cannot view the picture, sorry\n\n↩ #9" {
+			t.Fatalf("%s: after the ceiling the repair is kept: %+v", repeat, v)
+		}
+		var outcomes []string
+		for _, fr := range m.Firings() {
+			outcomes = append(outcomes, fr.Rule+":"+string(fr.Outcome))
+		}
+		want := []string{"telegram_reply_tail:missed_again", "no_refusal:missed_again", "telegram_reply_tail:fixed"}
+		if !slices.Equal(outcomes, want) {
+			t.Errorf("%s: firings %v, want %v", repeat, outcomes, want)
+		}
+
+		// With replays off the first answer is kept repaired, and the refusal it still
+		// holds is kept, not fixed.
+		f = newFixture(t, []Rule{tailRule(), refusal}, &Config{MaxRetriesPerMove: -1})
+		_, m = f.eng.BeginMove(ctx, "d-"+repeat)
+		m.SetVar("message_id", "9")
+		v = m.CheckAnswer(ctx, "I cannot view the picture")
+		if v.Discard || v.Fixed != "I cannot view the picture\n\n↩ #9" {
+			t.Fatalf("%s, no replays: %+v", repeat, v)
+		}
+		outcomes = outcomes[:0]
+		for _, fr := range m.Firings() {
+			outcomes = append(outcomes, fr.Rule+":"+string(fr.Outcome))
+		}
+		if want := []string{"telegram_reply_tail:fixed", "no_refusal:kept"}; !slices.Equal(outcomes, want) {
+			t.Errorf("%s, no replays: firings %v, want %v", repeat, outcomes, want)
+		}
+	}
+}
