@@ -39,7 +39,8 @@ type sim struct {
 	idx    []int32 // per instruction: its index among the pending ones, or -1
 	words  int     // uint64 words per row
 	le     [kindOther + 1][]uint64
-	starts []int32 // indices of the start instructions
+	starts []int32   // indices of the start instructions
+	reach  [][]int32 // per pending instruction: the patterns it can lead to
 }
 
 // below reports whether pending instruction i is simulated by j after a character of
@@ -53,11 +54,16 @@ func (s *sim) below(k uint8, i, j int32) bool {
 // unanchored search, a start) simulates. It drops the states built so far. It reports
 // whether it did: a program past maxSimPcs pending instructions, or whose relation
 // would cost past maxSimWork, is left as it is. Deterministic: the answer and the states
-// depend on the programs alone. Call it before the DFA is shared.
-func (d *DFA) Simulate() bool {
+// depend on the programs alone. work is what it cost, in the units of Exploration.Work
+// (instructions followed, pairs and steps compared), paid once. Safe to call while the
+// DFA runs: runs go on from the states they hold.
+func (d *DFA) Simulate() (work int64, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	defer func(w int64) { d.work = w }(d.work) // a fixed cost, not a run's work
+	defer func(w int64) { work = d.work - w }(d.work)
+	if d.sim != nil {
+		return 0, true
+	}
 	s := &sim{idx: make([]int32, len(d.prog.Inst))}
 	for i := range s.idx {
 		s.idx[i] = -1
@@ -79,7 +85,7 @@ func (d *DFA) Simulate() bool {
 	}
 	n := len(pend)
 	if n > maxSimPcs {
-		return false
+		return 0, false
 	}
 	for _, pc := range d.starts {
 		s.starts = append(s.starts, s.idx[pc])
@@ -97,13 +103,14 @@ func (d *DFA) Simulate() bool {
 	slices.Sort(reps)
 	chars = append(chars, slices.Compact(reps)...)
 	if int64(n)*int64(n)*int64(len(chars)) > maxSimWork {
-		return false
+		return 0, false
 	}
 	// succ[k][i][c]: the pending instructions i leads to on chars[c] after a character of
 	// kind k; out[k][i][k2]: the patterns matched before a character of kind k2.
 	type row struct {
 		succ [][]int32
 		out  [kindEnd + 1][]int32
+		outs [][]int32 // out before a character of each kind
 	}
 	rows := [kindOther + 1][]row{}
 	for _, k := range simKinds {
@@ -133,8 +140,44 @@ func (d *DFA) Simulate() bool {
 			}
 		}
 	}
+	// reach[i]: the patterns whose match instruction i can lead to (ignoring
+	// assertions: a superset). A step of i is covered by j when j has matched them all
+	// already, before the character: nothing i leads to is news.
+	reach := make([][]int32, n)
+	for i, pc := range pend {
+		seen := map[uint32]bool{}
+		stack := []uint32{pc}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			d.work++
+			in := &d.prog.Inst[x]
+			switch in.Op {
+			case syntax.InstMatch:
+				reach[i] = append(reach[i], d.matchOf[x])
+			case syntax.InstFail:
+			case syntax.InstAlt, syntax.InstAltMatch:
+				stack = append(stack, in.Out, in.Arg)
+			default:
+				stack = append(stack, in.Out)
+			}
+		}
+		slices.Sort(reach[i])
+		reach[i] = slices.Compact(reach[i])
+	}
+	s.reach = reach
+	for _, k := range simKinds {
+		for i := range rows[k] {
+			rows[k][i].outs = rows[k][i].out[:kindEnd]
+		}
+	}
 	s.words = (n + 63) / 64
 	for _, k := range simKinds {
+		d.work += int64(n * n)
 		le := make([]uint64, n*s.words)
 		for i := range n {
 			for j := range n {
@@ -163,7 +206,8 @@ func (d *DFA) Simulate() bool {
 					if i == j || !s.below(k, int32(i), int32(j)) {
 						continue
 					}
-					if !simStep(s, rows[k][i].succ, rows[k][j].succ, chars) {
+					d.work += int64(len(chars))
+					if !simStep(s, rows[k][i].succ, rows[k][j].succ, rows[k][j].outs, chars) {
 						s.le[k][i*s.words+j/64] &^= 1 << (uint(j) % 64)
 						changed = true
 					}
@@ -173,16 +217,16 @@ func (d *DFA) Simulate() bool {
 	}
 	d.sim = s
 	d.reset()
-	return true
+	return 0, true
 }
 
 // simStep reports whether every successor of i on each character is below some
 // successor of j on it.
-func simStep(s *sim, si, sj [][]int32, chars []rune) bool {
+func simStep(s *sim, si, sj [][]int32, outj [][]int32, chars []rune) bool {
 	for c := range chars {
 		k2 := kindOf(chars[c])
 		for _, a := range si[c] {
-			found := false
+			found := subset(s.reach[a], outj[k2])
 			for _, b := range sj[c] {
 				if s.below(k2, a, b) {
 					found = true
