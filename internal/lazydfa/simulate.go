@@ -25,10 +25,10 @@ import (
 // the matches from p are matches from q.
 
 // maxSimPcs bounds the pending instructions Simulate relates, and maxSimWork its work
-// (pairs times characters tested, per round): past them it does nothing.
+// (pairs times characters tested, over all rounds): past them it does nothing.
 const (
 	maxSimPcs  = 1024
-	maxSimWork = 1 << 27
+	maxSimWork = 1 << 24
 )
 
 // simKinds are the kinds a state has after a character (kindStart is the start state's).
@@ -198,8 +198,12 @@ func (d *DFA) Simulate() (work int64, ok bool) {
 	// Refine to the greatest fixpoint: i stays below j after kind k when every step of i
 	// on a character c is matched by a step of j on c to an instruction above it (after
 	// c's kind).
+	budget := d.work + maxSimWork
 	for changed := true; changed; {
 		changed = false
+		if d.work > budget {
+			return 0, false // deterministic: the work depends on the programs alone
+		}
 		for _, k := range simKinds {
 			for i := range n {
 				for j := range n {
