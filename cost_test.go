@@ -29,7 +29,9 @@ func TestRefusalsTeach(t *testing.T) {
 		want          []string
 	}{
 		{"construction", `(a|aa){400}b`, []string{"DFA of 410 states", "construction costs about", "(a(?:(?:)|a)){400}", "a smaller count"}},
-		{"threads", `\b(?:\d[ -]?){13,16}\b`, []string{"no small DFA", "15 threads", "(?:[0-9][ \\-]?){13,16}", "a shorter count"}},
+		{"threads", `\b(?:\d[ -]?){13,16}\b`, []string{"no small DFA", "also pruned by simulation", "15 threads", "(?:[0-9][ \\-]?){13,16}", "a shorter count"}},
+		// Pruned by simulation from 976 states to 368, still 10.8 ms of construction.
+		{"simulated", `-----BEGIN[ A-Z0-9_-]{0,20}PRIVATE KEY`, []string{"DFA of 368 states (pruned by simulation", "construction costs about", "a smaller count"}},
 		{"wide", `e\w{200}\d`, []string{"[0-9A-Z_a-z]{200}", "at most 128 may match letters or spaces unless the pattern's DFA is small"}},
 	}
 	for _, tt := range tests {

@@ -200,6 +200,9 @@ type Worst struct {
 	// plain, it had more than limit states. Own then makes the pattern's DFA simulated
 	// too, and Work includes computing the relation.
 	Simulated bool
+	// SimStates is what the DFA pruned by simulation came to when WorstCase tried it and
+	// it was not kept (past limit: limit; 0: not tried, or the relation was too costly).
+	SimStates int
 }
 
 // WorstCase bounds what the pattern's form that runs can cost on any text, adversarial
@@ -229,8 +232,11 @@ func (a *Analysis) WorstCase(limit int) Worst {
 			return w
 		}
 		if sw, ok := d.Simulate(); ok {
-			if sx := d.Explore(limit); sx.Complete && (!x.Complete || sx.Work+sw < x.Work) {
+			sx := d.Explore(limit)
+			if sx.Complete && (!x.Complete || sx.Work+sw < x.Work) {
 				x, simWork, w.Simulated = sx, sw, true
+			} else {
+				w.SimStates = sx.States
 			}
 		}
 	}
