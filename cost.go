@@ -26,7 +26,9 @@ import (
 // any_of's plain contains atoms run as one alternation (compilePredicate): one pattern,
 // charged once.
 //   - The DFA of the cut form is built whole, up to exploreStates states
-//     ([multimatch.Analysis.WorstCase]), on a DFA of its own that the process's memory
+//     ([multimatch.Analysis.WorstCase]; plain, or pruned by simulation where the plain one
+//     is past the limit or large and the pruned one is complete and cheaper to build:
+//     then the pattern's own DFA is pruned alike), on a DFA of its own that the process's memory
 //     limit does not apply to: the verdict depends on the rule alone. When that is all of
 //     it, the pattern's DFA is owned ([multimatch.Analysis.Own]): it never gives up to
 //     regexp and keeps its states whatever the other DFAs hold, so every run, the first
