@@ -31,10 +31,10 @@ type tour struct {
 
 // response is one upstream answer as the rules read it.
 type response struct {
-	obj      object          // the whole response (non-streaming)
-	message  object          // choices[0].message
-	content  string          // its text
-	calls    []wireCall      // its tool calls
+	obj      object     // the whole response (non-streaming)
+	message  object     // choices[0].message
+	content  string     // its text
+	calls    []wireCall // its tool calls
 	callsRaw []json.RawMessage
 	usage    usage
 	usageRaw json.RawMessage
