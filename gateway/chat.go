@@ -208,6 +208,9 @@ func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
 	calls, err := t.run(ctx, w)
 	if err != nil || len(calls) == 0 {
 		g.endOpen(ctx, c, err) // the final answer ends the move, with one write
+		if t.abort {
+			panic(http.ErrAbortHandler) // after the move's end; the deferred unlock runs
+		}
 		return
 	}
 	om.expect = calls

@@ -27,6 +27,7 @@ type tour struct {
 	hidden []json.RawMessage // refused responses and their refusals, upstream only, this request
 	total  usage             // every upstream call's usage
 	calls  int               // upstream calls made
+	abort  bool              // the client's stream failed half-way: cut the connection
 }
 
 // response is one upstream answer as the rules read it.
