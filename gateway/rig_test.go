@@ -42,6 +42,12 @@ func newRig(t *testing.T, cfg *streamrules.Config, replies ...scripted.Reply) *r
 
 func newRigRules(t *testing.T, cfg *streamrules.Config, rules []streamrules.Rule, replies ...scripted.Reply) *rig {
 	t.Helper()
+	return newRigWith(t, cfg, rules, nil, replies...)
+}
+
+// newRigWith is newRigRules with the gateway's config changed by gw.
+func newRigWith(t *testing.T, cfg *streamrules.Config, rules []streamrules.Rule, gw func(*gateway.Config), replies ...scripted.Reply) *rig {
+	t.Helper()
 	if cfg == nil {
 		cfg = &streamrules.Config{}
 	}
@@ -59,14 +65,18 @@ func newRigRules(t *testing.T, cfg *streamrules.Config, rules []streamrules.Rule
 	}
 	t.Cleanup(eng.Close)
 	up := openaitest.New(t, replies...)
-	gw, err := gateway.New(eng, &gateway.Config{Upstream: up.URL + "/v1"})
+	gcfg := &gateway.Config{Upstream: up.URL + "/v1"}
+	if gw != nil {
+		gw(gcfg)
+	}
+	g, err := gateway.New(eng, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(gw.Close)
-	srv := httptest.NewServer(gw)
+	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	return &rig{t: t, eng: eng, up: up, gw: gw, srv: srv, logs: logs}
+	t.Cleanup(g.Close) // first: before the engine closes
+	return &rig{t: t, eng: eng, up: up, gw: g, srv: srv, logs: logs}
 }
 
 // headers adds the identity headers to every request of a client.
