@@ -73,17 +73,6 @@ func (o object) set(key string, raw json.RawMessage) object {
 	return append(append(object(nil), o...), field{key, raw})
 }
 
-// del removes key.
-func (o object) del(key string) object {
-	var out object
-	for _, f := range o {
-		if f.key != key {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // bytes writes the object back: keys in their order, values as they came.
 func (o object) bytes() []byte {
 	var b bytes.Buffer
