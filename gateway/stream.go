@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamrules/streamrules"
 )
@@ -37,6 +38,8 @@ type sseWriter struct {
 	usage    bool // the client asked for stream_options.include_usage
 	head     chunkHead
 	buf      bytes.Buffer
+	prefix   []byte // a content chunk up to its text (content)
+	suffix   []byte // and after it
 }
 
 // chunkHead is what every chunk of the client's stream repeats: the first upstream chunk's.
@@ -102,11 +105,91 @@ func (s *sseWriter) headObject() object {
 	return o
 }
 
+// content writes a content delta. The chunk's fixed parts are made once per stream; per
+// chunk only the text is encoded, into the writer's buffer.
 func (s *sseWriter) content(text []byte) error {
 	if len(text) == 0 {
 		return nil
 	}
-	return s.chunk(object{{"content", jsonString(string(text))}}, "")
+	if !s.roleSent {
+		return s.chunk(object{{"content", jsonString(string(text))}}, "")
+	}
+	if s.prefix == nil {
+		s.prefix = s.headObject().bytes()
+		s.prefix = append(s.prefix[:len(s.prefix)-1], `,"choices":[{"index":0,"delta":{"content":`...)
+		s.suffix = []byte(`},"logprobs":null,"finish_reason":null}]`)
+		if s.usage {
+			s.suffix = append(s.suffix, `,"usage":null`...)
+		}
+		s.suffix = append(s.suffix, '}')
+	}
+	s.start()
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	s.buf.Write(s.prefix)
+	s.buf.Write(appendJSONString(s.buf.AvailableBuffer(), text))
+	s.buf.Write(s.suffix)
+	s.buf.WriteString("\n\n")
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it without HTML
+// escaping: quotes, backslashes and control characters escaped, invalid UTF-8 as U+FFFD,
+// U+2028 and U+2029 escaped.
+func appendJSONString(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // chunkIn is the part of an upstream chunk the gateway reads.
