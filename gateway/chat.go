@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -264,12 +265,36 @@ func (g *Gateway) judgeResults(ctx context.Context, c *chat, om *openMove, q *re
 		om.judged[m.ToolCallID] = true
 		k := slices.IndexFunc(a.ToolCalls, func(c wireCall) bool { return c.ID == m.ToolCallID })
 		call := a.ToolCalls[k]
-		reminders := om.move.ToolReminders(ctx, call.Function.Name, call.Function.Arguments)
 		out := contentText(m.Content)
+		tctx := ctx
+		if failedResult(out) {
+			tctx = streamrules.WithToolCall(ctx)
+			streamrules.MarkToolFailed(tctx) // for tool_failed, tool_succeeded, edited_unchecked
+		}
+		reminders := om.move.ToolReminders(tctx, call.Function.Name, call.Function.Arguments)
 		if spliced := streamrules.Splice(out, reminders, opts); spliced != out || len(reminders) > 0 {
 			c.splices[m.ToolCallID] = jsonString(spliced)
 		}
 	}
+}
+
+// failedResult reports whether a tool result says its call failed: the protocol has no
+// status, so a result that is a JSON object with a top-level "error" member, or whose text
+// starts with "error" (any case, then ':' or space), counts as failed; any other result,
+// as succeeded.
+func failedResult(out string) bool {
+	t := strings.TrimSpace(out)
+	if strings.HasPrefix(t, "{") {
+		var o map[string]json.RawMessage
+		if json.Unmarshal([]byte(t), &o) == nil {
+			e, ok := o["error"]
+			return ok && !isNull(e) && string(e) != "false" && string(e) != `""`
+		}
+	}
+	if len(t) > 5 && strings.EqualFold(t[:5], "error") {
+		return t[5] == ':' || t[5] == ' '
+	}
+	return false
 }
 
 // upstreamMessages is the upstream copy of the client's messages: each tool result as

@@ -234,3 +234,61 @@ func TestIdleMoveEnds(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestToolFailureFromResult: a tool result that says it failed counts as a failed call for
+// the context atoms: the audio claim after a failed generate_speech is repaired, after a
+// successful one it stands.
+func TestToolFailureFromResult(t *testing.T) {
+	for _, c := range []struct {
+		result, want string
+	}{
+		{`{"error":"quota exceeded"}`, "I could not make the audio: the speech tool did not run."},
+		{"Error: quota exceeded", "I could not make the audio: the speech tool did not run."},
+		{`{"file":"a.mp3"}`, "Audio saved: a.mp3"},
+	} {
+		r := newRig(t, nil,
+			scripted.Reply{ToolCalls: []llms.ToolCall{call("generate_speech", `{"text":"hello"}`)}},
+			scripted.Reply{Text: "Audio saved: a.mp3"},
+		)
+		llm := r.llm("X-Streamrules-Chat: speech")
+		ctx := context.Background()
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "read it aloud")}
+		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(toolDefs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := resp.Choices[0].ToolCalls[0]
+		msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{tc}},
+			llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: c.result}}})
+		resp, err = llm.GenerateContent(ctx, msgs, llms.WithTools(toolDefs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Choices[0].Content; got != c.want {
+			t.Errorf("result %s: client got %q, want %q", c.result, got, c.want)
+		}
+	}
+}
+
+// TestStreamReasoningHeldWithTheAnswer: reasoning deltas reach the client before the
+// answer's text, and a discarded answer's reasoning never does.
+func TestStreamReasoningHeldWithTheAnswer(t *testing.T) {
+	r := newRig(t, nil,
+		scripted.Reply{Reasoning: "they say thanks", Text: "👍"},
+		scripted.Reply{Reasoning: "answer in words", Text: "You're welcome. ↩ #1", Chunk: 5},
+	)
+	llm := r.llm("X-Streamrules-Chat: think", "X-Streamrules-Env: telegram")
+	var reasoning, text strings.Builder
+	_, err := llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "thanks")},
+		llms.WithStreamingReasoningFunc(func(_ context.Context, rc, c []byte) error {
+			reasoning.Write(rc)
+			text.Write(c)
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reasoning.String() != "answer in words" || text.String() != "You're welcome. ↩ #1" {
+		t.Fatalf("client got reasoning %q, text %q", reasoning.String(), text.String())
+	}
+}

@@ -201,9 +201,13 @@ type chunkIn struct {
 	Choices           []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			ToolCalls []struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+			// Reasoning deltas (DeepSeek, vLLM, OpenRouter name them either way): not judged,
+			// held with the answer they precede.
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			ToolCalls        []struct {
 				Index    int    `json:"index"`
 				ID       string `json:"id"`
 				Type     string `json:"type"`
@@ -221,15 +225,16 @@ type chunkIn struct {
 
 // streamed is one upstream stream, read.
 type streamed struct {
-	text   []byte      // the answer's text as the upstream streamed it
-	shown  []byte      // what the client got of it (the release's bytes)
-	calls  []*wireCall // assembled, by index
-	finish string
-	done   bool // [DONE] came
-	cut    *streamrules.Verdict
-	cutAt  int
-	first  time.Time // the upstream's first content
-	seen   time.Time // the client's first content
+	text      []byte      // the answer's text as the upstream streamed it
+	shown     []byte      // what the client got of it (the release's bytes)
+	calls     []*wireCall // assembled, by index
+	finish    string
+	done      bool // [DONE] came
+	cut       *streamrules.Verdict
+	cutAt     int
+	reasoning [][]byte  // reasoning chunks held until the answer's text is released
+	first     time.Time // the upstream's first content
+	seen      time.Time // the client's first content
 }
 
 // callStream makes one streaming upstream call. held: content waits for the release;
@@ -336,7 +341,22 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 		if c.FinishReason != nil {
 			st.finish = *c.FinishReason
 		}
+		plain := !held && t.calls == 1 && len(c.Delta.ToolCalls) == 0 && c.FinishReason == nil && isNull(ch.Usage) && len(ch.Choices) == 1
 		if c.Delta.Content == nil || *c.Delta.Content == "" {
+			if !plain && c.Delta.ReasoningContent+c.Delta.Reasoning != "" {
+				// Held: sent before the answer's first released text, dropped with a discard.
+				st.reasoning = append(st.reasoning, bytes.Clone(data))
+				if !held {
+					return st.flushReasoning(sse)
+				}
+			}
+			if plain {
+				// The role, or what the gateway does not judge (reasoning_content): as it came.
+				sse.roleSent = sse.roleSent || c.Delta.Role != ""
+				if err := sse.data(data); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if st.first.IsZero() {
@@ -345,7 +365,7 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 		st.text = append(st.text, *c.Delta.Content...)
 		if !held {
 			// Nothing can discard the answer: the text goes on as it came.
-			if t.calls == 1 && len(c.Delta.ToolCalls) == 0 && c.FinishReason == nil && isNull(ch.Usage) {
+			if plain {
 				sse.roleSent = sse.roleSent || c.Delta.Role != ""
 				if err := sse.data(data); err != nil {
 					return err
@@ -366,6 +386,9 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			return errCut
 		}
 		if rel := scan.Release(st.text); len(rel) > len(st.shown) {
+			if err := st.flushReasoning(sse); err != nil {
+				return err
+			}
 			if err := sse.content(rel[len(st.shown):]); err != nil {
 				return err
 			}
@@ -373,6 +396,22 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			st.noteSeen()
 		}
 	}
+	return nil
+}
+
+// flushReasoning sends the held reasoning chunks, as they came.
+func (st *streamed) flushReasoning(sse *sseWriter) error {
+	if len(st.reasoning) > 0 && !sse.roleSent {
+		if err := sse.chunk(object{{"content", json.RawMessage(`""`)}}, ""); err != nil {
+			return err
+		}
+	}
+	for _, d := range st.reasoning {
+		if err := sse.data(d); err != nil {
+			return err
+		}
+	}
+	st.reasoning = nil
 	return nil
 }
 
@@ -452,6 +491,9 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 		if v.Fixed != "" {
 			final = []byte(v.Fixed)
 			resp = st.response(v.Fixed)
+		}
+		if err := st.flushReasoning(sse); err != nil {
+			return nil, err
 		}
 		if len(st.shown) < len(final) {
 			rest := final[len(st.shown):]
