@@ -256,7 +256,6 @@ func (g *Gateway) judgeResults(ctx context.Context, c *chat, om *openMove, q *re
 	if a == nil {
 		return
 	}
-	opts := g.eng.SpliceOptions()
 	for i := q.tail; i < len(q.msgs); i++ {
 		m := q.msgs[i]
 		if om.judged[m.ToolCallID] {
@@ -272,7 +271,7 @@ func (g *Gateway) judgeResults(ctx context.Context, c *chat, om *openMove, q *re
 			streamrules.MarkToolFailed(tctx) // for tool_failed, tool_succeeded, edited_unchecked
 		}
 		reminders := om.move.ToolReminders(tctx, call.Function.Name, call.Function.Arguments)
-		if spliced := streamrules.Splice(out, reminders, opts); spliced != out || len(reminders) > 0 {
+		if spliced := g.splice(out, reminders); spliced != out || len(reminders) > 0 {
 			c.splices[m.ToolCallID] = jsonString(spliced)
 		}
 	}

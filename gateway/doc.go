@@ -44,6 +44,10 @@
 //     to its content in the upstream copy only, laid out as streamrules.Splice lays it
 //     (output capped and neutralised). Later requests get the same bytes, so the
 //     provider's prompt-cache prefix holds. The client's history never holds a reminder.
+//     Tool-record atoms (tool_called, tool_succeeded, tool_failed, edited_unchecked) read
+//     the calls and results in the messages. The protocol has no status for a result, so a
+//     result that is a JSON object with an "error" member, or whose text starts with
+//     "error:" or "error ", is a failed call; any other, a successful one.
 //   - Hard: the final response is judged (Move.CheckResponse). A miss with a retry left
 //     is discarded unseen and replayed once, with the discarded answer (neutralised) and
 //     the <system-interrupt> added to the upstream copy; a fix repairs in place. The
@@ -54,6 +58,22 @@
 //     never reaches the client, so it never runs, and the upstream gets the refusal block
 //     as that call's result (at once when every call was refused, else beside the next
 //     tour's results), and the client gets what follows.
+//
+// # Streaming
+//
+// With stream: true the upstream streams too. While a rule could discard or repair the
+// answer, its text reaches the client as the engine's release lets it (Scanner.Release,
+// as the middleware's held speech); otherwise chunk by chunk, as the upstream sent them.
+// With early interrupt a certain miss cuts the upstream stream at once. Tool-call deltas
+// are assembled and held until the response ends, then sent whole (one delta per call),
+// without the calls a gate refused. Reasoning deltas are held with the answer they
+// precede. The client's stream is one id, one role, the accepted text, the calls, a
+// finish chunk, the usage of every upstream call summed (with
+// stream_options.include_usage) and [DONE]. A client that goes away cancels the upstream
+// call; an upstream stream that breaks off gets the client an error event, then a cut
+// connection (never a short answer passing for a whole one), and the move is ended.
+// Config.UpstreamTimeout bounds the wait for the upstream's headers and for each next
+// chunk.
 //
 // Fields the gateway does not act on (response_format, images, vendor fields) go upstream
 // as the client wrote them. n>1 is refused with a 400: the rules judge one answer. An

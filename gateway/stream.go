@@ -461,7 +461,7 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 	move := t.om.move
 	for {
 		move.BeginTour()
-		held := move.TextArmed() || move.GateArmed()
+		held := mustHold(move)
 		st, err := t.callStream(ctx, sse, held)
 		if err != nil {
 			t.failStream(w, sse, err)

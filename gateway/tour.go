@@ -97,7 +97,6 @@ func (t *tour) gate(ctx context.Context, resp *response) (kept []string, again b
 		}
 		return nil, false
 	}
-	opts := t.g.eng.SpliceOptions()
 	var refusals []json.RawMessage
 	var keptRaw []json.RawMessage
 	for i, c := range resp.calls {
@@ -105,7 +104,7 @@ func (t *tour) gate(ctx context.Context, resp *response) (kept []string, again b
 			refusals = append(refusals, object{
 				{"role", jsonString("tool")},
 				{"tool_call_id", jsonString(c.ID)},
-				{"content", jsonString(streamrules.Splice("", r, opts))},
+				{"content", jsonString(t.g.splice("", r))},
 			}.bytes())
 			continue
 		}
