@@ -207,6 +207,13 @@ func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
 	g.judgeResults(ctx, c, om, q)
 	t := &tour{g: g, c: c, om: om, in: r, q: q, msgs: c.upstreamMessages(q)}
 	calls, err := t.run(ctx, w)
+	var ue *upstreamError
+	if errors.As(err, &ue) {
+		// The upstream refused the call (429, 5xx, …) and the client got its answer: the
+		// move stays open, so the client's retry of this request is the same tour (its tool
+		// results are not judged twice), or, if it never comes, the idle timeout ends it.
+		return
+	}
 	if err != nil || len(calls) == 0 {
 		g.endOpen(ctx, c, err) // the final answer ends the move, with one write
 		if t.abort {

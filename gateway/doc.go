@@ -77,5 +77,6 @@
 //
 // Fields the gateway does not act on (response_format, images, vendor fields) go upstream
 // as the client wrote them. n>1 is refused with a 400: the rules judge one answer. An
-// upstream error is passed to the client with its status and body.
+// upstream error is passed to the client with its status and body, and the move stays
+// open: the client's retry of the request is the same tour.
 package gateway

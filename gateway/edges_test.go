@@ -292,3 +292,43 @@ func TestStreamReasoningHeldWithTheAnswer(t *testing.T) {
 		t.Fatalf("client got reasoning %q, text %q", reasoning.String(), text.String())
 	}
 }
+
+// TestRetryAfterUpstreamErrorIsTheSameTour: after an upstream 503 on a tour, the client's
+// retry of the same request is the same tour of the same move: its tool result is not
+// judged again, and the reminder is laid the same way.
+func TestRetryAfterUpstreamErrorIsTheSameTour(t *testing.T) {
+	saved := make(chan error, 4)
+	set, _ := seeds.Default()
+	r := newRigWith(t, &streamrules.Config{OnSave: func(_ time.Duration, err error) { saved <- err }}, set.Rules, nil,
+		scripted.Reply{ToolCalls: []llms.ToolCall{call("write_file", `{"path":"r.go"}`)}},
+		scripted.Reply{Err: &openaitest.StatusError{Code: 503, Type: "server_error", Message: "busy"}},
+		scripted.Reply{Text: "Wrote r.go."},
+	)
+	llm := r.llm("X-Streamrules-Chat: retry")
+	ctx := context.Background()
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "write r.go")}
+	resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(toolDefs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := resp.Choices[0].ToolCalls[0]
+	msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{tc}},
+		llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: tc.ID, Name: "write_file", Content: "ok"}}})
+	if _, err := llm.GenerateContent(ctx, msgs, llms.WithTools(toolDefs)); err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Fatalf("want the upstream's 503, got %v", err)
+	}
+	resp, err = llm.GenerateContent(ctx, msgs, llms.WithTools(toolDefs))
+	if err != nil || resp.Choices[0].Content != "Wrote r.go." {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	reqs := r.up.Requests()
+	if a, b := reqs[1].Body.Messages[2].Content.String(), reqs[2].Body.Messages[2].Content.String(); a != b || !strings.Contains(a, "write_diff_over_write_file") {
+		t.Fatalf("tool result upstream: %q then %q", a, b)
+	}
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	if st := ruleStat(t, r.eng, "write_diff_over_write_file"); st.Fired != 1 {
+		t.Fatalf("fired %d times, want once: %+v", st.Fired, st)
+	}
+}
