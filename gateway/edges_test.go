@@ -332,3 +332,28 @@ func TestRetryAfterUpstreamErrorIsTheSameTour(t *testing.T) {
 		t.Fatalf("fired %d times, want once: %+v", st.Fired, st)
 	}
 }
+
+// TestGateRefusesOneOfTwoCalls: after the ceiling, of a response's two calls the client
+// gets the one no gate matches; the next tour's upstream copy has the whole response, the
+// refusal as the refused call's result, and the client's result of the other.
+func TestGateRefusesOneOfTwoCalls(t *testing.T) {
+	r := newRig(t, nil,
+		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", `{"cmd":"rm -rf /"}`)}},
+		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", `{"cmd":"rm -rf /"}`), call("shell", `{"cmd":"df -h"}`)}},
+		scripted.Reply{Text: "Disk usage checked; I did not delete anything."},
+	)
+	got := runLangChainGo(t, r, seedCase{rule: "mixed", hdr: []string{"X-Streamrules-Env: client_ops"}, prompt: "free space"}, false)
+	if got.Error != "" || strings.Join(got.Calls, "|") != `shell {"cmd":"df -h"}` || got.Final != "Disk usage checked; I did not delete anything." {
+		t.Fatalf("client got %+v", got)
+	}
+	m := r.upstreamMessages(2)
+	var roles []string
+	for _, x := range m {
+		roles = append(roles, x.Role)
+	}
+	if strings.Join(roles, ",") != "user,assistant,tool,tool" || len(m[1].ToolCalls) != 2 ||
+		!strings.Contains(m[2].Content.String(), `rule="destructive_shell"`) || m[2].ToolCallID != m[1].ToolCalls[0].ID ||
+		!strings.HasSuffix(m[3].Content.String(), "ok shell") {
+		t.Fatalf("upstream copy: %+v", m)
+	}
+}

@@ -6,6 +6,9 @@
 //	go run ./cmd/streamrules export -o rules.yaml
 //	go run ./cmd/streamrules validate rules.yaml
 //	go run ./cmd/streamrules import --dry-run rules.yaml
+//	go run ./cmd/streamrules serve --upstream https://api.openai.com/v1
+//
+// serve runs the OpenAI-compatible gateway (package gateway) on the database's rules.
 //
 // The database is --dsn, else STREAMRULES_DSN, else the SQLite file streamrules.db
 // (STREAMRULES_SQLITE_PATH), in the forms package rulesdb reads. Exit codes: 0 done, 1 it
