@@ -6,6 +6,9 @@
 //	go run ./cmd/streamrules export -o rules.yaml
 //	go run ./cmd/streamrules validate rules.yaml
 //	go run ./cmd/streamrules import --dry-run rules.yaml
+//	go run ./cmd/streamrules serve --upstream https://api.openai.com/v1
+//
+// serve runs the OpenAI-compatible gateway (package gateway) on the database's rules.
 //
 // The database is --dsn, else STREAMRULES_DSN, else the SQLite file streamrules.db
 // (STREAMRULES_SQLITE_PATH), in the forms package rulesdb reads. Exit codes: 0 done, 1 it
@@ -183,7 +186,7 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // helpOrder is the order --help lists the commands in, by their first word: the files
 // that define them register in file-name order.
-var helpOrder = []string{"rules", "export", "import", "validate", "replay", "stats", "seed"}
+var helpOrder = []string{"rules", "export", "import", "validate", "replay", "stats", "seed", "serve"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s COMMAND [flags] [arguments]\n\nStream rules from a shell: the rules in the database, rules as files, seeding and stats.\n\nCommands:\n", progName)
