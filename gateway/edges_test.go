@@ -55,7 +55,7 @@ func ruleStat(t *testing.T, eng *streamrules.Engine, name string) streamrules.Ru
 func TestShadowGateLetsTheCallThrough(t *testing.T) {
 	saved := make(chan error, 4)
 	rules := seedRules(t, "destructive_shell", func(r *streamrules.Rule) { r.Shadow = true })
-	r := newRigRules(t, &streamrules.Config{OnSave: func(_ time.Duration, err error) { saved <- err }}, rules,
+	r := newRigRules(t, &streamrules.Config{OnSave: func(s streamrules.SaveInfo) { saved <- s.Err }}, rules,
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", `{"cmd":"rm -rf /"}`)}},
 		scripted.Reply{Text: "Removed."},
 	)
@@ -208,7 +208,7 @@ func TestChatWithoutHeader(t *testing.T) {
 func TestIdleMoveEnds(t *testing.T) {
 	saved := make(chan error, 4)
 	set, _ := seeds.Default()
-	r := newRigWith(t, &streamrules.Config{OnSave: func(_ time.Duration, err error) { saved <- err }}, set.Rules,
+	r := newRigWith(t, &streamrules.Config{OnSave: func(s streamrules.SaveInfo) { saved <- s.Err }}, set.Rules,
 		func(c *gateway.Config) { c.IdleTimeout = 20 * time.Millisecond },
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("write_file", `{"path":"y.go"}`)}},
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("write_file", `{"path":"z.go"}`)}},
@@ -299,7 +299,7 @@ func TestStreamReasoningHeldWithTheAnswer(t *testing.T) {
 func TestRetryAfterUpstreamErrorIsTheSameTour(t *testing.T) {
 	saved := make(chan error, 4)
 	set, _ := seeds.Default()
-	r := newRigWith(t, &streamrules.Config{OnSave: func(_ time.Duration, err error) { saved <- err }}, set.Rules, nil,
+	r := newRigWith(t, &streamrules.Config{OnSave: func(s streamrules.SaveInfo) { saved <- s.Err }}, set.Rules, nil,
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("write_file", `{"path":"r.go"}`)}},
 		scripted.Reply{Err: &openaitest.StatusError{Code: 503, Type: "server_error", Message: "busy"}},
 		scripted.Reply{Text: "Wrote r.go."},

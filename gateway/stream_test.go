@@ -168,7 +168,7 @@ func TestStreamEarlyCut(t *testing.T) {
 // error, and the move is ended and written (its reminder's firing is counted).
 func TestStreamUpstreamDies(t *testing.T) {
 	saved := make(chan error, 4)
-	r := newRig(t, &streamrules.Config{OnSave: func(_ time.Duration, err error) { saved <- err }},
+	r := newRig(t, &streamrules.Config{OnSave: func(s streamrules.SaveInfo) { saved <- s.Err }},
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("write_file", `{"path":"c.go"}`)}},
 		scripted.Reply{Text: "Starting a long answer that will never end properly, sadly.", Chunk: 4, DropAfter: 5},
 	)
