@@ -201,6 +201,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#highlight mark")),
 			into(chromedp.Text(chromedp.ID("status")), &status),
 			into(chromedp.Text(chromedp.CSS("#highlight mark")), &mark),
+			chromedp.ScrollIntoView(chromedp.ID("verdict")),
 			shot("try"),
 			chromedp.SetValue(chromedp.ID("rule"), "no_shouting"),
 			chromedp.SetValue(chromedp.ID("text"), "Deployed!!!\nAll green."),

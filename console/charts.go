@@ -54,7 +54,7 @@ func stackedBar(parts []part, w, h int) template.HTML {
 		total += p.N
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="mix" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="outcome mix">`, w, h, w, h)
+	fmt.Fprintf(&b, `<svg class="mix" width="%d" height="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" role="img" aria-label="outcome mix">`, w, h, w, h)
 	if total == 0 {
 		fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" class="empty"/>`, w, h)
 	}
