@@ -45,7 +45,7 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusRequestEntityTooLarge, "backtest", backtestData{Error: "the transcript is larger than the console takes"})
 		return
 	}
-	rules, err := h.store.ListRules(r.Context())
+	rules, err := h.cache.listRules(r.Context())
 	if err != nil {
 		h.storeFailed(w, r, err)
 		return

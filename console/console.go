@@ -45,6 +45,10 @@ type Config struct {
 	// ShowContent shows what a firing recorded of the answer (a fix's diff) on the
 	// Firings page: content, shown only when the host opts in, as for traces. Default off.
 	ShowContent bool
+	// StatsMaxAge is how old the per-rule counters a page shows may be: they are read at
+	// most once per StatsMaxAge, however many pages are drawn. Negative: read for every
+	// page. Default 5s.
+	StatsMaxAge time.Duration
 	// Logger gets one line per write and per refused login. Default: discarded.
 	Logger *slog.Logger
 
@@ -77,6 +81,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.PageRows == 0 {
 		out.PageRows = 100
+	}
+	if out.StatsMaxAge == 0 {
+		out.StatsMaxAge = 5 * time.Second
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
@@ -111,6 +118,7 @@ type Handler struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 	auth  *auth
+	cache *cache
 }
 
 //go:embed templates/*.html
@@ -129,7 +137,9 @@ func New(store *rulesdb.Store, eng *streamrules.Engine, cfg *Config) (*Handler, 
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{store: store, eng: eng, cfg: c, mux: http.NewServeMux(), auth: newAuth(&c)}
+	h := &Handler{store: store, eng: eng, cfg: c, mux: http.NewServeMux()}
+	h.auth = newAuth(&h.cfg)
+	h.cache = &cache{store: store, cfg: &h.cfg}
 	if err := h.parseTemplates(); err != nil {
 		return nil, err
 	}

@@ -50,19 +50,19 @@ type overviewData struct {
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rules, err := h.store.ListRules(ctx)
+	rules, err := h.cache.listRules(ctx)
 	if err != nil {
 		h.storeFailed(w, r, err)
 		return
 	}
-	counters, err := h.store.RuleCounters(ctx)
+	counters, err := h.cache.ruleCounters(ctx)
 	if err != nil {
 		h.storeFailed(w, r, err)
 		return
 	}
 	today := h.cfg.now().UTC().Truncate(24 * time.Hour)
 	since := today.AddDate(0, 0, -(days - 1))
-	byDay, err := h.store.FiringsByDay(ctx, since)
+	byDay, err := h.cache.firingsByDay(ctx, since, today)
 	if err != nil {
 		h.storeFailed(w, r, err)
 		return

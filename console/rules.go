@@ -35,12 +35,12 @@ var listStates = []string{"", "enabled", "disabled", "shadow", "enforced", "neve
 
 func (h *Handler) rulesList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rules, err := h.store.ListRules(ctx)
+	rules, err := h.cache.listRules(ctx)
 	if err != nil {
 		h.storeFailed(w, r, err)
 		return
 	}
-	counters, err := h.store.RuleCounters(ctx)
+	counters, err := h.cache.ruleCounters(ctx)
 	if err != nil {
 		h.storeFailed(w, r, err)
 		return
@@ -157,7 +157,7 @@ func jsonOf[T any](v *T) string {
 }
 
 func (h *Handler) ruleData(r *http.Request, ru streamrules.Rule) (ruleData, error) {
-	counters, err := h.store.RuleCounters(r.Context())
+	counters, err := h.cache.ruleCounters(r.Context())
 	if err != nil {
 		return ruleData{}, err
 	}
@@ -338,6 +338,7 @@ func (h *Handler) ruleEdit(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusUnprocessableEntity, "rule", d)
 		return
 	}
+	h.cache.dropRules()
 	h.cfg.Logger.Info("console: rule changed", "rule", updated.Name)
 	http.Redirect(w, r, Prefix+"rules/"+url.PathEscape(updated.Name)+"?saved=edit", http.StatusSeeOther)
 }
@@ -406,6 +407,7 @@ func (h *Handler) ruleState(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(w, r, err)
 		return
 	}
+	h.cache.dropRules()
 	h.cfg.Logger.Info("console: rule "+action+"d", "rule", name)
 	http.Redirect(w, r, Prefix+"rules/"+url.PathEscape(name)+"?saved="+action, http.StatusSeeOther)
 }

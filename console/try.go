@@ -31,7 +31,6 @@ type tryResult struct {
 
 type tryData struct {
 	Form   tryForm
-	Names  []string
 	Envs   []string
 	Result *tryResult
 	Error  string
@@ -39,15 +38,7 @@ type tryData struct {
 }
 
 func (h *Handler) tryData(r *http.Request, f tryForm) (tryData, error) {
-	rules, err := h.store.ListRules(r.Context())
-	if err != nil {
-		return tryData{}, err
-	}
-	d := tryData{Form: f, Envs: h.knownEnvironments()}
-	for i := range rules {
-		d.Names = append(d.Names, rules[i].Name)
-	}
-	return d, nil
+	return tryData{Form: f, Envs: h.knownEnvironments()}, nil
 }
 
 func (h *Handler) tryPage(w http.ResponseWriter, r *http.Request) {
