@@ -147,7 +147,8 @@ func get(path string) func() *http.Request {
 }
 
 // fill writes nRules text rules (rule_00000 …, each on its own word) and nRows firings
-// spread over them and over the last 60 days, and the counters those rows make.
+// spread over them and over the last 60 days, oldest first as SaveMove appends them (so
+// the rows of a day sit together, as they do in a real table), and their counters.
 func fill(b *testing.B, s *rulesdb.Store, pg bool, nRules, nRows int) {
 	b.Helper()
 	ctx := context.Background()
@@ -159,8 +160,8 @@ func fill(b *testing.B, s *rulesdb.Store, pg bool, nRules, nRows int) {
 			fmt.Sprintf(`INSERT INTO stream_rules (name, scope, condition, text) SELECT 'rule_' || lpad(i::text, 5, '0'), 'text', 'word' || lpad(i::text, 4, '0'), 'Do not say word ' || i FROM generate_series(0, %d) i`, nRules-1),
 			fmt.Sprintf(`INSERT INTO stream_rule_stat (rule, chat_id, move, mode, outcome, fired_at)
 SELECT 'rule_' || lpad(((i * 7919) %% %d)::text, 5, '0'), 'chat-' || (i %% 5000), i, 'interrupt',
-       (ARRAY['corrected','missed_again','kept','fixed'])[1 + i %% 4], $1::timestamptz - ((i %% 86400 * 60) * interval '1 second')
-FROM generate_series(0, %d) i`, nRules/2, nRows-1),
+       (ARRAY['corrected','missed_again','kept','fixed'])[1 + i %% 4], $1::timestamptz - (((%d - i) * 5184000 / %d) * interval '1 second')
+FROM generate_series(0::bigint, %d) i`, nRules/2, nRows-1, nRows, nRows-1),
 		}
 	} else {
 		stmts = []string{
@@ -170,8 +171,8 @@ INSERT INTO stream_rules (name, scope, condition, text) SELECT printf('rule_%%05
 INSERT INTO stream_rule_stat (rule, chat_id, move, mode, outcome, fired_at)
 SELECT printf('rule_%%05d', (i * 7919) %% %d), 'chat-' || (i %% 5000), i, 'interrupt',
        CASE i %% 4 WHEN 0 THEN 'corrected' WHEN 1 THEN 'missed_again' WHEN 2 THEN 'kept' ELSE 'fixed' END,
-       strftime('%%Y-%%m-%%d %%H:%%M:%%f+00:00', ?, '-' || ((i %% 86400) * 60) || ' seconds')
-FROM n`, nRows-1, nRules/2),
+       strftime('%%Y-%%m-%%d %%H:%%M:%%f+00:00', ?, '-' || ((%d - i) * 5184000 / %d) || ' seconds')
+FROM n`, nRows-1, nRules/2, nRows-1, nRows),
 		}
 	}
 	stmts = append(stmts, `INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at) SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM stream_rule_stat GROUP BY rule, outcome`)

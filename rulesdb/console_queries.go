@@ -53,15 +53,16 @@ func (s *Store) FiringsByDay(ctx context.Context, since time.Time) ([]DayCount, 
 	return out, nil
 }
 
-// LatestFirings returns at most limit stat rows, newest first (by fired_at, then by the
-// order they were written). Diff is read; Span is never stored.
+// LatestFirings returns at most limit stat rows, the last written first: by id, whose
+// index reads the newest rows without a sort (fired_at with a tie-break cannot). Diff is
+// read; Span is never stored.
 func (s *Store) LatestFirings(ctx context.Context, limit int) ([]streamrules.Firing, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	s.flushForRead(ctx)
 	q := s.db.Rebind(`SELECT rule, chat_id, move, mode, retry, tool, fired_at, outcome, diff, early, cut_at_bytes, delivery, manifest_read
-FROM stream_rule_stat ORDER BY fired_at DESC, id DESC LIMIT ?`)
+FROM stream_rule_stat ORDER BY id DESC LIMIT ?`)
 	rows, err := s.query(ctx, s.db, q, limit)
 	if err != nil {
 		return nil, fmt.Errorf("rulesdb: latest firings: %w", err)
