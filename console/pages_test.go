@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/console"
 )
 
 // Every page renders from a real store, with what the store holds.
@@ -41,4 +42,33 @@ func TestPagesRender(t *testing.T) {
 			t.Error("never_fired lists local_shell, which fired")
 		}
 	})
+}
+
+// A change made elsewhere (the master's tools, the CLI, another replica) shows on the
+// next page: the cached rules follow the store's rules version.
+func TestPagesFollowTheStore(t *testing.T) {
+	fx := newFixture(t, backends[0].dsn(t), &console.Config{Password: testPassword, StatsMaxAge: -1})
+	c := fx.client(t)
+	if _, body := c.get("/console/rules"); strings.Contains(body, "brand_new") {
+		t.Fatal("brand_new before it exists")
+	}
+	ctx := t.Context()
+	if _, err := fx.store.CreateRule(ctx, streamrules.Rule{Name: "brand_new", Scope: "text", Condition: "x", Text: "X."}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := fx.store.GetRule(ctx, "local_shell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Disabled = true
+	if _, err := fx.store.UpdateRule(ctx, "local_shell", r); err != nil {
+		t.Fatal(err)
+	}
+	_, body := c.get("/console/rules?state=disabled")
+	contains(t, body, `href="/console/rules/local_shell"`)
+	_, body = c.get("/console/rules")
+	contains(t, body, "brand_new")
+	recordFirings(t, fx.store, "x", []time.Time{time.Now().UTC()}, streamrules.Firing{Rule: "brand_new", Mode: streamrules.ModeInterrupt, Outcome: streamrules.OutcomeKept})
+	_, body = c.get("/console/rules/brand_new")
+	contains(t, body, "kept <b>1</b>")
 }
