@@ -114,9 +114,9 @@ func stateMatches(state string, row *listRow) bool {
 
 // ruleForm is the edit form's values as typed, and the error at each field.
 type ruleForm struct {
-	Scope, Condition, When, Text, Repeat, Field, Severity, Explanation, Hint, Delivery string
-	Predicate, AppliesWhen, Fix                                                        string
-	Negate, Shell, Early                                                               bool
+	Scope, Mode, Condition, When, Text, Repeat, Field, Severity, Explanation, Hint, Delivery string
+	Predicate, AppliesWhen, Fix                                                              string
+	Negate, Shell, Early                                                                     bool
 }
 
 type ruleData struct {
@@ -136,7 +136,7 @@ type ruleData struct {
 
 func formOf(r *streamrules.Rule) ruleForm {
 	f := ruleForm{
-		Scope: r.Scope, Condition: r.Condition, When: strings.Join(r.When, ", "), Text: r.Text, Repeat: r.Repeat,
+		Scope: r.Scope, Mode: string(r.Mode), Condition: r.Condition, When: strings.Join(r.When, ", "), Text: r.Text, Repeat: r.Repeat,
 		Field: r.Field, Severity: r.Severity, Explanation: r.Explanation, Hint: r.Hint, Delivery: string(r.Delivery),
 		Negate: r.Negate, Shell: r.Shell, Early: r.Early,
 	}
@@ -227,7 +227,7 @@ func quote(s string) string {
 func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json.RawMessage, map[string]string) {
 	pf := r.PostFormValue
 	f := ruleForm{
-		Scope: pf("scope"), Condition: pf("condition"), When: pf("when"), Text: pf("text"), Repeat: pf("repeat"),
+		Scope: pf("scope"), Mode: pf("mode"), Condition: pf("condition"), When: pf("when"), Text: pf("text"), Repeat: pf("repeat"),
 		Field: pf("field"), Severity: pf("severity"), Explanation: pf("explanation"), Hint: pf("hint"), Delivery: pf("delivery"),
 		Predicate: pf("predicate"), AppliesWhen: pf("applies_when"), Fix: pf("fix"),
 		Negate: pf("negate") == "on", Shell: pf("shell") == "on", Early: pf("early") == "on",
@@ -241,6 +241,7 @@ func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json
 		}
 	}
 	str("scope", f.Scope, old.Scope)
+	str("mode", f.Mode, old.Mode)
 	str("condition", f.Condition, old.Condition)
 	str("text", f.Text, old.Text)
 	str("repeat", f.Repeat, old.Repeat)

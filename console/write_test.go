@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/streamrules/streamrules"
 )
 
 // An edit goes the master's way: the store holds it, updated_at moves, and an invalid
@@ -38,6 +40,18 @@ func TestRuleEdit(t *testing.T) {
 			t.Errorf("condition %q→%q, updated_at %v→%v: want the condition kept and updated_at moved", before.Condition, after.Condition, before.UpdatedAt, after.UpdatedAt)
 		}
 
+		// A reminder made to interrupt is a gate.
+		form = editForm(t, fx, "local_shell")
+		form.Set("mode", "interrupt")
+		if resp, body := c.post("/console/rules/local_shell", "/console/rules/local_shell", form); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("mode edit: %d\n%s", resp.StatusCode, body)
+		}
+		if r, err := fx.store.GetRule(ctx, "local_shell"); err != nil || r.Mode != streamrules.ModeInterrupt {
+			t.Errorf("local_shell mode %q (%v)", r.Mode, err)
+		}
+		_, page := c.get("/console/rules/local_shell")
+		contains(t, page, `<span class="mode m-gate">gate</span>`)
+
 		tests := []struct {
 			name, field, value, want string
 		}{
@@ -47,6 +61,7 @@ func TestRuleEdit(t *testing.T) {
 			{"bad severity", "severity", "extreme", "err-severity"},
 			{"predicate not JSON", "predicate", "{nope", "err-predicate"},
 			{"empty text", "text", "", "err-text"},
+			{"bad mode", "mode", "loudly", "err-mode"},
 		}
 		for _, tt := range tests {
 			form := editForm(t, fx, "no_apologies")
@@ -76,7 +91,7 @@ func editForm(t *testing.T, fx *fixture, name string) url.Values {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := url.Values{"scope": {r.Scope}, "condition": {r.Condition}, "text": {r.Text}, "when": {strings.Join(r.When, ", ")},
+	f := url.Values{"scope": {r.Scope}, "mode": {string(r.Mode)}, "condition": {r.Condition}, "text": {r.Text}, "when": {strings.Join(r.When, ", ")},
 		"repeat": {r.Repeat}, "field": {r.Field}, "severity": {r.Severity}, "explanation": {r.Explanation}, "hint": {r.Hint},
 		"delivery": {string(r.Delivery)}}
 	if r.Negate {
