@@ -58,6 +58,9 @@ const (
 // severities are the values Rule.Severity may take; empty means none was given.
 var severities = []string{"low", "medium", "high"}
 
+// Severities returns the values Rule.Severity may take, lowest first (a form's choices).
+func Severities() []string { return slices.Clone(severities) }
+
 // Rule is one stream rule: a condition on a tool call or an answer, and what the model is told when it holds.
 type Rule struct {
 	// ID is the store's key for the row; 0 for a rule not stored yet. The engine finds

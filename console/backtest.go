@@ -1,0 +1,106 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/replay"
+)
+
+// example is a backtest example cut at its marks, so the template highlights the match
+// with <mark> and escapes all three parts.
+type example struct {
+	replay.Example
+	Before, Match, After string
+}
+
+type backtestRow struct {
+	replay.RuleReport
+	Cut []example
+}
+
+type backtestData struct {
+	File       string
+	Moves      int
+	Rows       []backtestRow
+	UnknownEnv []string
+	Error      string
+	Ran        bool
+}
+
+func (h *Handler) backtestPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, http.StatusOK, "backtest", backtestData{})
+}
+
+func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
+	file, hdr, err := r.FormFile("transcript")
+	if err != nil {
+		h.render(w, r, http.StatusBadRequest, "backtest", backtestData{Error: "choose a transcript file (JSON Lines, the replay format)"})
+		return
+	}
+	defer file.Close()
+	if hdr.Size > h.cfg.MaxUploadBytes {
+		h.render(w, r, http.StatusRequestEntityTooLarge, "backtest", backtestData{Error: "the transcript is larger than the console takes"})
+		return
+	}
+	rules, err := h.cache.listRules(r.Context())
+	if err != nil {
+		h.storeFailed(w, r, err)
+		return
+	}
+	// Every rule, disabled ones too: a backtest asks "what if it were on" (replay.Options.AsStored).
+	var extra []string
+	for _, e := range h.knownEnvironments() {
+		if !isBuiltin(e) {
+			extra = append(extra, e)
+		}
+	}
+	d := backtestData{File: hdr.Filename, Ran: true}
+	rep, err := replay.Run(r.Context(), rules, []replay.Source{{Name: hdr.Filename, R: file}},
+		&replay.Options{Environments: extra, Examples: 3, Logger: h.cfg.Logger})
+	if err != nil {
+		var mbe *http.MaxBytesError
+		status := http.StatusUnprocessableEntity
+		if errors.As(err, &mbe) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		d.Error = err.Error()
+		h.render(w, r, status, "backtest", d)
+		return
+	}
+	d.Moves, d.UnknownEnv = rep.Moves, rep.UnknownEnv
+	for _, rr := range rep.Rules {
+		row := backtestRow{RuleReport: rr}
+		for _, ex := range rr.Examples {
+			row.Cut = append(row.Cut, cutExample(ex))
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	h.render(w, r, http.StatusOK, "backtest", d)
+}
+
+// cutExample splits an example's excerpt at replay's marks ⟦ and ⟧.
+func cutExample(ex replay.Example) example {
+	out := example{Example: ex, Before: ex.Excerpt}
+	before, rest, ok := strings.Cut(ex.Excerpt, replay.MarkStart)
+	if !ok {
+		return out
+	}
+	match, after, ok := strings.Cut(rest, replay.MarkEnd)
+	if !ok {
+		return out
+	}
+	out.Before, out.Match, out.After = before, match, after
+	return out
+}
+
+func isBuiltin(e string) bool {
+	for _, b := range streamrules.BuiltinEnvironments {
+		if b == e {
+			return true
+		}
+	}
+	return false
+}

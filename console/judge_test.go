@@ -1,0 +1,94 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/streamrules/streamrules/console"
+)
+
+func TestTry(t *testing.T) {
+	fx := newFixture(t, backends[0].dsn(t), nil)
+	c := fx.client(t)
+	tests := []struct {
+		name string
+		form url.Values
+		want []string
+	}{
+		{"violation with span", url.Values{"rule": {"no_apologies"}, "text": {"Well, sorry about that."}, "env": {"telegram"}},
+			[]string{`id="status">violation`, "Well, <mark>sorry</mark> about that."}},
+		{"out of its when", url.Values{"rule": {"no_apologies"}, "text": {"Well, sorry about that."}},
+			[]string{`id="status">not_applicable`, "its when needs telegram"}},
+		{"pass", url.Values{"rule": {"no_apologies"}, "text": {"All done."}, "env": {"telegram"}},
+			[]string{`id="status">pass`}},
+		{"fix and diff", url.Values{"rule": {"no_shouting"}, "text": {"line one\nDone!!!\nbye"}},
+			[]string{`id="status">violation`, `<pre class="text" id="fixed">line one
+Done!
+bye</pre>`, `class="d-edit"`, "- Done!!!", "+ Done!"}},
+		{"gate on arguments", url.Values{"rule": {"no_rm_rf"}, "text": {`{"cmd":"rm -rf /tmp/x"}`}},
+			[]string{`id="status">violation`, "<mark>rm -rf</mark>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := c.post("/console/try", "/console/try", tt.form)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%d\n%s", resp.StatusCode, body)
+			}
+			contains(t, body, tt.want...)
+		})
+	}
+	resp, body := c.post("/console/try", "/console/try", url.Values{"rule": {"nope"}, "text": {"x"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `there is no rule named &#34;nope&#34;`) {
+		t.Errorf("unknown rule: %d", resp.StatusCode)
+	}
+}
+
+func TestBacktest(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		fx := newFixture(t, dsn, nil)
+		c := fx.client(t)
+		jsonl := strings.Join([]string{
+			`{"chat":"tg-1","env":["telegram"],"answer":"So sorry, it failed."}`,
+			`{"chat":"tg-1","env":["telegram"],"answer":"It works now."}`,
+			`{"chat":"tg-2","answer":"sorry, not in telegram"}`,
+			`{"chat":"dev","tools":[{"name":"shell","args":"{\"cmd\":\"rm -rf build\"}"}],"answer":"Cleaned!!"}`,
+		}, "\n") + "\n"
+		body := upload(t, c, "week.jsonl", jsonl)
+		contains(t, body, "week.jsonl: 4 moves", "So <mark>sorry</mark>, it failed.", "<mark>rm -rf</mark>")
+		row := func(rule string) (fired, inScope string) {
+			m := regexp.MustCompile(`data-rule="` + rule + `">.*?class="n fired">(\d+)</td><td class="n inscope">(\d+)<`).FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("no row for %s", rule)
+			}
+			return m[1], m[2]
+		}
+		// The gate stops the rm -rf call, so local_shell never reminds on it: the engine's order.
+		for _, tt := range []struct{ rule, fired, inScope string }{
+			{"no_apologies", "1", "2"}, {"no_rm_rf", "1", "4"}, {"local_shell", "0", "4"}, {"no_shouting", "1", "4"},
+		} {
+			if f, s := row(tt.rule); f != tt.fired || s != tt.inScope {
+				t.Errorf("%s: fired %s in scope %s, want %s of %s", tt.rule, f, s, tt.fired, tt.inScope)
+			}
+		}
+		bad := upload(t, c, "bad.jsonl", `{"chat":"x","anwser":"hi"}`+"\n")
+		contains(t, bad, `id="backtest-error"`, "bad.jsonl:1", "anwser")
+	})
+}
+
+func TestCheckListen(t *testing.T) {
+	for _, tt := range []struct {
+		addr, password string
+		ok             bool
+	}{
+		{"127.0.0.1:8080", "", true}, {"[::1]:8080", "", true}, {"localhost:0", "", true},
+		{":8080", "", false}, {"0.0.0.0:8080", "", false}, {"10.0.0.5:80", "", false},
+		{":8080", "pw", true},
+	} {
+		if err := console.CheckListen(tt.addr, tt.password); (err == nil) != tt.ok {
+			t.Errorf("CheckListen(%q, %q) = %v", tt.addr, tt.password, err)
+		}
+	}
+}
