@@ -70,8 +70,5 @@ type DFA struct {
 	runes []uint32 // rune instructions reached by closure
 	out   []int32
 	key   []byte
-	// sim, when set, prunes new states (Simulate); simTmp is prune's scratch.
-	sim    *sim
-	simTmp []uint32
-	work   int64 // instructions followed, tested and interned so far (see Exploration.Work)
+	work  int64 // instructions followed, tested and interned so far (see Exploration.Work)
 }
