@@ -3,8 +3,8 @@ package streamrules
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -88,7 +88,18 @@ func (e *Example) UnmarshalJSON(data []byte) error {
 		return json.Unmarshal(data, &e.Text)
 	}
 	if len(data) == 0 || data[0] != '{' {
-		return errors.New("an example is a string, or an object with text, input and tools")
+		what := "number"
+		switch {
+		case len(data) == 0:
+			what = "nothing"
+		case data[0] == '[':
+			what = "array"
+		case data[0] == 't' || data[0] == 'f':
+			what = "bool"
+		case data[0] == 'n':
+			return nil // null: as encoding/json, no change
+		}
+		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[Example]()}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -81,6 +81,10 @@ func (b *base) page(rules []streamrules.Rule, in listInput, counts map[string]in
 		}
 		v := b.view(r, loaded, counts)
 		n := viewSize(v)
+		if n > ruleViewBudget && v.Tests != nil {
+			v.Tests, v.Truncated = nil, true // the examples go first: the rule is what it does
+			n = viewSize(v)
+		}
 		if n > ruleViewBudget {
 			v.Condition, v.Text, v.Truncated = ruleinput.Excerpt(v.Condition), ruleinput.Excerpt(v.Text), true
 			n = viewSize(v)

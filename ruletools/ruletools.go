@@ -60,8 +60,9 @@ type RuleView struct {
 	Problem string
 	// Fired is how many times the rule fired, when the store counts firings.
 	Fired *int64
-	// Truncated: the rule's condition and text were too long to list whole (a row edited
-	// by hand past the limits) and are cut to excerpts.
+	// Truncated: the rule was too long to list whole: its tests are left out, and if that
+	// was not enough (a row edited by hand past the limits) its condition and text are cut
+	// to excerpts.
 	Truncated bool
 }
 
