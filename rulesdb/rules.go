@@ -65,7 +65,8 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 	if err := readPredicates(&r, predicate, applies, field, fix, severity, explanation, shell); err != nil {
 		errs = append(errs, err)
 	}
-	readDelivery(&r, delivery, hint)             // delivery.go
+	readDelivery(&r, delivery, hint) // delivery.go
+
 	if err := readTests(&r, tests); err != nil { // ruletests.go
 		errs = append(errs, err)
 	}
