@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/ruletest"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // testedRule is a text rule with both kinds of tests, one with context.
@@ -79,6 +83,59 @@ func TestRuleTestsRoundTrip(t *testing.T) {
 		}
 		if _, err := s.GetRule(ctx, bad.Name); !errors.Is(err, streamrules.ErrNotFound) {
 			t.Errorf("the refused rule was written: %v", err)
+		}
+	})
+}
+
+// TestSeedWave5Tests: the calibration wave that gives the seeds their tests (seed
+// version 5) rewrites the seeded rules nobody edited, which then carry the shipped
+// tests, and leaves a rule the master edited as the master left it; on both dialects.
+func TestSeedWave5Tests(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		shipped := defaultSeeds(t)
+		if shipped.Version < 5 {
+			t.Fatalf("shipped seed version %d, want 5 or later", shipped.Version)
+		}
+		v4 := seeds.Set{Version: 4}
+		for _, r := range shipped.Rules {
+			r.Tests = nil
+			v4.Rules = append(v4.Rules, r)
+		}
+		s := open(t, dsn, &rulesdb.Config{Seed: &v4})
+		edited := ruleNamed(t, s, "telegram_reply_tail")
+		if edited.Tests != nil {
+			t.Fatalf("version 4 seeded tests: %+v", edited.Tests)
+		}
+		edited.Text += " Always."
+		if _, err := s.UpdateRule(ctx, edited.Name, edited); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := s.Seed(ctx, shipped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Applied || len(rep.Updated) != len(shipped.Rules)-1 || !slices.Equal(rep.Kept, []string{"telegram_reply_tail"}) {
+			t.Errorf("report %+v, want every rule updated but the edited one", rep)
+		}
+		for _, want := range shipped.Rules {
+			got := ruleNamed(t, s, want.Name)
+			switch {
+			case want.Name == "telegram_reply_tail":
+				if got.Tests != nil || got.Text != edited.Text {
+					t.Errorf("the edited rule was rewritten: %+v", got)
+				}
+			case !reflect.DeepEqual(got.Tests, want.Tests):
+				t.Errorf("%s: tests %+v, want %+v", want.Name, got.Tests, want.Tests)
+			}
+		}
+		// What the store holds is what the judge agrees with.
+		rules, err := s.ListRules(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := ruletest.Run(rules); !rep.OK() {
+			t.Errorf("the stored seeds fail their tests: %+v", rep)
 		}
 	})
 }

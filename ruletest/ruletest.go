@@ -107,7 +107,8 @@ func Run(rules []streamrules.Rule, environments ...string) Report {
 // `validate` and `replay` use: the engine's own compiled rule, so a verdict here is the
 // verdict a move would give. An example is judged as in a move where every environment
 // of the rule's `when` holds, so the rule is armed; its text is the answer for a text
-// rule and the call's arguments for a tool rule; its input and tools, when given, are
+// rule and the call's arguments for a tool rule (compacted as a move compacts them,
+// streamrules.CompactArgs, so spaces in the JSON change nothing); its input and tools, when given, are
 // the move's context (streamrules.Example.Facts). A disabled or shadowed rule is judged
 // as if live.
 func RunRule(r streamrules.Rule, environments ...string) RuleReport {
@@ -120,14 +121,19 @@ func RunRule(r streamrules.Rule, environments ...string) RuleReport {
 	if r.Tests == nil {
 		return rep
 	}
+	tool := strings.HasPrefix(strings.TrimSpace(r.Scope), streamrules.ScopeToolPrefix)
 	for _, list := range [...]struct {
 		kind     Kind
 		examples []streamrules.Example
 	}{{Fires, r.Tests.Fires}, {Passes, r.Tests.Passes}} {
 		for i, e := range list.examples {
-			v := j.Check(e.Text, e.Facts())
+			target := e.Text
+			if tool {
+				target = streamrules.CompactArgs(target) // as a move sees the call
+			}
+			v := j.Check(target, e.Facts())
 			res := Result{Kind: list.kind, Index: i, Example: e, Status: v.Status, Span: v.Span}
-			res.OK, res.Reason = judge(list.kind, v, e.Text)
+			res.OK, res.Reason = judge(list.kind, v, target)
 			rep.Results = append(rep.Results, res)
 		}
 	}

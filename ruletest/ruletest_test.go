@@ -39,7 +39,7 @@ func TestRunRule(t *testing.T) {
 			Tests: &streamrules.RuleTests{Passes: ex("Say LOREM.")}}, nil,
 			[]string{`tests.passes[0] "Say LOREM.": must pass, but it fires: the rule matched "LOREM" at bytes 4-9`}},
 		{"tool rule: the call's arguments", streamrules.Rule{Name: "no_etc", Scope: "tool:write_file", Condition: `"path":"/etc/`, Text: "t",
-			Tests: &streamrules.RuleTests{Fires: ex(`{"path":"/etc/hosts"}`), Passes: ex(`{"path":"/tmp/x"}`, `{"content":"\"path\":\"/etc/"}`, `{"path":"/etc/x"}`)}}, nil,
+			Tests: &streamrules.RuleTests{Fires: ex(`{"path":"/etc/hosts"}`, "{\n  \"path\": \"/etc/passwd\"\n}"), Passes: ex(`{"path":"/tmp/x"}`, `{"content":"\"path\":\"/etc/"}`, `{"path":"/etc/x"}`)}}, nil,
 			[]string{`tests.passes[2] "{\"path\":\"/etc/x\"}": must pass, but it fires: the rule matched "\"path\":\"/etc/" at bytes 1-14`}},
 		{"tool rule with a field", streamrules.Rule{Name: "no_todo", Scope: "tool:patch", Field: "edits.new_string", Condition: "TODO", Text: "t",
 			Tests: &streamrules.RuleTests{Fires: ex(`{"edits":[{"new_string":"ok"},{"new_string":"x // TODO"}]}`), Passes: ex(`{"edits":[{"old_string":"TODO","new_string":"done"}]}`)}}, nil, nil},
