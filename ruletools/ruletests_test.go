@@ -33,8 +33,13 @@ func TestTestsThroughTheTools(t *testing.T) {
 			if err != nil || !reflect.DeepEqual(stored.Tests, want) {
 				t.Fatalf("stored %+v, %v", stored.Tests, err)
 			}
-			res = call(t, ctx, tl["stream_rule_list"], `{"name":"no_lorem"}`)
+			// The list shows them on request only: a page is for the prompt.
+			res = call(t, ctx, tl["stream_rule_list"], `{"name":"no_lorem","tests":true}`)
 			if !res.OK || len(res.Rules) != 1 || !reflect.DeepEqual(res.Rules[0].Tests, want) {
+				t.Fatalf("list with tests: %+v", res)
+			}
+			res = call(t, ctx, tl["stream_rule_list"], `{"name":"no_lorem"}`)
+			if !res.OK || len(res.Rules) != 1 || res.Rules[0].Tests != nil {
 				t.Fatalf("list: %+v", res)
 			}
 

@@ -307,7 +307,7 @@ type listTool struct{ *base }
 func (t *listTool) Name() string { return ListName }
 func (t *listTool) Description() string {
 	return `List stream rules (disabled ones too) by name, with their fields, whether the engine runs each now, and how often it fired. ` +
-		`Input: nothing or {} for the first page, or filters: {"name": "part of the name", "scope": "text" or "tool" or "tool:<name>", "enabled": true/false, "loaded": true/false, "limit": 1-100 (default 20), "cursor": "next_cursor of the previous page"}. ` +
+		`Input: nothing or {} for the first page, or filters: {"name": "part of the name", "scope": "text" or "tool" or "tool:<name>", "enabled": true/false, "loaded": true/false, "limit": 1-100 (default 20), "cursor": "next_cursor of the previous page", "tests": true to show each rule's tests (left out otherwise)}. ` +
 		`A page holds at most about 8 KB; when more rules match, the output has "next_cursor". Master only.`
 }
 
