@@ -102,7 +102,7 @@ func (c *testCmd) run(_ context.Context, e *proc) error {
 	}
 	fmt.Fprintln(e.stderr, summary)
 	if failed > 0 {
-		return &testFailedError{fmt.Sprintf("test: %s of %s failed", plural(failed, "example"), plural(examples, "example"))}
+		return &testFailedError{fmt.Sprintf("test: %d of %s failed", failed, plural(examples, "example"))}
 	}
 	return nil
 }

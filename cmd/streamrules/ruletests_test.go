@@ -42,7 +42,7 @@ rules:
 	wantErr := failing + `: rule "no_lorem": tests.fires[1] "Nothing here.": must fire, but it passes` + "\n" +
 		failing + `: rule "no_lorem": tests.passes[1] "Here is your lorem ipsum.": must pass, but it fires: the rule matched "lorem ipsum" at bytes 13-24` + "\n" +
 		"tested 3 rules: 5 examples, 2 failed, 1 rule without tests\n" +
-		"streamrules: test: 2 examples of 5 examples failed\n"
+		"streamrules: test: 2 of 5 examples failed\n"
 	if r.code != 1 || r.stderr != wantErr || r.stdout != failing+": 2 failed, 3 rules, 5 examples (1 rule without tests)\n" {
 		t.Errorf("failing examples: exit %d\nstdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, wantErr)
 	}
