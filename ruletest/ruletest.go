@@ -1,6 +1,7 @@
 package ruletest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -49,6 +50,19 @@ type RuleReport struct {
 	// Err, when set, is why the rule could not be judged (streamrules.NewJudge refused
 	// it: a *streamrules.ValidationError); Results is then empty.
 	Err error `json:"-"`
+}
+
+// MarshalJSON writes the report with Err as "error", its message.
+func (r RuleReport) MarshalJSON() ([]byte, error) {
+	type fields RuleReport
+	w := struct {
+		fields
+		Error string `json:"error,omitempty"`
+	}{fields: fields(r)}
+	if r.Err != nil {
+		w.Error = r.Err.Error()
+	}
+	return json.Marshal(w)
 }
 
 // Failed returns the examples that failed.

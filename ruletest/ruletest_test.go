@@ -1,6 +1,7 @@
 package ruletest_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -107,5 +108,9 @@ func TestRunRefusedRule(t *testing.T) {
 	}
 	if examples, failed, untested := rep.Counts(); examples != 3 || failed != 0 || untested != 1 {
 		t.Errorf("Counts() = %d, %d, %d; want 3, 0, 1", examples, failed, untested)
+	}
+	data, err := json.Marshal(rep.Rules[0])
+	if err != nil || !strings.Contains(string(data), `"rule":"bad","results":null,"error":"streamrules: invalid condition: `) {
+		t.Errorf("JSON of a refused rule: %s, %v", data, err)
 	}
 }

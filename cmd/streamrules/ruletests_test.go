@@ -94,3 +94,26 @@ rules:
 		t.Errorf("registered environment: %+v", r)
 	}
 }
+
+// TestRuleTestsFlag: rules create and edit take --tests, rules show prints them as a rule
+// file does (so test reads the shown rule), and a bad example is exit 2 naming it.
+func TestRuleTestsFlag(t *testing.T) {
+	t.Parallel()
+	env := sqliteEnv(t)
+	must(t, cli(t, env, "", "rules", "create", "--name", "no_lorem", "--scope", "text", "--condition", "(?i)lorem", "--text", "No placeholders.",
+		"--tests", `{"fires":["Lorem."],"passes":["Real.",{"text":"Fine.","input":"Write it","tools":[]}]}`))
+	shown := must(t, cli(t, env, "", "rules", "show", "no_lorem"))
+	file := writeTemp(t, "shown.yaml", shown.stdout)
+	if r := cli(t, nil, "", "test", file); r.code != 0 || !strings.Contains(r.stdout, ": ok, 1 rule, 3 examples") {
+		t.Errorf("test of the shown rule: %+v\n%s", r, shown.stdout)
+	}
+	must(t, cli(t, env, "", "rules", "edit", "no_lorem", "--tests", `{"fires":["Nothing."]}`))
+	shown = must(t, cli(t, env, "", "rules", "show", "no_lorem"))
+	file = writeTemp(t, "edited.yaml", shown.stdout)
+	if r := cli(t, nil, "", "test", file); r.code != 1 || !strings.Contains(r.stderr, `rule "no_lorem": tests.fires[0] "Nothing.": must fire, but it passes`) {
+		t.Errorf("test of the edited rule: %+v", r)
+	}
+	if r := cli(t, env, "", "rules", "edit", "no_lorem", "--tests", `{"passes":[{"text":"x","tools":[{"tool":""}]}]}`); r.code != 2 || !strings.Contains(r.stderr, "invalid tests.passes[0].tools[0].tool") {
+		t.Errorf("bad example: %+v", r)
+	}
+}
