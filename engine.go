@@ -151,7 +151,8 @@ func sameRule(a, b Rule) bool {
 		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) &&
 		(a.Predicate == b.Predicate || reflect.DeepEqual(a.Predicate, b.Predicate)) &&
 		(a.AppliesWhen == b.AppliesWhen || reflect.DeepEqual(a.AppliesWhen, b.AppliesWhen)) &&
-		(a.Fix == b.Fix || reflect.DeepEqual(a.Fix, b.Fix))
+		(a.Fix == b.Fix || reflect.DeepEqual(a.Fix, b.Fix)) &&
+		(a.Tests == b.Tests || reflect.DeepEqual(a.Tests, b.Tests)) // ruletests.go
 }
 
 func cloneRules(rules []Rule) []Rule {

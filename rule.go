@@ -142,6 +142,10 @@ type Rule struct {
 	// Hint is what a manifest block says of the rule, at most MaxHintChars characters.
 	// Empty: the first sentence of Text.
 	Hint string `json:"hint,omitempty" db:"hint"`
+	// Tests are the rule's examples, which must fire it and must not: checked by Validate
+	// (MaxTestExamples, MaxExampleBytes), run by the ruletest package and `streamrules
+	// test`, never seen by a move. nil: none.
+	Tests *RuleTests `json:"tests,omitempty" db:"-"`
 }
 
 // ruleFields is Rule without its methods, for the JSON wrappers below.
@@ -329,7 +333,7 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	if err := validateDelivery(r); err != nil { // delivery.go
 		return err
 	}
-	return nil
+	return checkTests(r.Tests) // ruletests.go
 }
 
 func checkCondition(cond string) error { return checkRegex("condition", cond) }

@@ -230,6 +230,8 @@ func kindName(t string) string {
 		return "a list of strings"
 	case "int", "int64":
 		return "a whole number"
+	case "streamrules.Example":
+		return "a string, or an object with text, input and tools"
 	}
 	return "a " + t
 }

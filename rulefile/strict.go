@@ -65,6 +65,10 @@ var setShape = &shape{keys: map[string]*shape{
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
+// exampleType decodes itself only to take a string for its object form: its keys are
+// checked as a struct's (a string is a value of every shape).
+var exampleType = reflect.TypeFor[streamrules.Example]()
+
 // shapeOf reads the JSON shape of t from its struct tags. top skips t's own UnmarshalJSON
 // (Rule has one, only to spell Disabled as "enabled").
 func shapeOf(t reflect.Type, top bool) *shape {
@@ -74,7 +78,7 @@ func shapeOf(t reflect.Type, top bool) *shape {
 // shapes is shapeOf with the struct shapes made so far: a recursive type (a predicate
 // holding predicates) refers to its own shape instead of recursing forever.
 func shapes(t reflect.Type, top bool, seen map[reflect.Type]*shape) *shape {
-	if !top && (t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler)) {
+	if !top && t != exampleType && (t.Implements(unmarshaler) || reflect.PointerTo(t).Implements(unmarshaler)) {
 		return anything
 	}
 	switch t.Kind() {

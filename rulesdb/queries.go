@@ -31,12 +31,12 @@ func buildQueries(db *sqlx.DB, d dialect) queries {
 		allRules:   `SELECT ` + ruleColumns + ` FROM stream_rules ORDER BY name`,
 		ruleByName: `SELECT ` + ruleColumns + ` FROM stream_rules WHERE name = ?`,
 		lockRule:   `SELECT id, created_at, updated_at FROM stream_rules WHERE name = ?`,
-		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `, ` + deliveryColumns + `)
+		insertRule: `INSERT INTO stream_rules (name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `, ` + deliveryColumns + `, ` + testsColumns + `)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-?, ?) RETURNING id`,
+?, ?, ?) RETURNING id`,
 		updateRule: `UPDATE stream_rules SET name = ?, scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?, updated_at = ?, shadow = ?, early = ?,
 predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?, shell = ?,
-delivery = ?, hint = ?
+delivery = ?, hint = ?, tests = ?
 WHERE id = ?`,
 		deleteRule: `DELETE FROM stream_rules WHERE name = ?`,
 

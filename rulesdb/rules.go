@@ -20,7 +20,7 @@ import (
 )
 
 // ruleColumns is the column list every rule read selects, in readRule's order.
-const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `, ` + deliveryColumns
+const ruleColumns = `id, name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, shadow, early, ` + predicateColumns + `, ` + deliveryColumns + `, ` + testsColumns
 
 // readRule converts one row of ruleColumns. It is lenient where a hand edit in a loosely
 // typed SQLite column could leave garbage, and reports what it could not read.
@@ -31,10 +31,11 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 		predicate, applies, field, fix, severity, explanation                              any // migration 0005
 		shell                                                                              any // migration 0007
 		delivery, hint                                                                     any // migration 0008
+		tests                                                                              any // migration 0010
 	)
 	if err := rows.Scan(&id, &name, &scope, &cond, &negate, &when, &text, &mode, &repeat, &enabled, &created, &updated,
 		&shadow, &early, &predicate, &applies, &field, &fix, &severity, &explanation, &shell,
-		&delivery, &hint); err != nil {
+		&delivery, &hint, &tests); err != nil {
 		return streamrules.Rule{}, err
 	}
 	r := streamrules.Rule{
@@ -65,6 +66,10 @@ func readRule(rows *sqlx.Rows) (streamrules.Rule, error) {
 		errs = append(errs, err)
 	}
 	readDelivery(&r, delivery, hint) // delivery.go
+
+	if err := readTests(&r, tests); err != nil { // ruletests.go
+		errs = append(errs, err)
+	}
 	// Unreadable times are not fatal: the rule works without them.
 	r.CreatedAt, _ = asTime(created)
 	r.UpdatedAt, _ = asTime(updated)
@@ -303,7 +308,7 @@ func (s *Store) CreateRule(ctx context.Context, r streamrules.Rule) (streamrules
 	unlock := s.lockWrites()
 	err := s.get(ctx, s.db, &r.ID, s.q.insertRule, append([]any{
 		r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts, r.Shadow, r.Early},
-		append(predicateValues(r), deliveryValues(r)...)...)...)
+		tailValues(r)...)...)
 	unlock()
 	if err != nil {
 		err = mapError(err)
@@ -351,7 +356,7 @@ func (s *Store) UpdateRule(ctx context.Context, name string, r streamrules.Rule)
 		}
 		_, err := s.exec(ctx, tx, s.q.updateRule, append([]any{
 			r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, r.UpdatedAt, r.Shadow, r.Early},
-			append(append(predicateValues(r), deliveryValues(r)...), r.ID)...)...)
+			append(tailValues(r), r.ID)...)...)
 		return err
 	})
 	if err != nil {

@@ -125,11 +125,11 @@ func (s *Store) Seed(ctx context.Context, set seeds.Set) (SeedReport, error) {
 				continue
 			case !exists:
 				res, err := s.exec(ctx, tx, s.db.Rebind(`INSERT INTO stream_rules
-(name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, seeded, seed_version, seeded_updated_at, shadow, early, `+predicateColumns+`, `+deliveryColumns+`)
+(name, scope, condition, negate, "when", text, mode, repeat, enabled, created_at, updated_at, seeded, seed_version, seeded_updated_at, shadow, early, `+predicateColumns+`, `+deliveryColumns+`, `+testsColumns+`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-?, ?) ON CONFLICT (name) DO NOTHING`),
+?, ?, ?) ON CONFLICT (name) DO NOTHING`),
 					append([]any{r.Name, r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled, ts, ts, set.Version, ts, r.Shadow, r.Early},
-						append(predicateValues(r), deliveryValues(r)...)...)...)
+						tailValues(r)...)...)
 				if err != nil {
 					return err
 				}
@@ -151,10 +151,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
 SET scope = ?, condition = ?, negate = ?, "when" = ?, text = ?, mode = ?, repeat = ?, enabled = ?,
     updated_at = ?, seed_version = ?, seeded_updated_at = ?, shadow = ?, early = ?,
     predicate = ?, applies_when = ?, field = ?, fix = ?, severity = ?, explanation = ?, shell = ?,
-    delivery = ?, hint = ?
+    delivery = ?, hint = ?, tests = ?
 WHERE id = ?`),
 					append([]any{r.Scope, r.Condition, r.Negate, joinWhen(r.When), r.Text, string(r.Mode), r.Repeat, !r.Disabled,
-						ts, set.Version, ts, r.Shadow, r.Early}, append(append(predicateValues(r), deliveryValues(r)...), row.ID)...)...); err != nil {
+						ts, set.Version, ts, r.Shadow, r.Early}, append(tailValues(r), row.ID)...)...); err != nil {
 					return err
 				}
 				rep.Updated = append(rep.Updated, r.Name)

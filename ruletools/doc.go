@@ -40,7 +40,8 @@
 // "tool" or "tool:<name>"), "enabled" and "loaded", and pages: "limit" rules at most (20
 // by default, 100 at most) and about 8 KB at most, in name order, with "next_cursor" to
 // pass as "cursor" for the next page. With 10,000 rules a page stays under 8 KB where the
-// whole list was megabytes.
+// whole list was megabytes. A rule's tests (its examples, see package ruletest) are left
+// out of a page unless the input says "tests": true; create and edit show them.
 //
 // Inputs are decoded by rulefile as strictly as a rule file: an unknown key, a key in
 // another case ("NAME"), a duplicate key, invalid UTF-8, null where the field has none, a

@@ -28,9 +28,10 @@ type listInput struct {
 	Loaded  *bool  `json:"loaded"`  // only rules the engine runs (true) or does not (false)
 	Limit   int    `json:"limit"`   // page size: 1 to maxListLimit; 0 means defaultListLimit
 	Cursor  string `json:"cursor"`  // the previous page's next_cursor: the last name it showed
+	Tests   bool   `json:"tests"`   // show each rule's tests; false: left out (the page holds more rules)
 }
 
-const listWant = `{"name": "part of a name", "scope": "text" | "tool" | "tool:<name>", "enabled": bool, "loaded": bool, "limit": 1-100, "cursor": "..."}, every field optional`
+const listWant = `{"name": "part of a name", "scope": "text" | "tool" | "tool:<name>", "enabled": bool, "loaded": bool, "limit": 1-100, "cursor": "...", "tests": bool}, every field optional`
 
 func (in *listInput) check() (field, msg string) {
 	switch {
@@ -80,7 +81,14 @@ func (b *base) page(rules []streamrules.Rule, in listInput, counts map[string]in
 			continue
 		}
 		v := b.view(r, loaded, counts)
+		if !in.Tests {
+			v.Tests = nil // a page for the prompt: the examples on request
+		}
 		n := viewSize(v)
+		if n > ruleViewBudget && v.Tests != nil {
+			v.Tests, v.Truncated = nil, true // the examples go first: the rule is what it does
+			n = viewSize(v)
+		}
 		if n > ruleViewBudget {
 			v.Condition, v.Text, v.Truncated = ruleinput.Excerpt(v.Condition), ruleinput.Excerpt(v.Text), true
 			n = viewSize(v)

@@ -38,7 +38,9 @@ func (r ReadResult) String() string { return jsonText(r) }
 
 // deliveryScheme is what the CRUD tools' descriptions say of the reminder budget's fields.
 var deliveryScheme = ` Reminder budget: delivery (tool rules: "full" keeps the reminder whole even over the budget, for rules with teeth; empty: whole while the budget lasts, then a short manifest block); hint (at most ` +
-	strconv.Itoa(streamrules.MaxHintChars) + ` characters: what the manifest block says; empty: the text's first sentence).`
+	strconv.Itoa(streamrules.MaxHintChars) + ` characters: what the manifest block says; empty: the text's first sentence).` +
+	` Tests: tests ({"fires": ["an answer, or a tool call's JSON arguments, that must fire the rule", ...], "passes": ["... that must not", ...]}, at most ` +
+	strconv.Itoa(streamrules.MaxTestExamples) + ` of each; an example may be {"text": "…", "input": "the user's message", "tools": [{"tool": "run_tests", "ok": true}]} for a rule that reads the move); never sent to the model, run by streamrules test.`
 
 // maxReadInputBytes caps stream_rule_read's input: a rule name is 64 bytes at most.
 const maxReadInputBytes = 1 << 10

@@ -60,8 +60,9 @@ type RuleView struct {
 	Problem string
 	// Fired is how many times the rule fired, when the store counts firings.
 	Fired *int64
-	// Truncated: the rule's condition and text were too long to list whole (a row edited
-	// by hand past the limits) and are cut to excerpts.
+	// Truncated: the rule was too long to list whole: its tests are left out, and if that
+	// was not enough (a row edited by hand past the limits) its condition and text are cut
+	// to excerpts.
 	Truncated bool
 }
 
@@ -306,7 +307,7 @@ type listTool struct{ *base }
 func (t *listTool) Name() string { return ListName }
 func (t *listTool) Description() string {
 	return `List stream rules (disabled ones too) by name, with their fields, whether the engine runs each now, and how often it fired. ` +
-		`Input: nothing or {} for the first page, or filters: {"name": "part of the name", "scope": "text" or "tool" or "tool:<name>", "enabled": true/false, "loaded": true/false, "limit": 1-100 (default 20), "cursor": "next_cursor of the previous page"}. ` +
+		`Input: nothing or {} for the first page, or filters: {"name": "part of the name", "scope": "text" or "tool" or "tool:<name>", "enabled": true/false, "loaded": true/false, "limit": 1-100 (default 20), "cursor": "next_cursor of the previous page", "tests": true to show each rule's tests (left out otherwise)}. ` +
 		`A page holds at most about 8 KB; when more rules match, the output has "next_cursor". Master only.`
 }
 

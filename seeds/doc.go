@@ -3,7 +3,7 @@
 // The set is a rule file (package rulefile): JSON or YAML with a version and a list of rules:
 //
 //	{
-//	  "version": 4,
+//	  "version": 5,
 //	  "rules": [
 //	    {
 //	      "name": "telegram_reply_tail",
@@ -21,7 +21,8 @@
 // to the store: name, scope, condition, negate, when, text, mode (usually left out: it
 // follows from the scope), repeat ("", "once", "after:N"), enabled (default true), and
 // the optional predicate, applies_when, field, fix, severity, explanation, delivery
-// ("full": always whole over the reminder budget) and hint (what a manifest block says).
+// ("full": always whole over the reminder budget), hint (what a manifest block says) and
+// tests (examples that must fire the rule and must not, run by `streamrules test`).
 // Unknown fields are errors, and every rule is checked with streamrules.Validate, so a
 // typo fails loudly with the rule and the field named:
 //
@@ -29,8 +30,12 @@
 //
 // # The default set
 //
-// [Default] returns the embedded seeds.json (version 4): nine chronic misses: two soft,
-// six hard on the answer, one gate on shell calls.
+// [Default] returns the embedded seeds.json (version 5): nine chronic misses: two soft,
+// six hard on the answer, one gate on shell calls. Since version 5 (a calibration wave
+// that changes no verdict) each carries tests: at least two answers or calls it must
+// fire on and two it must not, the context rules' with the move's input and tool record.
+// local_shell_for_his_machine has fires examples only: its empty condition fires on every
+// shell call of a client_ops move, so no call passes it.
 //
 //   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
 //     write_diff, not a full rewrite.

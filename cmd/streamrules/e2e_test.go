@@ -201,6 +201,10 @@ func TestBinary(t *testing.T) {
 			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 9 rules") {
 				t.Errorf("validate export: %+v", r)
 			}
+			// The seeds' tests went through the database and the file: they still pass.
+			if r := run(0, "test", exported); !strings.Contains(r.stdout, exported+": ok, 9 rules, 39 examples") || !strings.Contains(r.stderr, "tested 9 rules: 39 examples, 0 failed") {
+				t.Errorf("test export: %+v", r)
+			}
 
 			// A broken file: exit 2, file, line, rule and field named.
 			data, err := os.ReadFile(exported)
@@ -231,6 +235,18 @@ func TestBinary(t *testing.T) {
 			jsonOK(run(0, "rules", "show", "local_shell_for_his_machine", "--json"), &show)
 			if show.Repeat != "after:2" {
 				t.Errorf("import did not write: %+v", show)
+			}
+
+			// A changed example goes into the database by import and back out by export; the
+			// test of the new export fails, naming the rule and the example.
+			failing := filepath.Join(dir, "failing.yaml")
+			os.WriteFile(failing, bytes.Replace(data, []byte("Thanks!"), []byte("🎉"), 1), 0o600)
+			run(0, "import", failing)
+			again := filepath.Join(dir, "again.yaml")
+			run(0, "export", "-o", again)
+			if r := run(1, "test", again); !strings.Contains(r.stderr, again+`: rule "telegram_react_not_emoji": tests.passes[1] "🎉\n↩ #12": must pass, but it fires`) ||
+				!strings.Contains(r.stdout, again+": 1 failed, 9 rules, 39 examples") {
+				t.Errorf("test of a failing example: %+v", r)
 			}
 
 			// List, shadow, disable and enable.

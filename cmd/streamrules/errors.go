@@ -37,12 +37,13 @@ func exitCode(err error) int {
 		le *replay.LineError
 		ob *overBudgetError
 		he *holdsError
+		te *testFailedError
 	)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ob), errors.As(err, &he):
-		return 1 // valid files whose rules exceed validate's --budget or hold under --stream: it ran and said no
+	case errors.As(err, &ob), errors.As(err, &he), errors.As(err, &te):
+		return 1 // valid files whose rules exceed validate's --budget, hold under --stream or fail their tests: it ran and said no
 	case errors.Is(err, streamrules.ErrExists):
 		return 1 // the store said no: the name is taken (a *ValidationError on "name" too)
 	case errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &ve), errors.As(err, &le),

@@ -186,7 +186,7 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // helpOrder is the order --help lists the commands in, by their first word: the files
 // that define them register in file-name order.
-var helpOrder = []string{"rules", "export", "import", "validate", "replay", "stats", "seed", "serve"}
+var helpOrder = []string{"rules", "export", "import", "validate", "test", "replay", "stats", "seed", "serve"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s COMMAND [flags] [arguments]\n\nStream rules from a shell: the rules in the database, rules as files, seeding and stats.\n\nCommands:\n", progName)

@@ -314,6 +314,7 @@ func (rf *ruleFlags) add(fs *flag.FlagSet, withName bool) {
 	raw("predicate", "predicate", "a condition tree in `JSON`, instead of --condition: {\"any_of\": [{\"contains_regex\": \"…\"}, …]}")
 	raw("applies-when", "applies_when", "a tree in `JSON`: outside it the rule does not fire")
 	raw("fix", "fix", "a text rule's repair in `JSON`: {\"append_if_missing\": \"…\"} or {\"replace_regex\": {\"pattern\": \"…\", \"with\": \"…\"}}")
+	raw("tests", "tests", "the rule's examples in `JSON`: {\"fires\": [\"…\"], \"passes\": [\"…\"]} (run by streamrules test)")
 	boolean("disabled", "enabled", "keep the rule but do not load it")
 }
 

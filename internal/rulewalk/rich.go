@@ -20,6 +20,11 @@ func RichRule() streamrules.Rule {
 		Fix:      &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `!a(b)`, With: "$1"}},
 		Severity: "low", Explanation: "Why it matters.", Hint: "Plainly.",
 	}
+	input := "Say it."
+	r.Tests = &streamrules.RuleTests{
+		Fires:  []streamrules.Example{{Text: "A long answer."}},
+		Passes: []streamrules.Example{{Text: "Plain.", Input: &input, Tools: []streamrules.ToolRun{{Tool: "t1", OK: true}}}},
+	}
 	r.Normalize()
 	return r
 }
