@@ -54,7 +54,7 @@ func (c *consoleCmd) run(ctx context.Context, e *proc) error {
 		addr = "127.0.0.1:8080"
 	}
 	password := e.getenv(console.EnvPassword)
-	if err := console.CheckListen(addr, password); err != nil {
+	if err := console.CheckListen(addr, &console.Config{Password: password}); err != nil {
 		return usagef("%v", err)
 	}
 	store, cfg, err := e.open(ctx, c.store)
