@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamrules/streamrules/console"
 	"github.com/streamrules/streamrules/internal/openaitest"
+	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/internal/scripted"
 )
 
@@ -124,16 +125,28 @@ func ruleShown(t *testing.T, environ map[string]string, name string) (condition 
 // The master logs in with a gateway key that may claim master, edits a rule's condition,
 // and the gateway's next request is judged by the edited rule (discarded and replayed
 // with the rule's text). A key without master is refused at login and cannot write; the
-// console password still logs in, and its disable reaches the gateway too.
+// console password still logs in, and its disable reaches the gateway too. On SQLite and
+// PostgreSQL.
 func TestServeConsole(t *testing.T) {
 	t.Parallel()
+	for name, env := range map[string]func(t *testing.T) map[string]string{
+		"sqlite":   sqliteEnv,
+		"postgres": func(t *testing.T) map[string]string { return map[string]string{"STREAMRULES_DSN": pgtest.DSN(t)} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			serveConsole(t, env(t))
+		})
+	}
+}
+
+func serveConsole(t *testing.T, environ map[string]string) {
 	up := openaitest.New(t,
 		scripted.Reply{Text: "I like apples."}, // before the edit: nothing fires
 		scripted.Reply{Text: "I like apples."}, // after it: the edited rule fires, the answer is replayed
 		scripted.Reply{Text: "I like pears."},
 		scripted.Reply{Text: "I like apples."}, // the rule disabled: passes again
 	)
-	environ := sqliteEnv(t)
 	must(t, cli(t, environ, "", "rules", "create", "--name", "no_fruit", "--scope", "text", "--mode", "interrupt",
 		"--condition", `\bbananas?\b`, "--text", "Never name that fruit."))
 	keys := writeTemp(t, "keys", "boss sk-boss master,telegram\nbot sk-bot telegram\n")
