@@ -35,10 +35,19 @@ type auth struct {
 	failures map[string]*window // client address → failed logins in the current window
 }
 
-// session is one login: until when, and by what ("password", or "key NAME").
+// session is one login: until when, and with what: the gateway key's name, or "" for
+// the password.
 type session struct {
 	expires time.Time
-	by      string
+	key     string
+}
+
+// by names what a session logged in with, for the log: "password", or "key NAME".
+func (s session) by() string {
+	if s.key == "" {
+		return "password"
+	}
+	return "key " + s.key
 }
 
 // window counts failed logins from one address since start.
@@ -69,26 +78,26 @@ func (a *auth) master(r *http.Request) bool {
 	return ok
 }
 
-// session returns what r's live session logged in with, if r carries one.
-func (a *auth) session(r *http.Request) (by string, ok bool) {
+// session returns r's live session, if r carries one.
+func (a *auth) session(r *http.Request) (session, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
-		return "", false
+		return session{}, false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[c.Value]
 	if ok && a.cfg.now().After(s.expires) {
 		delete(a.sessions, c.Value)
-		return "", false
+		return session{}, false
 	}
-	return s.by, ok
+	return s, ok
 }
 
-// by names who made a write, for the log: "password", or "key NAME".
+// by names what the session that made a write logged in with, for the log.
 func (a *auth) by(r *http.Request) string {
-	by, _ := a.session(r)
-	return by
+	s, _ := a.session(r)
+	return s.by()
 }
 
 // clientOf is the address a login attempt is counted against: the connection's host.
@@ -155,17 +164,17 @@ const (
 )
 
 // check judges a login's secret: the console password, or one of Config.Keys. A key is
-// the master's when it may claim the master environment; by names what logged in
-// ("password", "key NAME"). An empty console password never matches: a console with
-// neither a password nor a master key is read-only.
-func (a *auth) check(secret string) (by string, v verdict) {
+// the master's when it may claim the master environment; key is its name ("" for the
+// password). An empty console password never matches: a console with neither a password
+// nor a master key is read-only.
+func (a *auth) check(secret string) (key string, v verdict) {
 	if secret == "" {
 		return "", wrong
 	}
 	if a.cfg.Password != "" {
 		got := sha256.Sum256([]byte(secret))
 		if subtle.ConstantTimeCompare(got[:], a.password[:]) == 1 {
-			return "password", master
+			return "", master
 		}
 	}
 	if a.cfg.Keys == nil {
@@ -176,9 +185,9 @@ func (a *auth) check(secret string) (by string, v verdict) {
 	case !known:
 		return "", wrong
 	case !allowed:
-		return "key " + name, notMaster
+		return name, notMaster
 	}
-	return "key " + name, master
+	return name, master
 }
 
 // canLogin reports whether anyone can log in: a password is set, or a key may claim master.
@@ -186,8 +195,8 @@ func (a *auth) canLogin() bool {
 	return a.cfg.Password != "" || (a.cfg.Keys != nil && a.cfg.Keys.Claimable(streamrules.EnvMaster))
 }
 
-// login starts a session for by and returns its id.
-func (a *auth) login(by string) string {
+// login starts a session for key ("" for the password) and returns its id.
+func (a *auth) login(key string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.cfg.now()
@@ -208,7 +217,7 @@ func (a *auth) login(by string) string {
 		}
 	}
 	id := randomToken()
-	a.sessions[id] = session{expires: now.Add(a.cfg.SessionTTL), by: by}
+	a.sessions[id] = session{expires: now.Add(a.cfg.SessionTTL), key: key}
 	return id
 }
 
@@ -308,7 +317,8 @@ func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusTooManyRequests, "login", h.loginData(next, "Too many failed attempts: wait a minute and try again."))
 		return
 	}
-	by, v := h.auth.check(r.PostFormValue("password"))
+	key, v := h.auth.check(r.PostFormValue("password"))
+	by := session{key: key}.by()
 	switch v {
 	case wrong:
 		h.auth.failed(client)
@@ -327,11 +337,11 @@ func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
 		h.auth.failed(client)
 		h.cfg.Logger.Warn("console: login refused: a non-master key", "client", client, "by", by)
 		h.render(w, r, http.StatusForbidden, "login", h.loginData(next,
-			"The gateway "+by+" may not claim the master environment: a non-master key cannot edit."))
+			"The gateway key "+quote(key)+" may not claim the master environment: a non-master key cannot edit."))
 		return
 	}
 	h.cfg.Logger.Info("console: login", "client", client, "by", by)
-	http.SetCookie(w, cookie(r, sessionCookie, h.auth.login(by), int(h.cfg.SessionTTL.Seconds())))
+	http.SetCookie(w, cookie(r, sessionCookie, h.auth.login(key), int(h.cfg.SessionTTL.Seconds())))
 	// A new CSRF token with the new session: a token seen before the login is not worth a write.
 	http.SetCookie(w, cookie(r, csrfCookie, randomToken(), 0))
 	http.Redirect(w, r, next, http.StatusSeeOther)

@@ -63,6 +63,10 @@ func TestLoginWithMasterKey(t *testing.T) {
 			if resp.StatusCode != http.StatusSeeOther || !hasSession(resp) {
 				t.Fatalf("login with %q: %d\n%s", secret, resp.StatusCode, body)
 			}
+			_, page := c.get("/console/")
+			if want := `<span class="key" id="key">(key boss)</span>`; (secret == "sk-boss") != strings.Contains(page, want) {
+				t.Errorf("logged in with %q, the header says %v", secret, strings.Contains(page, want))
+			}
 			for _, action := range []string{"disable", "enable"} {
 				if resp, body := c.post("/console/rules/local_shell", "/console/rules/local_shell/state", url.Values{"action": {action}}); resp.StatusCode != http.StatusSeeOther {
 					t.Fatalf("%s with %q: %d\n%s", action, secret, resp.StatusCode, body)
@@ -103,7 +107,7 @@ func TestLoginNonMasterKey(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden || hasSession(resp) {
 			t.Fatalf("non-master key: %d, session %v", resp.StatusCode, hasSession(resp))
 		}
-		contains(t, body, `id="login-error"`, "The gateway key bot may not claim the master environment: a non-master key cannot edit.")
+		contains(t, body, `id="login-error"`, "The gateway key &#34;bot&#34; may not claim the master environment: a non-master key cannot edit.")
 		form := editForm(t, fx, "no_apologies")
 		form.Set("text", "Edited by a client key.")
 		if resp, _ := c.post("/console/rules/no_apologies", "/console/rules/no_apologies", form); resp.StatusCode != http.StatusForbidden {
