@@ -133,14 +133,9 @@ func (o *serveCmd) check(e *proc) (*gateway.Keys, *console.Config, error) {
 	}
 	var keys *gateway.Keys
 	if o.keys != "" {
-		f, err := os.Open(o.keys)
-		if err != nil {
-			return nil, nil, usagef("serve: --keys: %v", err)
-		}
-		keys, err = gateway.ParseKeys(f)
-		f.Close()
-		if err != nil {
-			return nil, nil, usagef("serve: --keys %s: %v", o.keys, err)
+		var err error
+		if keys, err = readKeys("serve", o.keys); err != nil {
+			return nil, nil, err
 		}
 		if o.upKey == "" {
 			return nil, nil, usagef("serve: with --keys the client's bearer is its gateway key: set --upstream-key (or STREAMRULES_UPSTREAM_KEY)")
@@ -249,4 +244,18 @@ func consoleLogins(cc *console.Config) string {
 		return "nobody can log in: it only reads, on loopback only"
 	}
 	return "the master logs in with " + strings.Join(ways, " or ")
+}
+
+// readKeys reads a gateway keys file for command cmd's --keys.
+func readKeys(cmd, path string) (*gateway.Keys, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%s: --keys: %v", cmd, err)
+	}
+	defer f.Close()
+	keys, err := gateway.ParseKeys(f)
+	if err != nil {
+		return nil, usagef("%s: --keys %s: %v", cmd, path, err)
+	}
+	return keys, nil
 }
