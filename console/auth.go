@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/streamrules/streamrules"
 )
 
 // Cookie names. Both are HttpOnly and SameSite=Strict: a page on another site can neither
@@ -29,8 +31,23 @@ type auth struct {
 	password [32]byte // sha256 of Config.Password: compared in constant time, whatever its length
 
 	mu       sync.Mutex
-	sessions map[string]time.Time // session id → expiry
-	failures map[string]*window   // client address → failed logins in the current window
+	sessions map[string]session // session id → the login
+	failures map[string]*window // client address → failed logins in the current window
+}
+
+// session is one login: until when, and with what: the gateway key's name, or "" for
+// the password.
+type session struct {
+	expires time.Time
+	key     string
+}
+
+// by names what a session logged in with, for the log: "password", or "key NAME".
+func (s session) by() string {
+	if s.key == "" {
+		return "password"
+	}
+	return "key " + s.key
 }
 
 // window counts failed logins from one address since start.
@@ -44,7 +61,7 @@ type window struct {
 const maxTrackedClients = 10000
 
 func newAuth(cfg *Config) *auth {
-	return &auth{cfg: cfg, password: sha256.Sum256([]byte(cfg.Password)), sessions: map[string]time.Time{}, failures: map[string]*window{}}
+	return &auth{cfg: cfg, password: sha256.Sum256([]byte(cfg.Password)), sessions: map[string]session{}, failures: map[string]*window{}}
 }
 
 func randomToken() string {
@@ -57,18 +74,30 @@ func randomToken() string {
 
 // master reports whether r carries a live session.
 func (a *auth) master(r *http.Request) bool {
+	_, ok := a.session(r)
+	return ok
+}
+
+// session returns r's live session, if r carries one.
+func (a *auth) session(r *http.Request) (session, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
-		return false
+		return session{}, false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	exp, ok := a.sessions[c.Value]
-	if ok && a.cfg.now().After(exp) {
+	s, ok := a.sessions[c.Value]
+	if ok && a.cfg.now().After(s.expires) {
 		delete(a.sessions, c.Value)
-		return false
+		return session{}, false
 	}
-	return ok
+	return s, ok
+}
+
+// by names what the session that made a write logged in with, for the log.
+func (a *auth) by(r *http.Request) string {
+	s, _ := a.session(r)
+	return s.by()
 }
 
 // clientOf is the address a login attempt is counted against: the connection's host.
@@ -125,31 +154,62 @@ func (a *auth) pruneFailures(now time.Time) {
 	}
 }
 
-// check reports whether password is the console's. An empty console password never
-// matches: a console without one is read-only.
-func (a *auth) check(password string) bool {
-	if a.cfg.Password == "" {
-		return false
+// verdict is what check made of a login's secret.
+type verdict int
+
+const (
+	wrong     verdict = iota // neither the password nor a key
+	notMaster                // a gateway key that may not claim master
+	master                   // the password, or a key that may claim master
+)
+
+// check judges a login's secret: the console password, or one of Config.Keys. A key is
+// the master's when it may claim the master environment; key is its name ("" for the
+// password). An empty console password never matches: a console with neither a password
+// nor a master key is read-only.
+func (a *auth) check(secret string) (key string, v verdict) {
+	if secret == "" {
+		return "", wrong
 	}
-	got := sha256.Sum256([]byte(password))
-	return subtle.ConstantTimeCompare(got[:], a.password[:]) == 1
+	if a.cfg.Password != "" {
+		got := sha256.Sum256([]byte(secret))
+		if subtle.ConstantTimeCompare(got[:], a.password[:]) == 1 {
+			return "", master
+		}
+	}
+	if a.cfg.Keys == nil {
+		return "", wrong
+	}
+	name, known, allowed := a.cfg.Keys.Claim(secret, streamrules.EnvMaster)
+	switch {
+	case !known:
+		return "", wrong
+	case !allowed:
+		return name, notMaster
+	}
+	return name, master
 }
 
-// login starts a session and returns its id.
-func (a *auth) login() string {
+// canLogin reports whether anyone can log in: a password is set, or a key may claim master.
+func (a *auth) canLogin() bool {
+	return a.cfg.Password != "" || (a.cfg.Keys != nil && a.cfg.Keys.Claimable(streamrules.EnvMaster))
+}
+
+// login starts a session for key ("" for the password) and returns its id.
+func (a *auth) login(key string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.cfg.now()
 	if len(a.sessions) >= a.cfg.MaxSessions {
 		var oldest string
 		var at time.Time
-		for id, exp := range a.sessions {
-			if now.After(exp) {
+		for id, s := range a.sessions {
+			if now.After(s.expires) {
 				delete(a.sessions, id)
 				continue
 			}
-			if oldest == "" || exp.Before(at) {
-				oldest, at = id, exp
+			if oldest == "" || s.expires.Before(at) {
+				oldest, at = id, s.expires
 			}
 		}
 		if len(a.sessions) >= a.cfg.MaxSessions {
@@ -157,7 +217,7 @@ func (a *auth) login() string {
 		}
 	}
 	id := randomToken()
-	a.sessions[id] = now.Add(a.cfg.SessionTTL)
+	a.sessions[id] = session{expires: now.Add(a.cfg.SessionTTL), key: key}
 	return id
 }
 
@@ -235,13 +295,18 @@ func (h *Handler) write(next http.HandlerFunc) http.HandlerFunc {
 }
 
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "login", loginData{Next: safeNext(r.FormValue("next")), NoPassword: h.cfg.Password == ""})
+	h.render(w, r, http.StatusOK, "login", h.loginData(safeNext(r.FormValue("next")), ""))
 }
 
 type loginData struct {
-	Next       string
-	Error      string
-	NoPassword bool
+	Next    string
+	Error   string
+	NoLogin bool // neither a password nor a key that may claim master: nobody logs in
+	Keys    bool // the form takes a gateway key too
+}
+
+func (h *Handler) loginData(next, msg string) loginData {
+	return loginData{Next: next, Error: msg, NoLogin: !h.auth.canLogin(), Keys: h.cfg.Keys != nil}
 }
 
 func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
@@ -249,20 +314,34 @@ func (h *Handler) loginPost(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.PostFormValue("next"))
 	if ok, wait := h.auth.allowLogin(client); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		h.render(w, r, http.StatusTooManyRequests, "login", loginData{Next: next, Error: "Too many failed attempts: wait a minute and try again."})
+		h.render(w, r, http.StatusTooManyRequests, "login", h.loginData(next, "Too many failed attempts: wait a minute and try again."))
 		return
 	}
-	if !h.auth.check(r.PostFormValue("password")) {
+	key, v := h.auth.check(r.PostFormValue("password"))
+	by := session{key: key}.by()
+	switch v {
+	case wrong:
 		h.auth.failed(client)
 		h.cfg.Logger.Warn("console: login refused", "client", client)
 		msg := "Wrong password."
-		if h.cfg.Password == "" {
-			msg = "This console has no password (" + EnvPassword + "): it only reads."
+		switch {
+		case !h.auth.canLogin():
+			msg = "This console has no password (" + EnvPassword + ") and no gateway key that may claim master: it only reads."
+		case h.cfg.Keys != nil:
+			msg = "Wrong password or gateway key."
 		}
-		h.render(w, r, http.StatusUnauthorized, "login", loginData{Next: next, Error: msg, NoPassword: h.cfg.Password == ""})
+		h.render(w, r, http.StatusUnauthorized, "login", h.loginData(next, msg))
+		return
+	case notMaster:
+		// A real key, yet not the master's: it counts against the limit like a wrong one.
+		h.auth.failed(client)
+		h.cfg.Logger.Warn("console: login refused: a non-master key", "client", client, "by", by)
+		h.render(w, r, http.StatusForbidden, "login", h.loginData(next,
+			"The gateway key "+quote(key)+" may not claim the master environment: a non-master key cannot edit."))
 		return
 	}
-	http.SetCookie(w, cookie(r, sessionCookie, h.auth.login(), int(h.cfg.SessionTTL.Seconds())))
+	h.cfg.Logger.Info("console: login", "client", client, "by", by)
+	http.SetCookie(w, cookie(r, sessionCookie, h.auth.login(key), int(h.cfg.SessionTTL.Seconds())))
 	// A new CSRF token with the new session: a token seen before the login is not worth a write.
 	http.SetCookie(w, cookie(r, csrfCookie, randomToken(), 0))
 	http.Redirect(w, r, next, http.StatusSeeOther)

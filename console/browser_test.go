@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/console"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/console/")
@@ -268,4 +269,37 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%d rows, first rule %q", n, first)
 		}
 	})
+}
+
+// Logging in with a gateway key in a real browser: a client key is refused at the form,
+// the master's key logs in and the header names it.
+func TestBrowserKeys(t *testing.T) {
+	ctx := browser(t)
+	fx := newFixture(t, backends[0].dsn(t), &console.Config{Keys: testKeys(t)})
+	base := fx.srv.URL
+	var refused, who string
+	var editable bool
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/console/login?next=/console/rules/no_apologies"),
+		chromedp.SendKeys(chromedp.ID("password"), "sk-bot"),
+		chromedp.Click(chromedp.ID("login")),
+		chromedp.WaitVisible(chromedp.ID("login-error")),
+		into(chromedp.Text(chromedp.ID("login-error")), &refused),
+		shot("login-non-master-key"),
+		chromedp.SendKeys(chromedp.ID("password"), "sk-boss"),
+		chromedp.Click(chromedp.ID("login")),
+		chromedp.WaitVisible(chromedp.ID("save")),
+		into(chromedp.Text(chromedp.CSS(".who")), &who),
+		shot("login-master-key"),
+		into(chromedp.Evaluate[bool](`!document.querySelector("#edit fieldset").disabled`), &editable),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(refused, "a non-master key cannot edit") {
+		t.Errorf("the bot's key: %q", refused)
+	}
+	if !strings.Contains(who, "master") || !strings.Contains(who, "key boss") || !editable {
+		t.Errorf("after the master's key: header %q, form editable %v", who, editable)
+	}
 }

@@ -26,8 +26,14 @@ const Prefix = "/console/"
 // Config tunes a console. A nil *Config means every default.
 type Config struct {
 	// Password is the console password: who gives it at /console/login is the master and
-	// may change rules. Empty: nobody can log in, and the console only reads.
+	// may change rules. Empty, and no master key in Keys: nobody can log in, and the
+	// console only reads.
 	Password string `env:"STREAMRULES_CONSOLE_PASSWORD"`
+	// Keys, when set, are gateway keys the login form takes beside the password: a key
+	// that may claim the master environment (streamrules.EnvMaster, or "*") logs in as the
+	// master; any other key is refused, since a non-master key cannot edit. `streamrules
+	// serve --console` passes the gateway's *gateway.Keys. Default nil: the password only.
+	Keys Keys
 	// SessionTTL is how long a login lasts. Default 12h.
 	SessionTTL time.Duration
 	// MaxSessions bounds the logins kept at once; the oldest goes first. Default 1000.
@@ -110,6 +116,15 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// Keys are credentials the login form takes beside the password; *gateway.Keys is one.
+type Keys interface {
+	// Claim reports which key secret is (known is false for none) and whether that key
+	// may claim the environment env.
+	Claim(secret, env string) (name string, known, allowed bool)
+	// Claimable reports whether some key may claim env.
+	Claimable(env string) bool
+}
+
 // Handler serves the console. It is safe for concurrent use; it starts no goroutine.
 type Handler struct {
 	store *rulesdb.Store
@@ -181,11 +196,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// CheckListen refuses to serve a console without a password on an address other
-// machines can reach: without a password nobody logs in, yet every rule and firing is
-// shown. addr is a net.Listen address (":8080" listens everywhere).
-func CheckListen(addr, password string) error {
-	if password != "" {
+// CheckListen refuses to serve a console nobody can log in to on an address other
+// machines can reach: without Config.Password and without a key in Config.Keys that may
+// claim master, nobody logs in, yet every rule and firing is shown. addr is a net.Listen
+// address (":8080" listens everywhere); a nil cfg has neither.
+func CheckListen(addr string, cfg *Config) error {
+	if cfg != nil && (cfg.Password != "" || (cfg.Keys != nil && cfg.Keys.Claimable(streamrules.EnvMaster))) {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
@@ -198,7 +214,7 @@ func CheckListen(addr, password string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("console: %s is not a loopback address and %s is not set: set a password, or listen on 127.0.0.1", addr, EnvPassword)
+	return fmt.Errorf("console: %s is not a loopback address, %s is not set and no gateway key may claim %s: set a password, give a master key, or listen on 127.0.0.1", addr, EnvPassword, streamrules.EnvMaster)
 }
 
 // knownEnvironments is what the console validates and judges with: the engine's

@@ -6,7 +6,8 @@
 //	…
 //	mux.Handle(console.Prefix, h)
 //
-// The command line serves it on its own: `streamrules console --listen 127.0.0.1:8080`.
+// The command line serves it on its own: `streamrules console --listen 127.0.0.1:8080`,
+// or beside the gateway: `streamrules serve --console`.
 //
 // # Pages
 //
@@ -40,7 +41,10 @@
 // # Access
 //
 // Anyone who reaches the console reads it; only the master writes. The master logs in at
-// /console/login with [Config.Password] (STREAMRULES_CONSOLE_PASSWORD). The session is an
+// /console/login with [Config.Password] (STREAMRULES_CONSOLE_PASSWORD), or with one of
+// [Config.Keys] that may claim the master environment: a *gateway.Keys, as `streamrules
+// serve --console` passes. A key that may not claim master is refused with 403 ("a
+// non-master key cannot edit") and counts as a failed login. The session is an
 // HttpOnly, SameSite=Strict cookie; every form carries a CSRF token that must equal its
 // cookie (and an Origin, when the browser sends one, must be this host); failed logins
 // are limited per client address ([Config.LoginAttempts] per [Config.LoginWindow], then
@@ -48,8 +52,9 @@
 // everything a rule or an answer holds is escaped by html/template: a rule whose text is
 // <script>…</script> shows as that text.
 //
-// Without a password nobody can log in, yet every rule and firing is shown: serve such a
-// console only on a loopback address. [CheckListen] says so, and the command refuses.
+// Without a password or a master key nobody can log in, yet every rule and firing is
+// shown: serve such a console only on a loopback address. [CheckListen] says so, and the
+// commands refuse.
 //
 // # Cost
 //

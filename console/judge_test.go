@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules/console"
+	"github.com/streamrules/streamrules/gateway"
 )
 
 func TestTry(t *testing.T) {
@@ -78,17 +79,33 @@ func TestBacktest(t *testing.T) {
 	})
 }
 
+// CheckListen: off loopback a console needs someone who can log in, the password or a
+// gateway key that may claim master; a key for other environments is not enough.
 func TestCheckListen(t *testing.T) {
+	keys := func(file string) console.Keys {
+		k, err := gateway.ParseKeys(strings.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	bot, master, wild := keys("bot sk-b telegram\n"), keys("bot sk-b telegram\nboss sk-m master\n"), keys("ops sk-o *\n")
 	for _, tt := range []struct {
 		addr, password string
+		keys           console.Keys
 		ok             bool
 	}{
-		{"127.0.0.1:8080", "", true}, {"[::1]:8080", "", true}, {"localhost:0", "", true},
-		{":8080", "", false}, {"0.0.0.0:8080", "", false}, {"10.0.0.5:80", "", false},
-		{":8080", "pw", true},
+		{"127.0.0.1:8080", "", nil, true}, {"[::1]:8080", "", nil, true}, {"localhost:0", "", nil, true},
+		{":8080", "", nil, false}, {"0.0.0.0:8080", "", nil, false}, {"10.0.0.5:80", "", nil, false},
+		{":8080", "pw", nil, true},
+		{":8080", "", bot, false}, {"127.0.0.1:8080", "", bot, true},
+		{":8080", "", master, true}, {":8080", "", wild, true}, {":8080", "pw", bot, true},
 	} {
-		if err := console.CheckListen(tt.addr, tt.password); (err == nil) != tt.ok {
-			t.Errorf("CheckListen(%q, %q) = %v", tt.addr, tt.password, err)
+		if err := console.CheckListen(tt.addr, &console.Config{Password: tt.password, Keys: tt.keys}); (err == nil) != tt.ok {
+			t.Errorf("CheckListen(%q, password %q, keys %v) = %v", tt.addr, tt.password, tt.keys != nil, err)
 		}
+	}
+	if err := console.CheckListen(":8080", nil); err == nil || !strings.Contains(err.Error(), console.EnvPassword) || !strings.Contains(err.Error(), "master") {
+		t.Errorf("CheckListen(:8080, nil) = %v: want the password and master keys named", err)
 	}
 }

@@ -18,6 +18,7 @@ type layout struct {
 	Title  string
 	Nav    string // the menu entry to mark
 	Master bool   // logged in: the forms that write are shown
+	Key    string // the gateway key the master logged in with; "" for the password
 	CSRF   string
 	Data   any
 }
@@ -60,7 +61,8 @@ var titles = map[string]string{
 
 // render executes page into a buffer first, so a template error is a 500, not half a page.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
-	l := layout{Title: titles[page], Nav: page, Master: h.auth.master(r), CSRF: csrfToken(w, r), Data: data}
+	s, master := h.auth.session(r)
+	l := layout{Title: titles[page], Nav: page, Master: master, Key: s.key, CSRF: csrfToken(w, r), Data: data}
 	var buf bytes.Buffer
 	if err := h.pages[page].ExecuteTemplate(&buf, "layout", l); err != nil {
 		h.cfg.Logger.Error("console: render", "page", page, "err", err)

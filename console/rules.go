@@ -340,7 +340,7 @@ func (h *Handler) ruleEdit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.cache.dropRules()
-	h.cfg.Logger.Info("console: rule changed", "rule", updated.Name)
+	h.cfg.Logger.Info("console: rule changed", "rule", updated.Name, "by", h.auth.by(r))
 	http.Redirect(w, r, Prefix+"rules/"+url.PathEscape(updated.Name)+"?saved=edit", http.StatusSeeOther)
 }
 
@@ -409,6 +409,6 @@ func (h *Handler) ruleState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.cache.dropRules()
-	h.cfg.Logger.Info("console: rule "+action+"d", "rule", name)
+	h.cfg.Logger.Info("console: rule "+action+"d", "rule", name, "by", h.auth.by(r))
 	http.Redirect(w, r, Prefix+"rules/"+url.PathEscape(name)+"?saved="+action, http.StatusSeeOther)
 }

@@ -7,7 +7,9 @@
 //	http.ListenAndServe("127.0.0.1:8080", gw)
 //
 // It serves POST /v1/chat/completions (streaming and not) and passes GET /v1/models
-// through. `streamrules serve` runs one.
+// through. `streamrules serve` runs one; `streamrules serve --console` serves the rules
+// console (package console) beside it on the same listener, over the same engine, and
+// lets a key that may claim master log in there ([Keys.Claim]).
 //
 // # Identity
 //

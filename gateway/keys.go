@@ -113,3 +113,26 @@ func (g *Gateway) authorize(w http.ResponseWriter, r *http.Request, envs []strin
 	}
 	return k.name, true
 }
+
+// Claim reports which key secret is and whether that key may claim env, comparing hashes
+// in constant time as a request's key is compared. known is false when secret is no key
+// (name is then empty). A key with "*" may claim any environment, env included. The
+// console uses it to let a key that may claim "master" log in (console.Config.Keys).
+func (k *Keys) Claim(secret, env string) (name string, known, allowed bool) {
+	if k == nil {
+		return "", false, false
+	}
+	found := k.find(secret)
+	if found == nil {
+		return "", false, false
+	}
+	return found.name, true, found.allows(env)
+}
+
+// Claimable reports whether some key may claim env.
+func (k *Keys) Claimable(env string) bool {
+	if k == nil {
+		return false
+	}
+	return slices.ContainsFunc(k.keys, func(o key) bool { return o.allows(env) })
+}

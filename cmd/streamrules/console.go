@@ -19,11 +19,12 @@ const envConsoleListen = "STREAMRULES_CONSOLE_LISTEN"
 
 func init() {
 	commands = append(commands, &command{
-		path: "console", args: "[--listen ADDR] [--dsn DSN]",
+		path: "console", args: "[--listen ADDR] [--dsn DSN] [--keys FILE]",
 		summary: "serve the rules console (web pages) over the database",
 		about: "The pages are at http://ADDR/console/. The master logs in with the password in $" + console.EnvPassword +
-			"\n(never a flag: argv is visible to every user of the machine). Without it the console only reads," +
-			"\nand it refuses to listen on an address other than a loopback one.",
+			"\n(never a flag: argv is visible to every user of the machine), or with a gateway key (--keys, as serve's)" +
+			"\nthat may claim master. Without either the console only reads, and it refuses to listen on an" +
+			"\naddress other than a loopback one. `streamrules serve --console` serves it beside the gateway.",
 		opts: func() opts { return &consoleCmd{} },
 	})
 }
@@ -31,11 +32,13 @@ func init() {
 type consoleCmd struct {
 	store  storeFlags
 	listen string
+	keys   string
 }
 
 func (c *consoleCmd) flags(fs *flag.FlagSet) {
 	addStoreFlags(fs, &c.store, false)
 	fs.StringVar(&c.listen, "listen", "", "the `ADDR` to serve on (default $"+envConsoleListen+", else 127.0.0.1:8080)")
+	fs.StringVar(&c.keys, "keys", "", "gateway keys `FILE`, as serve's: a key that may claim master logs in as the master (default $STREAMRULES_KEYS)")
 }
 
 func (c *consoleCmd) validate(args []string) error {
@@ -53,8 +56,18 @@ func (c *consoleCmd) run(ctx context.Context, e *proc) error {
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	password := e.getenv(console.EnvPassword)
-	if err := console.CheckListen(addr, password); err != nil {
+	cc := &console.Config{Password: e.getenv(console.EnvPassword)}
+	if c.keys == "" {
+		c.keys = e.getenv("STREAMRULES_KEYS")
+	}
+	if c.keys != "" {
+		keys, err := readKeys("console", c.keys)
+		if err != nil {
+			return err
+		}
+		cc.Keys = keys
+	}
+	if err := console.CheckListen(addr, cc); err != nil {
 		return usagef("%v", err)
 	}
 	store, cfg, err := e.open(ctx, c.store)
@@ -68,7 +81,8 @@ func (c *consoleCmd) run(ctx context.Context, e *proc) error {
 		return err
 	}
 	defer eng.Close()
-	h, err := console.New(store, eng, &console.Config{Password: password, Logger: log})
+	cc.Logger = log
+	h, err := console.New(store, eng, cc)
 	if err != nil {
 		return err
 	}

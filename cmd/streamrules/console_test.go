@@ -25,6 +25,50 @@ func TestConsoleRefusesOpenAddress(t *testing.T) {
 	if r := cli(t, env, "", "console"); r.code != 2 {
 		t.Errorf("$%s=:8080: exit %d", envConsoleListen, r.code)
 	}
+	// Keys none of which may claim master are no login either.
+	env["STREAMRULES_KEYS"] = writeTemp(t, "keys", "bot sk-bot telegram\n")
+	if r := cli(t, env, "", "console"); r.code != 2 || !strings.Contains(r.stderr, "no gateway key may claim master") {
+		t.Errorf("$STREAMRULES_KEYS without a master key: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := cli(t, env, "", "console", "--keys", "/nonexistent/keys"); r.code != 2 || !strings.Contains(r.stderr, "console: --keys") {
+		t.Errorf("a missing keys file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// With --keys, the console alone takes a key that may claim master at its login.
+func TestConsoleKeys(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := sqliteEnv(t)
+	keys := writeTemp(t, "keys", "boss sk-boss master\nbot sk-bot telegram\n")
+	pr, pw := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"console", "--listen", "127.0.0.1:0", "--keys", keys}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var addr string
+	for lines.Scan() {
+		if u, ok := strings.CutPrefix(lines.Text(), "console: serving http://"); ok {
+			addr, _, _ = strings.Cut(u, "/")
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if addr == "" {
+		t.Fatal("the console never said where it serves")
+	}
+	if resp, body := newBrowser(t, addr).login("sk-bot"); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "a non-master key cannot edit") {
+		t.Errorf("the bot's key: %d", resp.StatusCode)
+	}
+	if resp, body := newBrowser(t, addr).login("sk-boss"); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the master's key: %d\n%s", resp.StatusCode, body)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("exit %d", c)
+	}
 }
 
 // The command serves the pages until its context ends, then exits 0.
