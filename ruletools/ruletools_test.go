@@ -295,7 +295,7 @@ func TestBadInputAsOutput(t *testing.T) {
 				tool, input, field string
 			}{
 				{"stream_rule_create", `{"name":"r1","scope":"text","condition":"(","text":"t"}`, "condition"},
-				{"stream_rule_create", `{"name":"r1","scope":"thinking","text":"t"}`, "scope"},
+				{"stream_rule_create", `{"name":"r1","scope":"thought","text":"t"}`, "scope"},
 				{"stream_rule_create", `{"name":"r1","scope":"text","mode":"remind","text":"t"}`, "mode"},
 				{"stream_rule_create", `{"name":"r1","scope":"text","when":["whatsapp"],"text":"t"}`, "when"},
 				{"stream_rule_create", `{"name":"r1","scope":"text","text":"` + strings.Repeat("x", 401) + `"}`, "text"},

@@ -232,7 +232,7 @@ func TestParseErrors(t *testing.T) {
 		{"no version", `{"rules":[` + good + `]}`, "", "version"},
 		{"zero version", `{"version":0,"rules":[` + good + `]}`, "", "version"},
 		{"bad regex", `{"version":1,"rules":[{"name":"b_rule","scope":"text","condition":"(","text":"t"}]}`, "condition", `"b_rule"`},
-		{"bad scope", `{"version":1,"rules":[{"name":"b_rule","scope":"thinking","text":"t"}]}`, "scope", `"b_rule"`},
+		{"bad scope", `{"version":1,"rules":[{"name":"b_rule","scope":"thought","text":"t"}]}`, "scope", `"b_rule"`},
 		{"mode mismatch", `{"version":1,"rules":[{"name":"b_rule","scope":"text","mode":"remind","text":"t"}]}`, "mode", `"b_rule"`},
 		{"unknown when", `{"version":1,"rules":[{"name":"b_rule","scope":"text","when":["whatsapp"],"text":"t"}]}`, "when", "whatsapp"},
 		{"long text", `{"version":1,"rules":[{"name":"b_rule","scope":"text","text":"` + strings.Repeat("x", 401) + `"}]}`, "text", `"b_rule"`},
