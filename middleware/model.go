@@ -41,7 +41,7 @@ func (g *Guard) Model(m llms.Model) llms.Model {
 // Unwrap returns the wrapped model, as given to Guard.Model.
 func (m *guardedModel) Unwrap() llms.Model {
 	if c, ok := m.Model.(*compatModel); ok {
-		return c.Model
+		return c.given
 	}
 	return m.Model
 }
@@ -122,7 +122,8 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			continue
 		}
 		verdict := thinkingVerdict(cctx, move, &t.speech, resp) // the reasoning first (thinking.go)
-		if !verdict.Discard {
+		byThinking := verdict.Discard
+		if !byThinking {
 			verdict = checkResponse(cctx, move, format, resp, t.speech.shownAny()) // text and declared calls (gate.go)
 		}
 		if rec != nil {
@@ -158,6 +159,9 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			return nil, err
 		}
 		n := len(messages)
+		if byThinking {
+			resp = thinkingDiscarded(resp) // never the reasoning (thinking.go)
+		}
 		messages = withInterrupt(messages, resp, verdict.Interrupt)
 		ctx = noteRetry(ctx, messages[n:]) // the clean view drops exactly these (view.go)
 	}
@@ -358,7 +362,7 @@ func (h *heldSpeech) cutDone() bool {
 func (h *heldSpeech) cutAnswer() *llms.ContentResponse {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: string(h.text[:h.cutAt])}}}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: h.replayText(string(h.text[:h.cutAt]))}}}
 }
 
 // options returns the caller's options with the streaming funcs replaced by holders.
@@ -392,6 +396,9 @@ func (h *heldSpeech) options(options []llms.CallOption, opts llms.CallOptions) [
 			h.mu.Unlock()
 			return err
 		}))
+	}
+	if opts.StreamingFunc == nil && h.think != nil {
+		out = append(out, h.thinkingTextFunc()) // thinking.go
 	}
 	if opts.StreamingReasoningFunc != nil || h.think != nil {
 		client := opts.StreamingReasoningFunc != nil

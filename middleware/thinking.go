@@ -148,3 +148,41 @@ func keptThinking(ctx context.Context, move *streamrules.Move, resp *llms.Conten
 		move.CheckShownThinking(ctx, Reasoning(resp))
 	}
 }
+
+// thinkingTextFunc is the streaming func of a watched tour whose caller streams no text:
+// it ends the reasoning at the first text chunk. It is also what makes the anthropic
+// client read its stream as one (with a reasoning func alone it asks for a stream and
+// parses the answer as JSON).
+func (h *heldSpeech) thinkingTextFunc() llms.CallOption {
+	return llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.textBegins(ctx)
+	})
+}
+
+// thinkingCutNote stands in the replay's history for a response a thinking rule
+// discarded before it said anything: the history keeps its turns alternating (the
+// Messages API requires it), and the cut reasoning itself is never sent back.
+const thinkingCutNote = "(reasoning stopped)"
+
+// replayText is what the replay's history says of a cut response: its text, or the note
+// when a thinking cut came before any. Caller holds h.mu.
+func (h *heldSpeech) replayText(text string) string {
+	if h.cutThought > 0 && strings.TrimSpace(text) == "" {
+		return thinkingCutNote
+	}
+	return text
+}
+
+// thinkingDiscarded is resp as the replay's history gets it after a thinking discard: its
+// text, or the note when it has none; never its reasoning.
+func thinkingDiscarded(resp *llms.ContentResponse) *llms.ContentResponse {
+	if strings.TrimSpace(responseText(resp)) != "" {
+		return resp
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: thinkingCutNote}}}
+}
