@@ -91,6 +91,7 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 				keptThinking(cctx, move, resp)                     // after the ceiling, or in shadow (thinking.go)
 				v = checkResponse(cctx, move, format, resp, false) // text and declared calls (gate.go)
 				if rec != nil {
+					rec.thinking(Reasoning(resp)) // thinking.go
 					rec.response(AnswerTarget(format, resp), false, nil)
 					rec.accept(resp, format)
 				}
@@ -114,9 +115,13 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			hold.Drop()
 			cut := t.speech.cutAnswer()
 			if rec != nil {
+				rec.thinking(t.speech.cutReasoning())
 				rec.response(AnswerTarget(format, cut), true, nil)
 			}
 			n := len(messages)
+			if t.speech.cutThought > 0 {
+				cut = thinkingDiscarded(cut) // never the reasoning (thinking.go)
+			}
 			messages = withInterrupt(messages, cut, t.speech.cut.Interrupt)
 			ctx = noteRetry(ctx, messages[n:])
 			continue
@@ -132,6 +137,7 @@ func (m *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			if verdict.Discard {
 				declared = DeclaredCalls(format, resp)
 			}
+			rec.thinking(Reasoning(resp))
 			rec.response(AnswerTarget(format, resp), verdict.Discard, declared)
 		}
 		if verdict.Fixed != "" {
@@ -362,7 +368,7 @@ func (h *heldSpeech) cutDone() bool {
 func (h *heldSpeech) cutAnswer() *llms.ContentResponse {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: h.replayText(string(h.text[:h.cutAt]))}}}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: string(h.text[:h.cutAt])}}}
 }
 
 // options returns the caller's options with the streaming funcs replaced by holders.

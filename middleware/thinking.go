@@ -169,15 +169,6 @@ func (h *heldSpeech) thinkingTextFunc() llms.CallOption {
 // Messages API requires it), and the cut reasoning itself is never sent back.
 const thinkingCutNote = "(reasoning stopped)"
 
-// replayText is what the replay's history says of a cut response: its text, or the note
-// when a thinking cut came before any. Caller holds h.mu.
-func (h *heldSpeech) replayText(text string) string {
-	if h.cutThought > 0 && strings.TrimSpace(text) == "" {
-		return thinkingCutNote
-	}
-	return text
-}
-
 // thinkingDiscarded is resp as the replay's history gets it after a thinking discard: its
 // text, or the note when it has none; never its reasoning.
 func thinkingDiscarded(resp *llms.ContentResponse) *llms.ContentResponse {
@@ -185,4 +176,24 @@ func thinkingDiscarded(resp *llms.ContentResponse) *llms.ContentResponse {
 		return resp
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: thinkingCutNote}}}
+}
+
+// thinking notes a judged response's reasoning for the move's record: the first that
+// is not blank, until the move's answer is given.
+func (r *moveRec) thinking(reasoning string) {
+	if r == nil || strings.TrimSpace(reasoning) == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reasoning == "" && !r.answered {
+		r.reasoning = reasoning
+	}
+}
+
+// cutReasoning is the reasoning of a tour cut early, as far as it streamed.
+func (h *heldSpeech) cutReasoning() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return string(h.thought)
 }

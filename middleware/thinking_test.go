@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/streamrules/streamrules"
@@ -138,5 +139,30 @@ func TestThinkingAfterCeiling(t *testing.T) {
 	thinkingTour(t, r, llm, "chat-none")
 	if f := r.store.AllFirings(); len(f) != 1 || !f[0].Thinking || f[0].Outcome != streamrules.OutcomeKept {
 		t.Errorf("firings %+v", f)
+	}
+}
+
+// TestThinkingTranscript: the move's record carries the reasoning the thinking rules
+// judged first, the cut one as far as it streamed, so a backtest judges it again.
+func TestThinkingTranscript(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil, blindThinkingRule())
+	rec := &recordings{}
+	guard := newGuard(t, r.eng, &middleware.Config{Transcript: rec})
+	bad, missAt := doomedThinking()
+	bad.Pace = 100 * time.Microsecond
+	srv := openaitest.New(t, bad, scripted.Reply{Reasoning: "A cat.", Text: "A cat on a mat."})
+	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(srv.LLM(t)), guard.Tools()))
+	out, err := guard.Run(context.Background(), exec, "chat-rec", "what is on the picture?",
+		middleware.WithEnvironments(streamrules.EnvPicture))
+	if err != nil || out != "A cat on a mat." {
+		t.Fatalf("out %q, err %v", out, err)
+	}
+	if len(rec.moves) != 1 {
+		t.Fatalf("%d moves", len(rec.moves))
+	}
+	m := rec.moves[0]
+	if !strings.HasPrefix(bad.Reasoning, m.Reasoning) || len(m.Reasoning) < missAt || len(m.Reasoning) > missAt+400 || m.Answer != "A cat on a mat." {
+		t.Errorf("record: reasoning %d bytes %q, answer %q", len(m.Reasoning), m.Reasoning, m.Answer)
 	}
 }
