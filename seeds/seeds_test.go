@@ -31,15 +31,16 @@ func TestDefault(t *testing.T) {
 		repeat string
 		negate bool
 	}{
-		"write_diff_over_write_file":  {"tool:write_file", streamrules.ModeRemind, "", "after:5", false},
-		"local_shell_for_his_machine": {"tool:shell", streamrules.ModeRemind, "client_ops", "once", false},
-		"telegram_markdown_image":     {"text", streamrules.ModeInterrupt, "telegram", "", false},
-		"telegram_reply_tail":         {"text", streamrules.ModeInterrupt, "telegram", "", true},
-		"look_before_refusing":        {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
-		"telegram_react_not_emoji":    {"text", streamrules.ModeInterrupt, "telegram", "", false},
-		"destructive_shell":           {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
-		"unbacked_tool_claim":         {"text", streamrules.ModeInterrupt, "", "", false},
-		"verify_before_done":          {"text", streamrules.ModeInterrupt, "", "", false},
+		"write_diff_over_write_file":    {"tool:write_file", streamrules.ModeRemind, "", "after:5", false},
+		"local_shell_for_his_machine":   {"tool:shell", streamrules.ModeRemind, "client_ops", "once", false},
+		"telegram_markdown_image":       {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"telegram_reply_tail":           {"text", streamrules.ModeInterrupt, "telegram", "", true},
+		"look_before_refusing":          {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
+		"look_before_refusing_thinking": {"thinking", streamrules.ModeInterrupt, "picture", "after:3", false},
+		"telegram_react_not_emoji":      {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"destructive_shell":             {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
+		"unbacked_tool_claim":           {"text", streamrules.ModeInterrupt, "", "", false},
+		"verify_before_done":            {"text", streamrules.ModeInterrupt, "", "", false},
 	}
 	if len(set.Rules) != len(want) {
 		t.Fatalf("%d rules, want %d: %v", len(set.Rules), len(want), set.Names())
@@ -171,7 +172,7 @@ func TestSeedsInEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if got := len(eng.Rules()); got != 9 {
+	if got := len(eng.Rules()); got != 10 {
 		t.Fatalf("engine loaded %d rules", got)
 	}
 
