@@ -28,9 +28,11 @@ import (
 // thinkWatch is one tour's watch on the reasoning; nil when no thinking rule is armed, so a
 // tour without one pays a nil check per chunk.
 type thinkWatch struct {
-	move   *streamrules.Move
-	scan   *streamrules.Scanner // nil: no armed rule a prefix decides
-	judged int                  // reasoning bytes judged whole at the first text (-1: not yet)
+	move    *streamrules.Move
+	scan    *streamrules.Scanner // nil: no armed rule a prefix decides
+	judged  int                  // reasoning bytes judged whole at the first text (-1: not yet)
+	thought []byte               // the reasoning streamed so far
+	cutAt   int                  // reasoning bytes streamed by a thinking cut; 0: not cut in the reasoning
 }
 
 // watchThinking returns the tour's watch on the reasoning, or nil when no thinking rule
@@ -50,11 +52,11 @@ func (h *heldSpeech) reasoningChunk(ctx context.Context, reasoning []byte) error
 	if len(reasoning) == 0 || h.think == nil || h.cut.Discard {
 		return nil
 	}
-	h.thought = append(h.thought, reasoning...)
+	h.think.thought = append(h.think.thought, reasoning...)
 	if h.think.scan == nil {
 		return nil
 	}
-	v, ok := h.think.scan.Scan(ctx, h.thought)
+	v, ok := h.think.scan.Scan(ctx, h.think.thought)
 	if !ok {
 		return nil
 	}
@@ -68,9 +70,9 @@ func (h *heldSpeech) textBegins(ctx context.Context) error {
 	if !h.think.open() || h.cut.Discard {
 		return nil
 	}
-	h.think.judged = len(h.thought)
+	h.think.judged = len(h.think.thought)
 	h.think.scan = nil
-	if v := h.think.move.CheckThinking(ctx, string(h.thought)); v.Discard {
+	if v := h.think.move.CheckThinking(ctx, string(h.think.thought)); v.Discard {
 		return h.cutThinking(v)
 	}
 	return nil
@@ -78,7 +80,7 @@ func (h *heldSpeech) textBegins(ctx context.Context) error {
 
 // cutThinking stops the provider at a thinking miss. Caller holds h.mu.
 func (h *heldSpeech) cutThinking(v streamrules.Verdict) error {
-	h.scan, h.cut, h.cutAt, h.cutThought = nil, v, len(h.text), len(h.thought)
+	h.scan, h.cut, h.cutAt, h.think.cutAt = nil, v, len(h.text), len(h.think.thought)
 	h.stop(errEarlyCut)
 	return errEarlyCut
 }
@@ -92,7 +94,11 @@ func thinkingVerdict(ctx context.Context, move *streamrules.Move, h *heldSpeech,
 		return streamrules.Verdict{}
 	}
 	h.mu.Lock()
-	w, streamed, shown := h.think, string(h.thought), len(h.shown) > 0
+	w, shown := h.think, len(h.shown) > 0
+	var streamed string
+	if w != nil {
+		streamed = string(w.thought)
+	}
 	h.mu.Unlock()
 	thinking := Reasoning(resp)
 	if thinking == "" {
@@ -135,8 +141,8 @@ func (h *heldSpeech) cutResult() ModelResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	res := ModelResult{Discarded: true, CutEarly: true, CutAtBytes: h.cutAt, Rules: h.cut.Rules}
-	if h.cutThought > 0 {
-		res.CutAtBytes, res.CutInThinking = h.cutThought, true
+	if h.think != nil && h.think.cutAt > 0 {
+		res.CutAtBytes, res.CutInThinking = h.think.cutAt, true
 	}
 	return res
 }
@@ -195,5 +201,15 @@ func (r *moveRec) thinking(reasoning string) {
 func (h *heldSpeech) cutReasoning() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return string(h.thought)
+	if h.think == nil {
+		return ""
+	}
+	return string(h.think.thought)
+}
+
+// cutInThinking reports whether a thinking rule cut the tour in its reasoning.
+func (h *heldSpeech) cutInThinking() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.think != nil && h.think.cutAt > 0
 }
