@@ -29,8 +29,8 @@
 //
 // # The default set
 //
-// [Default] returns the embedded seeds.json (version 4): nine chronic misses: two soft,
-// six hard on the answer, one gate on shell calls.
+// [Default] returns the embedded seeds.json (version 5): ten chronic misses: two soft,
+// six hard on the answer, one on the model's reasoning, one gate on shell calls.
 //
 //   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
 //     write_diff, not a full rewrite.
@@ -43,6 +43,9 @@
 //     (streamrules.Move.SetVar), with no replay.
 //   - look_before_refusing (text, when picture, after:3): "I can't see the image" while
 //     the picture is in context and visible.
+//   - look_before_refusing_thinking (thinking, when picture, after:3, since version 5):
+//     the same refusal in the model's reasoning, cut while the model still thinks; it
+//     fires only where the provider streams reasoning text.
 //   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call
 //     telegram_react instead.
 //   - destructive_shell (tool:shell, mode interrupt, when client_ops): the cmd field read
