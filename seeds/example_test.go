@@ -24,6 +24,7 @@ func ExampleDefault() {
 	// telegram_markdown_image      text             interrupt when=[telegram] repeat=""
 	// telegram_reply_tail          text             interrupt when=[telegram] repeat=""
 	// look_before_refusing         text             interrupt when=[picture] repeat="after:3"
+	// look_before_refusing_thinking thinking         interrupt when=[picture] repeat="after:3"
 	// telegram_react_not_emoji     text             interrupt when=[telegram] repeat=""
 	// destructive_shell            tool:shell       interrupt when=[client_ops] repeat=""
 	// unbacked_tool_claim          text             interrupt when=[] repeat=""
