@@ -18,7 +18,7 @@ func ExampleDefault() {
 		fmt.Printf("%-28s %-16s %-9s when=%v repeat=%q\n", r.Name, r.Scope, r.Mode, r.When, r.Repeat)
 	}
 	// Output:
-	// version 5
+	// version 6
 	// write_diff_over_write_file   tool:write_file  remind    when=[] repeat="after:5"
 	// local_shell_for_his_machine  tool:shell       remind    when=[client_ops] repeat="once"
 	// telegram_markdown_image      text             interrupt when=[telegram] repeat=""
