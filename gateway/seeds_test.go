@@ -89,14 +89,14 @@ func seedCases() []seedCase {
 
 // clientResult is what a client saw of a move.
 type clientResult struct {
-	Final    string   `json:"final"`
-	Streamed string   `json:"streamed"` // the final tour's streamed text
-	Thought  string   `json:"reasoning"` // the final message's reasoning (streaming: its deltas, summed)
+	Final    string `json:"final"`
+	Streamed string `json:"streamed"`  // the final tour's streamed text
+	Thought  string `json:"reasoning"` // the final message's reasoning (streaming: its deltas, summed)
 	// StreamedThought is every reasoning delta the client got over the whole move.
-	StreamedThought string `json:"streamed_reasoning"`
-	Calls    []string `json:"calls"`
-	Error    string   `json:"error"`
-	Usage    *struct {
+	StreamedThought string   `json:"streamed_reasoning"`
+	Calls           []string `json:"calls"`
+	Error           string   `json:"error"`
+	Usage           *struct {
 		Total int `json:"total_tokens"`
 	} `json:"usage"`
 }

@@ -232,7 +232,7 @@ type streamed struct {
 	done      bool // [DONE] came
 	cut       *streamrules.Verdict
 	cutAt     int
-	reasoning [][]byte  // reasoning chunks held until the answer's text is released
+	reasoning [][]byte // reasoning chunks held until the answer's text is released
 	think     *thinkWatch
 	first     time.Time // the upstream's first content
 	seen      time.Time // the client's first content
