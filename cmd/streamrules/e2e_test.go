@@ -202,7 +202,7 @@ func TestBinary(t *testing.T) {
 				t.Errorf("validate export: %+v", r)
 			}
 			// The seeds' tests went through the database and the file: they still pass.
-			if r := run(0, "test", exported); !strings.Contains(r.stdout, exported+": ok, 9 rules, 39 examples") || !strings.Contains(r.stderr, "tested 9 rules: 39 examples, 0 failed") {
+			if r := run(0, "test", exported); !strings.Contains(r.stdout, exported+": ok, 10 rules, 43 examples") || !strings.Contains(r.stderr, "tested 10 rules: 43 examples, 0 failed") {
 				t.Errorf("test export: %+v", r)
 			}
 
@@ -245,7 +245,7 @@ func TestBinary(t *testing.T) {
 			again := filepath.Join(dir, "again.yaml")
 			run(0, "export", "-o", again)
 			if r := run(1, "test", again); !strings.Contains(r.stderr, again+`: rule "telegram_react_not_emoji": tests.passes[1] "🎉\n↩ #12": must pass, but it fires`) ||
-				!strings.Contains(r.stdout, again+": 1 failed, 9 rules, 39 examples") {
+				!strings.Contains(r.stdout, again+": 1 failed, 10 rules, 43 examples") {
 				t.Errorf("test of a failing example: %+v", r)
 			}
 
