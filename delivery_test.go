@@ -229,7 +229,7 @@ func TestReadRule(t *testing.T) {
 
 func TestReminderBudgetNegative(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore(nil)
+	st, err := NewMemoryStore(nil, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 func TestMoveEnvironments(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil, &Config{Environments: []string{"voice"}})
-	_, m := f.eng.BeginMove(context.Background(), "c", "voice", EnvTelegram, "bogus", EnvTelegram)
-	if got, want := m.Environments(), []string{EnvTelegram, "voice"}; !slices.Equal(got, want) {
+	_, m := f.eng.BeginMove(context.Background(), "c", "voice", envTelegram, "bogus", envTelegram)
+	if got, want := m.Environments(), []string{envTelegram, "voice"}; !slices.Equal(got, want) {
 		t.Fatalf("Environments() = %v, want %v", got, want)
 	}
-	for name, want := range map[string]bool{EnvTelegram: true, "voice": true, EnvMaster: false, "bogus": false} {
+	for name, want := range map[string]bool{envTelegram: true, "voice": true, envMaster: false, "bogus": false} {
 		if got := m.Has(name); got != want {
 			t.Errorf("Has(%q) = %v, want %v", name, got, want)
 		}
@@ -21,7 +21,7 @@ func TestMoveEnvironments(t *testing.T) {
 	if m.ChatID() != "c" || m.Number() != 1 || m.Engine() != f.eng {
 		t.Fatalf("move accessors: chat %q number %d", m.ChatID(), m.Number())
 	}
-	if got, want := f.eng.Environments(), append(slices.Clone(BuiltinEnvironments), "voice"); !slices.Equal(got, want) {
+	if got, want := f.eng.Environments(), append(slices.Clone(testEnvs), "voice"); !slices.Equal(got, want) {
 		t.Fatalf("Engine.Environments() = %v, want %v", got, want)
 	}
 }
@@ -42,8 +42,8 @@ func TestUnknownEnvironmentWarnedOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil, nil)
 	for i := 0; i < 3; i++ {
-		ctx, m := f.eng.BeginMove(context.Background(), "c", "slack", EnvTelegram)
-		if !m.Has(EnvTelegram) || m.Has("slack") {
+		ctx, m := f.eng.BeginMove(context.Background(), "c", "slack", envTelegram)
+		if !m.Has(envTelegram) || m.Has("slack") {
 			t.Fatalf("environments %v", m.Environments())
 		}
 		_ = m.End(ctx, nil)

@@ -124,3 +124,14 @@ func reminderNames(rs []Reminder) []string {
 // wraps (change notifications, the firing counter) are hidden. An engine on it loads
 // once, cold, and counts firings without the store's help.
 type plainStore struct{ Store }
+
+// The seeds' environment names (package seeds defines them; the root's own tests cannot
+// import it), and testEnvs, the list of them the stores of these tests know.
+const (
+	envTelegram  = "telegram"
+	envClientOps = "client_ops"
+	envMaster    = "master"
+	envPicture   = "picture"
+)
+
+var testEnvs = []string{envTelegram, envClientOps, envMaster, envPicture}

@@ -90,7 +90,7 @@ func TestOneBadRuleIsSkippedAlone(t *testing.T) {
 	for _, b := range bad {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			st, err := NewMemoryStore(good)
+			st, err := NewMemoryStore(good, testEnvs...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A predicate tree with applies_when, judged outside an engine: the seed constitution's
@@ -43,7 +44,8 @@ func ExampleMove_SetVar() {
 		Name: "telegram_reply_tail", Scope: streamrules.ScopeText, Condition: `↩ #\d+\s*$`, Negate: true,
 		Fix:  &streamrules.Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"},
 		Text: "Every Telegram reply ends with the tail ↩ #id.",
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

@@ -76,7 +76,7 @@ func FuzzValidate(f *testing.F) {
 		if when != "" {
 			r.When = strings.Split(when, ",")
 		}
-		known := append([]string{"voice"}, BuiltinEnvironments...)
+		known := append([]string{"voice"}, testEnvs...)
 		raw := r
 		raw.When = append([]string(nil), r.When...)
 		_ = Validate(&raw, known) // never panics, even on a rule not normalized

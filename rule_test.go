@@ -25,7 +25,7 @@ func goodTextRule() Rule {
 		Scope:     ScopeText,
 		Condition: `↩ #\d+\s*$`,
 		Negate:    true,
-		When:      []string{EnvTelegram},
+		When:      []string{envTelegram},
 		Text:      "A Telegram reply ends with the tail ↩ #id.",
 		Mode:      ModeInterrupt,
 		Repeat:    "after:3",
@@ -69,9 +69,9 @@ func TestValidateRejects(t *testing.T) {
 		{"over-long pattern", "condition", nil, func(r *Rule) { r.Condition = strings.Repeat("a", MaxConditionBytes+1) }},
 		{"negate with empty condition", "negate", nil, func(r *Rule) { r.Condition = ""; r.Negate = true }},
 		{"unknown when", "when", nil, func(r *Rule) { r.When = []string{"slack"} }},
-		{"unknown when among known", "when", nil, func(r *Rule) { r.When = []string{EnvMaster, "slack"} }},
-		{"host name not passed in known", "when", BuiltinEnvironments, func(r *Rule) { r.When = []string{"voice"} }},
-		{"builtin not in a host-only known list", "when", []string{"voice"}, func(r *Rule) { r.When = []string{EnvTelegram} }},
+		{"unknown when among known", "when", nil, func(r *Rule) { r.When = []string{envMaster, "slack"} }},
+		{"host name not passed in known", "when", testEnvs, func(r *Rule) { r.When = []string{"voice"} }},
+		{"builtin not in a host-only known list", "when", []string{"voice"}, func(r *Rule) { r.When = []string{envTelegram} }},
 		{"empty text", "text", nil, func(r *Rule) { r.Text = "" }},
 		{"401 ASCII chars", "text", nil, func(r *Rule) { r.Text = strings.Repeat("x", MaxTextChars+1) }},
 		{"401 Cyrillic chars", "text", nil, func(r *Rule) { r.Text = cyr(MaxTextChars + 1) }},
@@ -126,10 +126,10 @@ func TestValidateAccepts(t *testing.T) {
 		{"pattern of max length", nil, func(r *Rule) { r.Condition = "a" + strings.Repeat("b", MaxConditionBytes-1) }},
 		{"case-insensitive flag", nil, func(r *Rule) { r.Condition = `(?i)write` }},
 		{"every builtin when", nil, func(r *Rule) {
-			r.When = []string{EnvClientOps, EnvMaster, EnvPicture, EnvTelegram}
+			r.When = []string{envClientOps, envMaster, envPicture, envTelegram}
 		}},
-		{"host-registered when", append([]string{"voice"}, BuiltinEnvironments...), func(r *Rule) {
-			r.When = []string{"voice", EnvTelegram}
+		{"host-registered when", append([]string{"voice"}, testEnvs...), func(r *Rule) {
+			r.When = []string{"voice", envTelegram}
 		}},
 		{"400 ASCII chars", nil, func(r *Rule) { r.Text = strings.Repeat("x", MaxTextChars) }},
 		{"400 Cyrillic chars (800 bytes)", nil, func(r *Rule) { r.Text = strings.Repeat("ж", MaxTextChars) }},

@@ -91,7 +91,7 @@ func ExampleGuard_Run_production() {
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	for _, msg := range messages { // your handler of each user message
 		out, err := guard.Run(ctx, exec, msg.chatID, msg.userText, // the environments that hold, the message's variables
-			middleware.WithEnvironments(streamrules.EnvTelegram, streamrules.EnvClientOps),
+			middleware.WithEnvironments(seeds.EnvTelegram, seeds.EnvClientOps),
 			middleware.WithVars(map[string]string{"message_id": msg.messageID}))
 		if err != nil {
 			panic(err)

@@ -9,16 +9,17 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // Would a Telegram tail rule have fired last week, and on what? Two chats, four moves.
 func ExampleRun() {
 	rules := []streamrules.Rule{{
 		Name: "telegram_reply_tail", Scope: "text", Condition: `↩ #\d+\s*$`, Negate: true,
-		When: []string{streamrules.EnvTelegram}, Text: "A Telegram reply ends with the tail ↩ #id.",
+		When: []string{seeds.EnvTelegram}, Text: "A Telegram reply ends with the tail ↩ #id.",
 	}, {
 		Name: "local_shell_for_his_machine", Scope: "tool:shell", Repeat: "once",
-		When: []string{streamrules.EnvClientOps}, Text: "This shell runs on the agent's machine, not the master's.",
+		When: []string{seeds.EnvClientOps}, Text: "This shell runs on the agent's machine, not the master's.",
 	}}
 	week := `{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\": \"df -h\"}"}],"answer":"12G free. ↩ #12"}
 {"chat":"tg-7","move":13,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\": \"uptime\"}"}],"answer":"Up 3 days."}

@@ -40,7 +40,7 @@ func ExampleOpen() {
 	}
 	defer eng.Close()
 
-	mctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram)
+	mctx, move := eng.BeginMove(ctx, "chat-42", seeds.EnvTelegram)
 	verdict := move.CheckAnswer(mctx, "Done, the report is saved.") // no ↩ #id tail
 	fmt.Println("discard:", verdict.Discard, verdict.Rules)
 	verdict = move.CheckAnswer(mctx, "Done, the report is saved.\n↩ #42") // the replay

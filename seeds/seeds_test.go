@@ -161,7 +161,7 @@ func TestSeedsInEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := streamrules.NewMemoryStore(set.Rules)
+	store, err := streamrules.NewMemoryStore(set.Rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestSeedsInEngine(t *testing.T) {
 	}
 
 	// Telegram with a client.
-	mctx, move = eng.BeginMove(ctx, "tg", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	mctx, move = eng.BeginMove(ctx, "tg", seeds.EnvTelegram, seeds.EnvClientOps)
 	if rem := move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`); len(rem) != 1 || rem[0].Rule != "local_shell_for_his_machine" {
 		t.Errorf("shell with client_ops: %v", rem)
 	}
@@ -201,7 +201,7 @@ func TestSeedsInEngine(t *testing.T) {
 	}
 
 	// The gate on shell calls: a client is on, so a forced recursive rm never runs.
-	mctx, move = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+	mctx, move = eng.BeginMove(ctx, "ops", seeds.EnvClientOps)
 	rm := []streamrules.DeclaredCall{{Tool: "shell", Input: `{"cmd":"sudo rm -r -f /srv"}`}}
 	if v := move.CheckResponse(mctx, "", rm); !v.Discard || strings.Join(v.Rules, ",") != "destructive_shell" {
 		t.Errorf("rm -r -f with a client on: %+v", v)

@@ -136,8 +136,8 @@ func parseFlags(args []string) (options, error) {
 		if name == "" {
 			continue
 		}
-		if !slices.Contains(streamrules.BuiltinEnvironments, name) {
-			return opts, fmt.Errorf("-env: unknown environment %q (known: %s)", name, strings.Join(streamrules.BuiltinEnvironments, ", "))
+		if !slices.Contains(seeds.Environments(), name) {
+			return opts, fmt.Errorf("-env: unknown environment %q (known: %s)", name, strings.Join(seeds.Environments(), ", "))
 		}
 		if !slices.Contains(opts.env, name) {
 			opts.env = append(opts.env, name)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestShellRuleSkippedLoudly: with no shell reader registered or configured, a shell rule
@@ -17,7 +18,7 @@ import (
 func TestShellRuleSkippedLoudly(t *testing.T) {
 	gate := streamrules.Rule{Name: "no_rm", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Shell: true,
 		Condition: `^rm -r -f`, Text: "No forced recursive rm."}
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{gate})
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{gate}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
