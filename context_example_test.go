@@ -18,7 +18,7 @@ func ExampleFacts() {
 	)
 	rule := streamrules.Rule{Name: "verify_before_done", Scope: streamrules.ScopeText, Predicate: &p,
 		Text: "Run the tests before you say it is done."}
-	j, err := streamrules.NewJudge(rule)
+	j, err := streamrules.NewJudge(rule, seeds.Environments()...)
 	if err != nil {
 		panic(err)
 	}

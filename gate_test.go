@@ -101,11 +101,11 @@ func TestGateValidation(t *testing.T) {
 	t.Parallel()
 	ok := deploy
 	ok.Normalize()
-	if err := streamrules.Validate(&ok, nil); err != nil {
+	if err := streamrules.Validate(&ok, seeds.Environments()); err != nil {
 		t.Errorf("a gate: %v", err)
 	}
 	text := streamrules.Rule{Name: "t", Scope: "text", Mode: streamrules.ModeRemind, Text: "x"}
-	if err := streamrules.Validate(&text, nil); err == nil || !strings.Contains(err.Error(), "mode") {
+	if err := streamrules.Validate(&text, seeds.Environments()); err == nil || !strings.Contains(err.Error(), "mode") {
 		t.Errorf("a reminding text rule: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package streamrules
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 
@@ -72,9 +73,9 @@ type fixture struct {
 // replaced by a buffer the test can read.
 func newFixture(t *testing.T, rules []Rule, cfg *Config) fixture {
 	t.Helper()
-	var envs []string
+	envs := slices.Clone(testEnvs)
 	if cfg != nil {
-		envs = cfg.Environments
+		envs = append(envs, cfg.Environments...)
 	}
 	st, err := NewMemoryStore(rules, envs...)
 	if err != nil {

@@ -16,10 +16,11 @@ func ExampleJudge() {
 	code := streamrules.Contains("```python")
 	j, err := streamrules.NewJudge(streamrules.Rule{
 		Name: "end_with_runnable_or_assumption", Scope: streamrules.ScopeText,
-		AppliesWhen: &code, Predicate: &must, Negate: true, // fire when `must` does not hold
+		AppliesWhen: &code, Predicate: &must, Negate: true,
 		Fix:  &streamrules.Fix{AppendIfMissing: "\n\nAssumption: example inputs are valid."},
 		Text: "End code with a closing fence or an explicit assumption.",
-	})
+	}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

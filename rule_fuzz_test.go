@@ -113,7 +113,7 @@ func FuzzValidate(f *testing.F) {
 		if err := Validate(&again, known); err != nil || !rulesEqual(again, r) {
 			t.Fatalf("Normalize+Validate not stable: %+v -> %+v (%v)", r, again, err)
 		}
-		st, err := NewMemoryStore([]Rule{r}, "voice")
+		st, err := NewMemoryStore([]Rule{r}, known...)
 		if err != nil {
 			t.Fatalf("memory store rejects a valid rule %+v: %v", r, err)
 		}

@@ -25,7 +25,7 @@ func FuzzRoundTrip(f *testing.F) {
 			r.When = []string{when}
 		}
 		r.Normalize()
-		if streamrules.Validate(&r, nil) != nil {
+		if streamrules.Validate(&r, seeds.Environments()) != nil {
 			return
 		}
 		set := rulefile.Set{Version: 1, Rules: []streamrules.Rule{r}}
@@ -58,7 +58,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, r := range set.Rules {
-			if err := streamrules.Validate(&r, nil); err != nil {
+			if err := streamrules.Validate(&r, seeds.Environments()); err != nil {
 				t.Fatalf("Parse returned an invalid rule %+v: %v", r, err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // aliasBomb is the 500-byte file that expanded to gigabytes: ten levels of ten aliases
@@ -139,7 +140,7 @@ func TestDeepestRuleFits(t *testing.T) {
 	} {
 		r := streamrules.Rule{Name: "deep", Scope: "text", Predicate: p, Text: "t"}
 		r.Normalize()
-		if err := streamrules.Validate(&r, nil); err != nil {
+		if err := streamrules.Validate(&r, seeds.Environments()); err != nil {
 			t.Fatalf("%s: the deepest predicate is not valid: %v", name, err)
 		}
 		for _, f := range []rulefile.Format{rulefile.YAML, rulefile.JSON} {

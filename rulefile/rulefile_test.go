@@ -200,7 +200,7 @@ func TestRoundTrip(t *testing.T) {
 			Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `"(a)"`, With: "'$1' #"}}})
 	for i := range odd.Rules {
 		odd.Rules[i].Normalize()
-		if err := streamrules.Validate(&odd.Rules[i], nil); err != nil {
+		if err := streamrules.Validate(&odd.Rules[i], seeds.Environments()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -309,7 +309,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, r := range set.Rules {
-			if err := streamrules.Validate(&r, nil); err != nil {
+			if err := streamrules.Validate(&r, seeds.Environments()); err != nil {
 				t.Fatalf("Parse returned an invalid rule %+v: %v", r, err)
 			}
 		}
@@ -354,7 +354,7 @@ func TestSeedFixes(t *testing.T) {
 			if !ok || r.Fix == nil {
 				t.Fatalf("seed %q: found %v, fix %v", tt.rule, ok, r.Fix)
 			}
-			j, err := streamrules.NewJudge(r)
+			j, err := streamrules.NewJudge(r, seeds.Environments()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -425,7 +425,7 @@ func TestContextSeeds(t *testing.T) {
 			if !ok {
 				t.Fatalf("no seed %q", tt.rule)
 			}
-			j, err := streamrules.NewJudge(r)
+			j, err := streamrules.NewJudge(r, seeds.Environments()...)
 			if err != nil {
 				t.Fatal(err)
 			}

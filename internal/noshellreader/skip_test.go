@@ -39,7 +39,7 @@ func TestShellRuleSkippedLoudly(t *testing.T) {
 	if v := move.CheckResponse(ctx, "", []streamrules.DeclaredCall{{Tool: "shell", Input: "rm -r -f x"}}); v.Discard {
 		t.Errorf("a skipped rule discarded: %+v", v)
 	}
-	if _, err := streamrules.NewJudge(gate); err == nil {
+	if _, err := streamrules.NewJudge(gate, seeds.Environments()...); err == nil {
 		t.Error("NewJudge compiled a shell rule without a reader")
 	}
 
