@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -446,5 +447,36 @@ func TestContextSeeds(t *testing.T) {
 				t.Errorf("the repair %q: %s, want pass", got, st)
 			}
 		})
+	}
+}
+
+// TestEnvironments: the shipped set lists the four names (master is no rule's `when`:
+// ruletools edits only in its moves), every rule's `when` is among them, and a host's names come after them in a set it parses.
+func TestEnvironments(t *testing.T) {
+	want := []string{seeds.EnvTelegram, seeds.EnvClientOps, seeds.EnvMaster, seeds.EnvPicture}
+	if got := seeds.Environments(); !slices.Equal(got, want) {
+		t.Fatalf("Environments() = %v, want %v", got, want)
+	}
+	set := seeds.MustDefault()
+	if !slices.Equal(set.Environments, want) {
+		t.Fatalf("MustDefault().Environments = %v, want %v", set.Environments, want)
+	}
+	for _, r := range set.Rules {
+		for _, w := range r.When {
+			if !slices.Contains(want, w) {
+				t.Errorf("rule %q: when %q is not a seed environment", r.Name, w)
+			}
+		}
+	}
+	own, err := seeds.Parse(seeds.DefaultJSON(), "voice", seeds.EnvMaster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := own.Environments; !slices.Equal(got, append(want, "voice")) {
+		t.Fatalf("Parse with voice and master: Environments = %v", got)
+	}
+	seeds.Environments()[0] = "changed"
+	if seeds.Environments()[0] != seeds.EnvTelegram {
+		t.Fatal("Environments() shares its slice")
 	}
 }
