@@ -74,7 +74,11 @@ func ExampleStore_Seed() {
 	dir, _ := os.MkdirTemp("", "rulesdb-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	store, err := rulesdb.Open(ctx, "sqlite:"+filepath.Join(dir, "rules.db"), &rulesdb.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// Seeded after Open, not by it: the store must know the seeds' environments.
+	store, err := rulesdb.Open(ctx, "sqlite:"+filepath.Join(dir, "rules.db"), &rulesdb.Config{
+		Environments: seeds.Environments(),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
 	if err != nil {
 		panic(err)
 	}
