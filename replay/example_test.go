@@ -26,7 +26,7 @@ func ExampleRun() {
 {"chat":"web-1","move":1,"answer":"Hello!"}
 {"chat":"tg-9","move":1,"env":["telegram"],"answer":"Hi. ↩ #1"}
 `
-	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "week.jsonl", R: strings.NewReader(week)}}, nil)
+	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "week.jsonl", R: strings.NewReader(week)}}, &replay.Options{Environments: seeds.Environments()})
 	if err != nil {
 		panic(err)
 	}
@@ -35,7 +35,7 @@ func ExampleRun() {
 	}
 
 	// A bad line names its file and line.
-	_, err = replay.Run(context.Background(), rules, []replay.Source{{Name: "typo.jsonl", R: strings.NewReader(`{"chat":"c","anwser":"hi"}`)}}, nil)
+	_, err = replay.Run(context.Background(), rules, []replay.Source{{Name: "typo.jsonl", R: strings.NewReader(`{"chat":"c","anwser":"hi"}`)}}, &replay.Options{Environments: seeds.Environments()})
 	var le *replay.LineError
 	fmt.Println(errors.As(err, &le), err)
 	// Output:

@@ -23,6 +23,7 @@ var quiet = slog.New(slog.DiscardHandler)
 type editorStore interface {
 	streamrules.Store
 	streamrules.RuleEditor
+	streamrules.EnvironmentLister // so a wrapper keeps the seeds' names for the engine
 }
 
 // stores: the in-memory reference and the SQLite rulesdb store, both seeded.
