@@ -107,7 +107,8 @@ func ExampleGuard_Run_production() {
 	if err := json.Unmarshal(rec.Body.Bytes(), &live); err != nil {
 		panic(err)
 	}
-	rep, err := replay.Run(ctx, seeds.MustDefault().Rules, []replay.Source{{Name: "transcript", R: transcriptFile}}, nil)
+	rep, err := replay.Run(ctx, seeds.MustDefault().Rules, []replay.Source{{Name: "transcript", R: transcriptFile}},
+		&replay.Options{Environments: eng.Environments()}) // the names the engine took from its store
 	if err != nil {
 		panic(err)
 	}
