@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
-	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestShellRuleSkippedLoudly: with no shell reader registered or configured, a shell rule
@@ -18,7 +17,7 @@ import (
 func TestShellRuleSkippedLoudly(t *testing.T) {
 	gate := streamrules.Rule{Name: "no_rm", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Shell: true,
 		Condition: `^rm -r -f`, Text: "No forced recursive rm."}
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{gate}, seeds.Environments()...)
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{gate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestShellRuleSkippedLoudly(t *testing.T) {
 	if v := move.CheckResponse(ctx, "", []streamrules.DeclaredCall{{Tool: "shell", Input: "rm -r -f x"}}); v.Discard {
 		t.Errorf("a skipped rule discarded: %+v", v)
 	}
-	if _, err := streamrules.NewJudge(gate, seeds.Environments()...); err == nil {
+	if _, err := streamrules.NewJudge(gate); err == nil {
 		t.Error("NewJudge compiled a shell rule without a reader")
 	}
 
