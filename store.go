@@ -82,7 +82,8 @@ type FiringCounter interface {
 }
 
 // EnvironmentLister is a store that names the environments its rules' `when` may use:
-// the engine knows these, then Config.Environments, and no others. A store that is no
+// the engine knows these, then Config.Environments, and no others (read once, in New: a
+// name a store adds later is not known to an engine already built). A store that is no
 // EnvironmentLister gives the engine only Config.Environments, and a rule whose `when`
 // names an environment the engine does not know is skipped at load as invalid, with a
 // warning. MemoryStore lists the names given to NewMemoryStore; rulesdb.Store lists its
