@@ -35,7 +35,7 @@ func BenchmarkReminderBudget(b *testing.B) {
 		budget int
 	}{{"budget=0", 0}, {"budget=fits", 100000}, {"budget=over", 1000}} {
 		b.Run(c.name, func(b *testing.B) {
-			store, err := NewMemoryStore(rules)
+			store, err := NewMemoryStore(rules, testEnvs...)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func BenchmarkBudgetStep(b *testing.B) {
 		budget int // 0: the step is not run
 	}{{"copy", 0}, {"fits", 100000}, {"over", 1000}} {
 		b.Run(c.name, func(b *testing.B) {
-			store, err := NewMemoryStore(rules)
+			store, err := NewMemoryStore(rules, testEnvs...)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -155,8 +155,8 @@ func BenchmarkTreeCheck(b *testing.B) {
 // replay a fix saves (one more model call: not benchmarked, it is seconds).
 func BenchmarkFix(b *testing.B) {
 	rules := []Rule{
-		with(tailRule(), func(r *Rule) { r.When = []string{EnvTelegram} }),
-		with(imageRule(), func(r *Rule) { r.When = []string{EnvTelegram} }),
+		with(tailRule(), func(r *Rule) { r.When = []string{envTelegram} }),
+		with(imageRule(), func(r *Rule) { r.When = []string{envTelegram} }),
 		with(textRule("look_before_refusing", `(?i)\b(?:can'?t|cannot|unable to)\b[^.!?\n]{0,40}\b(?:see|view|open)\s+(?:the\s+)?(?:image|picture|photo)s?\b`), nil2),
 		with(textRule("telegram_react_not_emoji", `^\s*(?:[\p{So}\x{1F3FB}-\x{1F3FF}\x{200D}\x{FE0F}]\s*)+(?:↩ #\d+)?\s*$`), nil2),
 	}
@@ -169,7 +169,7 @@ func BenchmarkFix(b *testing.B) {
 		{"pass/text=4096", clean, ""},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			_, m := eng.BeginMove(context.Background(), "bench", EnvTelegram)
+			_, m := eng.BeginMove(context.Background(), "bench", envTelegram)
 			m.SetVar("message_id", "4711")
 			if v := m.CheckAnswer(context.Background(), c.text); v.Fixed != c.want || v.Discard {
 				b.Fatalf("verdict %+v", v)

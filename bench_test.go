@@ -16,7 +16,7 @@ import (
 
 func benchEngine(b *testing.B, rules []Rule) *Engine {
 	b.Helper()
-	store, err := NewMemoryStore(rules)
+	store, err := NewMemoryStore(rules, testEnvs...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkBeginMove(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		_, m := eng.BeginMove(ctx, "bench", EnvTelegram)
+		_, m := eng.BeginMove(ctx, "bench", envTelegram)
 		_ = m
 	}
 }
@@ -172,7 +172,7 @@ func BenchmarkCompiledSetMemory(b *testing.B) {
 func BenchmarkReload(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		rules := textRules(corpus.RealisticPatterns(n, 1))
-		store, err := NewMemoryStore(rules)
+		store, err := NewMemoryStore(rules, testEnvs...)
 		if err != nil {
 			b.Fatal(err)
 		}

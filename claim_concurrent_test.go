@@ -47,7 +47,7 @@ func TestClaimsOfOneCallAtOnce(t *testing.T) {
 			Rule{Name: fmt.Sprintf("once_text_%d", i), Scope: "text", Condition: `bad`, Repeat: "once", Text: "Say it well."},
 			Rule{Name: fmt.Sprintf("once_gate_%d", i), Scope: "tool:deploy", Mode: ModeInterrupt, Repeat: "once", Text: "Not to prod."})
 	}
-	mem, err := NewMemoryStore(rules)
+	mem, err := NewMemoryStore(rules, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // hostStore is a host's own store: a Store and nothing more (not a Claimer).
@@ -24,7 +25,7 @@ var onceShell = streamrules.Rule{Name: "once_shell", Scope: "tool:shell", Mode: 
 
 func claimEngine(t *testing.T, wrap func(*streamrules.MemoryStore) streamrules.Store) *streamrules.Engine {
 	t.Helper()
-	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{onceShell})
+	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{onceShell}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestClaimErrorIsNoClaim(t *testing.T) {
 // again N moves later.
 func TestMemoryStoreClaimFiring(t *testing.T) {
 	t.Parallel()
-	mem, err := streamrules.NewMemoryStore(nil)
+	mem, err := streamrules.NewMemoryStore(nil, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

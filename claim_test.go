@@ -13,7 +13,7 @@ import (
 func TestClaimOverlappingMovesMemory(t *testing.T) {
 	once := softRule("once_shell", "shell", "")
 	once.Repeat = "once"
-	st, err := NewMemoryStore([]Rule{once, softRule("every_shell", "shell", "")})
+	st, err := NewMemoryStore([]Rule{once, softRule("every_shell", "shell", "")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 // far away, short beside a model's answer.
 const defaultStoreTimeout = 2 * time.Second
 
-// maxEnvironments is how many environment names an engine knows, BuiltinEnvironments
-// included: a rule's `when` is a bit set in one uint64.
+// maxEnvironments is how many environment names an engine knows, its store's and the
+// host's: a rule's `when` is a bit set in one uint64.
 const maxEnvironments = 64
 
 // WithDefaults returns a copy of c with every zero field that has a default set to it
@@ -54,8 +54,8 @@ func (c *Config) validate() error {
 			return fmt.Errorf("streamrules: Environments: name %q must match [a-z][a-z0-9_]*", name)
 		}
 	}
-	if n := len(BuiltinEnvironments) + len(c.Environments); n > maxEnvironments {
-		return fmt.Errorf("streamrules: Environments: %d environments with the builtin ones, at most %d", n, maxEnvironments)
+	if n := len(c.Environments); n > maxEnvironments {
+		return fmt.Errorf("streamrules: Environments: %d environments, at most %d", n, maxEnvironments)
 	}
 	return nil
 }
@@ -70,8 +70,9 @@ type Config struct {
 	// MaxRetriesPerMove is how many answers a move may discard and replay.
 	// Default 0 means 1; a negative value disables replays (a miss then only reminds).
 	MaxRetriesPerMove int
-	// Environments are the host's own environment names, beside BuiltinEnvironments.
-	// Default none. At most 64 names in all.
+	// Environments are environment names the engine knows beside its store's (see
+	// EnvironmentLister: a rulesdb.Store seeded with seeds.MustDefault() lists the
+	// seeds' four). Default none. At most 64 names in all, the store's included.
 	Environments []string
 	// EmptyOutputMarker is the text the host puts for an empty tool output; it is removed
 	// when reminders go on top of it. Default "" : no marker.

@@ -13,7 +13,7 @@ import (
 
 func emptyStore(t *testing.T) *MemoryStore {
 	t.Helper()
-	st, err := NewMemoryStore(nil)
+	st, err := NewMemoryStore(nil, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A rule on what the move's tools did: "done" after an edit no test run checked. The Judge
@@ -17,7 +18,7 @@ func ExampleFacts() {
 	)
 	rule := streamrules.Rule{Name: "verify_before_done", Scope: streamrules.ScopeText, Predicate: &p,
 		Text: "Run the tests before you say it is done."}
-	j, err := streamrules.NewJudge(rule)
+	j, err := streamrules.NewJudge(rule, seeds.Environments()...)
 	if err != nil {
 		panic(err)
 	}
@@ -28,7 +29,7 @@ func ExampleFacts() {
 	fmt.Println(j.Check("Done.", checked).Status)
 	fmt.Println(j.Check("Done.", nil).Status) // no record given
 
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{rule})
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{rule}, seeds.Environments()...)
 	if err != nil {
 		panic(err)
 	}

@@ -36,7 +36,7 @@ func TestContextAtomValidation(t *testing.T) {
 			t.Parallel()
 			r := treeTextRule(tt.p)
 			r.Normalize()
-			err := Validate(&r, nil)
+			err := Validate(&r, testEnvs)
 			if tt.path == "" {
 				if err != nil {
 					t.Fatalf("Validate = %v", err)
@@ -51,7 +51,7 @@ func TestContextAtomValidation(t *testing.T) {
 			r = textRule("scoped", "x")
 			r.AppliesWhen = &tt.p
 			r.Normalize()
-			err = Validate(&r, nil)
+			err = Validate(&r, testEnvs)
 			want := "applies_when" + strings.TrimPrefix(tt.path, "predicate")
 			if !errors.As(err, &ve) || ve.Field != want {
 				t.Errorf("applies_when: Validate = %v, want a ValidationError on %s", err, want)

@@ -158,7 +158,7 @@ func BenchmarkWorstRules(b *testing.B) {
 	}
 	for _, rule := range rules {
 		rule.Normalize()
-		if err := Validate(&rule, nil); err != nil {
+		if err := Validate(&rule, testEnvs); err != nil {
 			b.Logf("rejected %s: %v", rule.Name, err)
 			continue
 		}

@@ -29,7 +29,7 @@ func TestRuleReadLinear(t *testing.T) {
 	}
 	for _, rule := range rules {
 		rule.Normalize()
-		if err := Validate(&rule, nil); err != nil {
+		if err := Validate(&rule, testEnvs); err != nil {
 			continue // the bound is for the rules that validate
 		}
 		var pats []string

@@ -229,7 +229,7 @@ func TestReadRule(t *testing.T) {
 
 func TestReminderBudgetNegative(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore(nil)
+	st, err := NewMemoryStore(nil, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestReminderBudgetNegative(t *testing.T) {
 func TestValidateDelivery(t *testing.T) {
 	t.Parallel()
 	good := Rule{Name: "r", Scope: "tool:shell", Mode: ModeRemind, Text: "Say it.", Delivery: DeliveryFull, Hint: strings.Repeat("é", MaxHintChars)}
-	if err := Validate(&good, nil); err != nil {
+	if err := Validate(&good, testEnvs); err != nil {
 		t.Fatalf("good rule: %v", err)
 	}
 	tests := []struct {
@@ -259,7 +259,7 @@ func TestValidateDelivery(t *testing.T) {
 			t.Parallel()
 			r := with(good, tt.edit)
 			var ve *ValidationError
-			if err := Validate(&r, nil); !errors.As(err, &ve) || ve.Field != tt.field {
+			if err := Validate(&r, testEnvs); !errors.As(err, &ve) || ve.Field != tt.field {
 				t.Fatalf("Validate: %v, want a %s error", err, tt.field)
 			}
 		})

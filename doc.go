@@ -38,7 +38,7 @@
 // [Store] holds; per-move state lives in a [Move] carried by the context:
 //
 //	eng, err := streamrules.New(ctx, store, &streamrules.Config{ToolResultMaxChars: 20000})
-//	ctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram, streamrules.EnvMaster)
+//	ctx, move := eng.BeginMove(ctx, "chat-42", seeds.EnvTelegram, seeds.EnvMaster)
 //	reminders := move.ToolReminders(ctx, "shell", `{"cmd":"ls"}`)   // soft half
 //	verdict := move.CheckAnswer(ctx, answerText)                    // hard half
 //	err = move.End(ctx, err)                                        // one write to the store

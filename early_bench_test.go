@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // BenchmarkScanPerChunk: the scanner's own cost on a clean ~5 KB answer in 1,000 chunks,
@@ -24,7 +25,7 @@ func BenchmarkScanPerChunk(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			buf := make([]byte, 0, 8192)
 			for b.Loop() {
-				_, m := eng.BeginMove(context.Background(), "c", streamrules.EnvTelegram, streamrules.EnvPicture)
+				_, m := eng.BeginMove(context.Background(), "c", seeds.EnvTelegram, seeds.EnvPicture)
 				var s *streamrules.Scanner
 				if mode == "scan" {
 					if s = m.EarlyScanner(); s == nil {

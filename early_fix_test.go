@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestEarlyCutAgreesWithWholeVerdict: with early interrupt on, in a Telegram tour with a
@@ -20,7 +21,7 @@ func TestEarlyCutAgreesWithWholeVerdict(t *testing.T) {
 	ctx := context.Background()
 	const answer = "Here: ![photo](https://e.org/p.jpg)cannot view the picture, sorry, it did not load for me."
 	judge := func() streamrules.Verdict {
-		_, m := eng.BeginMove(ctx, "whole", streamrules.EnvTelegram, streamrules.EnvPicture)
+		_, m := eng.BeginMove(ctx, "whole", seeds.EnvTelegram, seeds.EnvPicture)
 		m.SetVar("message_id", "4711")
 		return m.CheckAnswer(ctx, answer)
 	}
@@ -28,7 +29,7 @@ func TestEarlyCutAgreesWithWholeVerdict(t *testing.T) {
 	if whole.Discard || whole.Fixed == "" {
 		t.Fatalf("whole verdict %+v: want repaired", whole)
 	}
-	_, m := eng.BeginMove(ctx, "early", streamrules.EnvTelegram, streamrules.EnvPicture)
+	_, m := eng.BeginMove(ctx, "early", seeds.EnvTelegram, seeds.EnvPicture)
 	m.SetVar("message_id", "4711")
 	s := m.HeldScanner()
 	for i := 8; ; i += 8 {
@@ -49,7 +50,7 @@ func TestEarlyCutAgreesWithWholeVerdict(t *testing.T) {
 	// discards it too.
 	const refusal = "Here: ![photo](https://e.org/p.jpg) I cannot view the picture, sorry, it did not load for me." +
 		" Let me say more about it so the stream goes on for a while after the miss."
-	_, m = eng.BeginMove(ctx, "early2", streamrules.EnvTelegram, streamrules.EnvPicture)
+	_, m = eng.BeginMove(ctx, "early2", seeds.EnvTelegram, seeds.EnvPicture)
 	m.SetVar("message_id", "4711")
 	s = m.HeldScanner()
 	var cut *streamrules.Verdict
@@ -61,7 +62,7 @@ func TestEarlyCutAgreesWithWholeVerdict(t *testing.T) {
 	if cut == nil || !slices.Contains(cut.Rules, "look_before_refusing") {
 		t.Fatalf("not cut early: %+v", cut)
 	}
-	_, m = eng.BeginMove(ctx, "whole2", streamrules.EnvTelegram, streamrules.EnvPicture)
+	_, m = eng.BeginMove(ctx, "whole2", seeds.EnvTelegram, seeds.EnvPicture)
 	m.SetVar("message_id", "4711")
 	if v := m.CheckAnswer(ctx, refusal); !v.Discard || !slices.Contains(v.Rules, "look_before_refusing") {
 		t.Errorf("whole verdict %+v, want the discard the early cut made", v)

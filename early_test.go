@@ -99,7 +99,7 @@ func TestScannerCutsEarly(t *testing.T) {
 func TestScannerCutsArmedRulesOnly(t *testing.T) {
 	t.Parallel()
 	early := func(r *Rule) { r.Early = true }
-	pic := with(textRule("b_pic", `blind`), func(r *Rule) { r.Early, r.When = true, []string{EnvPicture} })
+	pic := with(textRule("b_pic", `blind`), func(r *Rule) { r.Early, r.When = true, []string{envPicture} })
 	fx := newFixture(t, []Rule{textRule("a_late", `zzz`), pic, with(textRule("c_img", `!\[`), early)}, &Config{MaxRetriesPerMove: 2})
 	ctx, m := fx.eng.BeginMove(context.Background(), "c")
 	text := "I am blind here\n" + strings.Repeat("word ", 60)
@@ -111,7 +111,7 @@ func TestScannerCutsArmedRulesOnly(t *testing.T) {
 	if cut < 0 || !slices.Equal(v.Rules, []string{"c_img"}) {
 		t.Fatalf("verdict %+v cut %d, want c_img only", v, cut)
 	}
-	m.AddEnvironment(EnvPicture)
+	m.AddEnvironment(envPicture)
 	m.BeginTour()
 	s := m.EarlyScanner()
 	if v, cut := scanIn(t, s, "see ![x]\n"+strings.Repeat("word ", 60), 7); cut >= 0 {
@@ -224,7 +224,7 @@ func FuzzScannerSound(f *testing.F) {
 		if _, err := regexp.Compile(cond); err != nil || len(cond) > 200 {
 			return
 		}
-		st, err := NewMemoryStore(nil)
+		st, err := NewMemoryStore(nil, testEnvs...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func TestEarlyTree(t *testing.T) {
 	// Loaded for its warning, armed in no move below: an armed fix the release does not
 	// follow could still repair away what a tree matched, so it would hold the tree's cut
 	// to the end (TestEarlyCutWaitsForUnfollowedFix).
-	fixed.When = []string{EnvTelegram}
+	fixed.When = []string{envTelegram}
 	f := newFixture(t, []Rule{tree, late, endsOnly, fixed}, nil)
 	ctx := context.Background()
 

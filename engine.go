@@ -28,7 +28,7 @@ type Engine struct {
 	readYourWrites bool          // End waits for its write even on a MoveQueuer
 	splice         spliceOptions
 	budget         int      // Config.ReminderBudget: characters of rule text per tour; 0: none
-	environments   []string // builtin + host, index = bit
+	environments   []string // the store's, then the host's (knownEnvironments), index = bit
 	rules          atomic.Pointer[ruleSet]
 	reloadMu       sync.Mutex
 	loaded         []Rule          // the rows the current set was compiled from; guarded by reloadMu
@@ -53,6 +53,10 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	environments, err := knownEnvironments(store, cfg.Environments)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		store:  store,
 		log:    cfg.Logger,
@@ -67,7 +71,7 @@ func New(ctx context.Context, store Store, cfg *Config) (*Engine, error) {
 		storeTimeout:   cfg.StoreTimeout,
 		readYourWrites: cfg.ReadYourWrites,
 		budget:         cfg.ReminderBudget,
-		environments:   KnownEnvironments(cfg.Environments...),
+		environments:   environments,
 		merge:          newMerger(),
 	}
 	// Follow changes before the first load, so an edit made while it runs is not missed.
@@ -98,7 +102,8 @@ func (e *Engine) Close() {
 	})
 }
 
-// Environments returns the environment names this engine knows (for Validate).
+// Environments returns the environment names this engine knows (for Validate): its
+// store's (EnvironmentLister), then Config.Environments, each once.
 func (e *Engine) Environments() []string { return slices.Clone(e.environments) }
 
 // Validate normalizes and validates a rule against this engine's environments.

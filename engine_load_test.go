@@ -36,7 +36,7 @@ func TestDisabledRuleNotLoaded(t *testing.T) {
 
 func TestBadRowsSkippedWithOneWarningEach(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore([]Rule{softRule("good_soft", "shell", ""), textRule("good_text", "bad answer")})
+	st, err := NewMemoryStore([]Rule{softRule("good_soft", "shell", ""), textRule("good_text", "bad answer")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func (s dupStore) LoadRules(ctx context.Context) ([]Rule, error) {
 
 func TestDuplicateRowsFirstWins(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore([]Rule{softRule("dup", "shell", "")})
+	st, err := NewMemoryStore([]Rule{softRule("dup", "shell", "")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestDuplicateRowsFirstWins(t *testing.T) {
 // before, and the real rule of that name runs.
 func TestPaddedNamesNeverDisplaceARule(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore([]Rule{softRule("good_tool", "shell", "rm"), textRule("good_text", "bad")})
+	st, err := NewMemoryStore([]Rule{softRule("good_tool", "shell", "rm"), textRule("good_text", "bad")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

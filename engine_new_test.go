@@ -9,11 +9,11 @@ import (
 
 func TestNewErrors(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore(nil)
+	st, err := NewMemoryStore(nil, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	many := make([]string, maxEnvironments-len(BuiltinEnvironments)+1) // one past the bound
+	many := make([]string, maxEnvironments-len(testEnvs)+1) // one past the bound
 	for i := range many {
 		many[i] = fmt.Sprintf("env_%d", i)
 	}
@@ -47,7 +47,7 @@ func TestNewErrors(t *testing.T) {
 
 func TestFailedNewDoesNotFollowTheStore(t *testing.T) {
 	t.Parallel()
-	mem, err := NewMemoryStore(nil)
+	mem, err := NewMemoryStore(nil, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

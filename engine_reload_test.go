@@ -68,7 +68,7 @@ func TestReloadOnChange(t *testing.T) {
 
 func TestReloadErrorKeepsTheRules(t *testing.T) {
 	t.Parallel()
-	mem, err := NewMemoryStore([]Rule{softRule("kept", "shell", "")})
+	mem, err := NewMemoryStore([]Rule{softRule("kept", "shell", "")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestSoftNegate(t *testing.T) {
 func TestSoftWhenAllMustHold(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []Rule{
-		with(softRule("client_shell", "shell", ""), func(r *Rule) { r.When = []string{EnvClientOps, EnvTelegram} }),
+		with(softRule("client_shell", "shell", ""), func(r *Rule) { r.When = []string{envClientOps, envTelegram} }),
 		with(softRule("voice_shell", "shell", ""), func(r *Rule) { r.When = []string{"voice"} }),
 		softRule("any_shell", "shell", ""),
 	}, &Config{Environments: []string{"voice"}})
@@ -97,10 +97,10 @@ func TestSoftWhenAllMustHold(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"any_shell"}},
-		{[]string{EnvTelegram}, []string{"any_shell"}},
-		{[]string{EnvClientOps}, []string{"any_shell"}},
-		{[]string{EnvClientOps, EnvTelegram}, []string{"any_shell", "client_shell"}},
-		{[]string{EnvTelegram, EnvClientOps, EnvMaster, EnvPicture}, []string{"any_shell", "client_shell"}},
+		{[]string{envTelegram}, []string{"any_shell"}},
+		{[]string{envClientOps}, []string{"any_shell"}},
+		{[]string{envClientOps, envTelegram}, []string{"any_shell", "client_shell"}},
+		{[]string{envTelegram, envClientOps, envMaster, envPicture}, []string{"any_shell", "client_shell"}},
 		{[]string{"voice"}, []string{"any_shell", "voice_shell"}},
 		{[]string{"voice", "no_such_env"}, []string{"any_shell", "voice_shell"}},
 	}

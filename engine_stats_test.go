@@ -67,7 +67,7 @@ func TestStats(t *testing.T) {
 
 func TestStatsNeedsAFiringCounter(t *testing.T) {
 	t.Parallel()
-	mem, _ := NewMemoryStore(nil)
+	mem, _ := NewMemoryStore(nil, testEnvs...)
 	f := newFixtureOn(t, plainStore{mem}, mem, nil)
 	if _, err := f.eng.Stats(context.Background()); err == nil {
 		t.Fatal("Stats on a store that cannot count succeeded")

@@ -1,6 +1,35 @@
 package streamrules
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
+
+// knownEnvironments is the list an engine on store knows: the store's names
+// (EnvironmentLister), then host's (Config.Environments), each once. A store's name that
+// is not a valid name, or more than maxEnvironments names in all, is an error.
+func knownEnvironments(store Store, host []string) ([]string, error) {
+	var out []string
+	if l, ok := store.(EnvironmentLister); ok {
+		for _, name := range l.Environments() {
+			if !ValidName(name) {
+				return nil, fmt.Errorf("streamrules: store environment %q must match [a-z][a-z0-9_]*", name)
+			}
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	for _, name := range host {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) > maxEnvironments {
+		return nil, fmt.Errorf("streamrules: Environments: %d environments with the store's, at most %d", len(out), maxEnvironments)
+	}
+	return out, nil
+}
 
 // The environment of a move can change between its tours: a picture arrives through a
 // tool in the middle of a move, a master joins the chat. A change is staged, and the
@@ -19,7 +48,7 @@ func (m *Move) SetEnvironment(names ...string) {
 }
 
 // AddEnvironment adds names to the move's environment, from the next tour on: an image
-// tool calls AddEnvironment(EnvPicture) once the picture is in the model's context.
+// tool calls AddEnvironment("picture") once the picture is in the model's context.
 // Unknown names are logged and ignored. Safe for concurrent use.
 func (m *Move) AddEnvironment(names ...string) {
 	bits := m.eng.envBits(m.chatID, names)

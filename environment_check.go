@@ -12,7 +12,7 @@ import (
 // does. errors.Is(err, ErrUnknownEnvironment) holds for it.
 type EnvironmentError struct {
 	Unknown []string // in the order given, each once
-	Known   []string // the engine's names: builtin, then the host's
+	Known   []string // the engine's names: its store's, then Config.Environments
 }
 
 func (e *EnvironmentError) Error() string {
@@ -30,8 +30,9 @@ func (e *EnvironmentError) Error() string {
 // Is makes errors.Is(err, ErrUnknownEnvironment) hold.
 func (e *EnvironmentError) Is(target error) bool { return target == ErrUnknownEnvironment }
 
-// CheckEnvironments returns nil when the engine knows every name, else an
-// *EnvironmentError naming the unknown ones and the known ones:
+// CheckEnvironments returns nil when the engine knows every name (Engine.Environments),
+// else an *EnvironmentError naming the unknown ones and the known ones (here, an engine
+// on a store seeded with seeds.MustDefault()):
 //
 //	streamrules: unknown environment "client-ops" (known: telegram, client_ops, master, picture)
 //

@@ -10,12 +10,12 @@ import (
 func TestErrorPrefix(t *testing.T) {
 	t.Parallel()
 	_, repeatErr := ParseRepeat("twice")
-	st, err := NewMemoryStore([]Rule{{Name: "a", Scope: ScopeText, Text: "t"}})
+	st, err := NewMemoryStore([]Rule{{Name: "a", Scope: ScopeText, Text: "t"}}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, missing := st.GetRule(t.Context(), "nope")
-	_, badStore := NewMemoryStore([]Rule{{Name: "Bad", Scope: ScopeText, Text: "t"}})
+	_, badStore := NewMemoryStore([]Rule{{Name: "Bad", Scope: ScopeText, Text: "t"}}, testEnvs...)
 	_, taken := st.CreateRule(t.Context(), Rule{Name: "a", Scope: ScopeText, Text: "t"})
 	tests := []struct {
 		name string

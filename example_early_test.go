@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A picture arrives through a tool in the middle of a move: the rule that needs it is
@@ -14,8 +15,9 @@ func ExampleMove_AddEnvironment() {
 	ctx := context.Background()
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "look_before_refusing", Scope: "text", Condition: `(?i)can't see the picture`,
-		When: []string{streamrules.EnvPicture}, Text: "The picture is here: look at it.",
-	}})
+		When: []string{seeds.EnvPicture}, Text: "The picture is here: look at it.",
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}
@@ -28,7 +30,7 @@ func ExampleMove_AddEnvironment() {
 	ctx, move := eng.BeginMove(ctx, "chat-7")
 	move.BeginTour()
 	fmt.Println("tour 1 discards:", move.CheckAnswer(ctx, "I can't see the picture yet.").Discard)
-	move.AddEnvironment(streamrules.EnvPicture) // the image tool ran
+	move.AddEnvironment(seeds.EnvPicture) // the image tool ran
 	move.BeginTour()
 	fmt.Println("tour 2 discards:", move.CheckAnswer(ctx, "I can't see the picture.").Discard)
 	// Output:
@@ -42,7 +44,8 @@ func ExampleScanner() {
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "no_markdown_image", Scope: "text", Condition: `!\[[^\]]*\]\([^)\s]+\)`,
 		Text: "Send the picture with the photo tool.", Early: true,
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

@@ -25,7 +25,7 @@ func ExampleScanner_Release() {
 		r, _ := set.Rule(name)
 		rules = append(rules, r)
 	}
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		panic(err)
 	}
@@ -34,7 +34,7 @@ func ExampleScanner_Release() {
 		panic(err)
 	}
 	defer eng.Close()
-	ctx, move := eng.BeginMove(context.Background(), "chat-42", streamrules.EnvTelegram)
+	ctx, move := eng.BeginMove(context.Background(), "chat-42", seeds.EnvTelegram)
 	move.SetVar("message_id", "4711")
 	move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
 	s := move.HeldScanner()

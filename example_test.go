@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // quiet keeps the examples' output to what they print.
@@ -18,16 +19,17 @@ func ExampleEngine() {
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name:  "local_shell_for_his_machine",
 		Scope: "tool:shell",
-		When:  []string{streamrules.EnvClientOps},
+		When:  []string{seeds.EnvClientOps},
 		Text:  "This shell runs on the agent's machine, not the master's.",
 	}, {
 		Name:      "telegram_reply_tail",
 		Scope:     "text",
 		Condition: `↩ #\d+\s*$`,
 		Negate:    true,
-		When:      []string{streamrules.EnvTelegram},
+		When:      []string{seeds.EnvTelegram},
 		Text:      "A Telegram reply ends with the tail ↩ #id.",
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}
@@ -38,7 +40,7 @@ func ExampleEngine() {
 	defer eng.Close()
 
 	// One move of chat 42, in Telegram, with a client's machine at hand.
-	ctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	ctx, move := eng.BeginMove(ctx, "chat-42", seeds.EnvTelegram, seeds.EnvClientOps)
 
 	// Soft half: the shell call's result gets a reminder in the prompt copy.
 	reminders := move.ToolReminders(ctx, "shell", `{"cmd": "uname -a"}`)
@@ -76,19 +78,20 @@ func ExampleMove_CheckAnswer() {
 		Name:      "telegram_markdown_image",
 		Scope:     "text",
 		Condition: `!\[[^\]]*\]\([^)]*\)`,
-		When:      []string{streamrules.EnvTelegram},
+		When:      []string{seeds.EnvTelegram},
 		Text:      "Telegram does not render markdown: send the picture with telegram_send_photo.",
 	}, {
 		Name:      "telegram_reply_tail",
 		Scope:     "text",
 		Condition: `↩ #\d+\s*$`,
 		Negate:    true,
-		When:      []string{streamrules.EnvTelegram},
+		When:      []string{seeds.EnvTelegram},
 		Text:      "End a Telegram reply with ↩ #id.",
-	}})
+	}}, seeds.Environments()...)
+
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet})
 	defer eng.Close()
-	ctx, move := eng.BeginMove(ctx, "chat-7", streamrules.EnvTelegram)
+	ctx, move := eng.BeginMove(ctx, "chat-7", seeds.EnvTelegram)
 
 	fmt.Println("hold speech:", move.Armed())
 	v := move.CheckAnswer(ctx, "Here it is: ![cat](https://example.com/cat.png)")
@@ -113,7 +116,8 @@ func ExampleMove_ToolReminders() {
 		Scope:     "tool:write_file",
 		Condition: `"overwrite":true`,
 		Text:      "Editing an existing file goes through write_diff.",
-	}})
+	}}, seeds.Environments()...)
+
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet, EmptyOutputMarker: "(no output)"})
 	defer eng.Close()
 	ctx, move := eng.BeginMove(ctx, "chat-1")
@@ -143,7 +147,8 @@ func ExampleRule_shadow() {
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "no_apologies", Scope: streamrules.ScopeText, Condition: `(?i)\bsorry\b`,
 		Text: "Do not apologise: say what you did.", Shadow: true,
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

@@ -79,7 +79,7 @@ func TestEncodingRejectedInEveryField(t *testing.T) {
 		for _, bad := range []string{"\x00", "\xff\xfe"} {
 			t.Run(tt.name+"/"+strings.ToValidUTF8(bad, "?"), func(t *testing.T) {
 				t.Parallel()
-				st, err := NewMemoryStore(nil)
+				st, err := NewMemoryStore(nil, testEnvs...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -95,7 +95,7 @@ func TestEncodingRejectedInEveryField(t *testing.T) {
 				if _, err := st.UpdateRule(context.Background(), "good", r); !errors.As(err, &ve) || ve.Field != tt.field {
 					t.Fatalf("UpdateRule = %v, want a validation error on %s", err, tt.field)
 				}
-				if _, err := NewMemoryStore([]Rule{r}); !errors.As(err, &ve) || ve.Field != tt.field {
+				if _, err := NewMemoryStore([]Rule{r}, testEnvs...); !errors.As(err, &ve) || ve.Field != tt.field {
 					t.Fatalf("NewMemoryStore = %v, want a validation error on %s", err, tt.field)
 				}
 			})
@@ -105,7 +105,7 @@ func TestEncodingRejectedInEveryField(t *testing.T) {
 
 func TestDuplicateNameNamesTheField(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore([]Rule{softRule("a_rule", "shell", ""), softRule("b_rule", "shell", "")})
+	st, err := NewMemoryStore([]Rule{softRule("a_rule", "shell", ""), softRule("b_rule", "shell", "")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func (s *stuckStore) SaveMove(ctx context.Context, _ MoveRecord) error {
 // more; the move goes on, failing closed (a `once` rule stays silent).
 func TestStoreTimeoutBoundsTheMove(t *testing.T) {
 	t.Parallel()
-	mem, err := NewMemoryStore([]Rule{with(softRule("once_rule", "shell", ""), func(r *Rule) { r.Repeat = "once" }), softRule("every", "shell", "")})
+	mem, err := NewMemoryStore([]Rule{with(softRule("once_rule", "shell", ""), func(r *Rule) { r.Repeat = "once" }), softRule("every", "shell", "")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestStoreTimeoutBoundsTheMove(t *testing.T) {
 
 func TestNegativeStoreTimeoutRejected(t *testing.T) {
 	t.Parallel()
-	st, err := NewMemoryStore(nil)
+	st, err := NewMemoryStore(nil, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/rulewalk"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestValidateEncodingEveryField: a NUL byte or invalid UTF-8 in any string of a rule,
@@ -15,7 +16,7 @@ import (
 // text with an error that names no field, and SQLite stores it.
 func TestValidateEncodingEveryField(t *testing.T) {
 	base := rulewalk.RichRule()
-	if err := streamrules.Validate(&base, nil); err != nil {
+	if err := streamrules.Validate(&base, seeds.Environments()); err != nil {
 		t.Fatalf("the rich rule is invalid: %v", err)
 	}
 	var paths []string
@@ -36,7 +37,7 @@ func TestValidateEncodingEveryField(t *testing.T) {
 				want = "when" // a list of names: the field is the list
 			}
 			var ve *streamrules.ValidationError
-			err := streamrules.Validate(&r, nil)
+			err := streamrules.Validate(&r, seeds.Environments())
 			if !errors.As(err, &ve) || ve.Field != want {
 				t.Errorf("%s += %q: %v, want a ValidationError on %s", path, bad, err, want)
 			}

@@ -104,7 +104,7 @@ func TestFirstAnswerWithinBound(t *testing.T) {
 	timed := 0
 	for _, rule := range rules {
 		rule.Normalize()
-		if err := Validate(&rule, nil); err != nil {
+		if err := Validate(&rule, testEnvs); err != nil {
 			t.Logf("%s refused: %v", rule.Name, err)
 			continue
 		}

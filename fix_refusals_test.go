@@ -91,7 +91,7 @@ func TestFixLengthLimitIsInclusive(t *testing.T) {
 		}
 		for _, tt := range tests {
 			r := with(textRule("r", `x`), func(r *Rule) { r.Fix = &tt.fix })
-			_, err := NewJudge(r)
+			_, err := NewJudge(r, testEnvs...)
 			var ve *ValidationError
 			switch {
 			case n == MaxFixChars && err != nil:

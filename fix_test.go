@@ -62,7 +62,7 @@ func TestFixValidation(t *testing.T) {
 		r := textRule("fixed", "x")
 		r.Fix = &tt.fix
 		r.Normalize()
-		err := Validate(&r, nil)
+		err := Validate(&r, testEnvs)
 		ve, ok := err.(*ValidationError)
 		if !ok || ve.Field != tt.field {
 			t.Errorf("%s: Validate = %v, want a ValidationError on %s", tt.name, err, tt.field)
@@ -71,7 +71,7 @@ func TestFixValidation(t *testing.T) {
 	r := softRule("tool_fix", "shell", "x")
 	r.Fix = &Fix{AppendIfMissing: "x"}
 	r.Normalize()
-	if err := Validate(&r, nil); err == nil || err.(*ValidationError).Field != "fix" {
+	if err := Validate(&r, testEnvs); err == nil || err.(*ValidationError).Field != "fix" {
 		t.Errorf("a tool rule with a fix: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 var forcePush = streamrules.Rule{Name: "no_force_push", Scope: "tool:git", Mode: streamrules.ModeInterrupt,
@@ -16,7 +17,7 @@ var forcePush = streamrules.Rule{Name: "no_force_push", Scope: "tool:git", Mode:
 func TestGateResponseOneBlockPerGate(t *testing.T) {
 	t.Parallel()
 	eng := quietEngine(t, nil, deploy, forcePush)
-	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
+	ctx, m := eng.BeginMove(context.Background(), "ops", seeds.EnvClientOps)
 	v := m.CheckResponse(ctx, "On it.", []streamrules.DeclaredCall{
 		{Tool: "deploy", Input: `{"target":"prod"}`},
 		{Tool: "git", Input: "push --force"},
@@ -48,7 +49,7 @@ func TestGateResponseOneBlockPerGate(t *testing.T) {
 func TestGateAfterEnd(t *testing.T) {
 	t.Parallel()
 	eng := quietEngine(t, nil, deploy)
-	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
+	ctx, m := eng.BeginMove(context.Background(), "ops", seeds.EnvClientOps)
 	if err := m.End(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestGateAndTextMissRulesSorted(t *testing.T) {
 	t.Parallel()
 	shout := streamrules.Rule{Name: "z_no_shouting", Scope: "text", Mode: streamrules.ModeInterrupt, Condition: "DEPLOYING", Text: "Do not shout."}
 	eng := quietEngine(t, nil, deploy, shout)
-	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
+	ctx, m := eng.BeginMove(context.Background(), "ops", seeds.EnvClientOps)
 	v := m.CheckResponse(ctx, "DEPLOYING NOW", []streamrules.DeclaredCall{{Tool: "deploy", Input: `{"target":"prod"}`}})
 	if !v.Discard {
 		t.Fatalf("not discarded: %+v", v)

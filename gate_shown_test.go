@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules/internal/streamrulestest"
+	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/streamrules/streamrules"
 )
@@ -24,7 +25,7 @@ func TestGateShownResponse(t *testing.T) {
 	ctx := context.Background()
 	prod := []streamrules.DeclaredCall{{Tool: "deploy", Input: `{"target":"prod"}`}}
 
-	mctx, m := eng.BeginMove(ctx, "shown", streamrules.EnvClientOps)
+	mctx, m := eng.BeginMove(ctx, "shown", seeds.EnvClientOps)
 	if !m.Armed() {
 		t.Fatal("the gate is not armed")
 	}
@@ -52,7 +53,7 @@ func TestGateShownResponse(t *testing.T) {
 
 	// Discarded unseen first; the replay is shown and declares the call again.
 	eng2 := quietEngine(t, &streamrules.Config{MaxRetriesPerMove: 2}, deploy)
-	mctx2, m2 := eng2.BeginMove(ctx, "replay2", streamrules.EnvClientOps)
+	mctx2, m2 := eng2.BeginMove(ctx, "replay2", seeds.EnvClientOps)
 	if v := m2.CheckResponse(mctx2, "", prod); !v.Discard {
 		t.Fatalf("unseen response not discarded: %+v", v)
 	}

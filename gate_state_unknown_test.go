@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // unreadableChats is a memory store whose chat state cannot be read, as with a database
@@ -24,7 +25,7 @@ func TestGateWithoutChatState(t *testing.T) {
 	t.Parallel()
 	once := deploy
 	once.Name, once.Scope, once.Repeat = "once_rollback", "tool:rollback", "once"
-	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{deploy, once})
+	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{deploy, once}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestGateWithoutChatState(t *testing.T) {
 	}
 	t.Cleanup(eng.Close)
 
-	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
+	ctx, m := eng.BeginMove(context.Background(), "ops", seeds.EnvClientOps)
 	if !m.Armed() {
 		t.Fatal("an every-time gate is disarmed by an unreadable chat state")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules/internal/streamrulestest"
+	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/streamrules/streamrules"
 )
@@ -15,7 +16,7 @@ import (
 // when the test ends.
 func quietEngine(t testing.TB, cfg *streamrules.Config, rules ...streamrules.Rule) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func quietEngine(t testing.TB, cfg *streamrules.Config, rules ...streamrules.Rul
 }
 
 var deploy = streamrules.Rule{Name: "no_prod_deploy", Scope: "tool:deploy", Mode: streamrules.ModeInterrupt,
-	Condition: `"target":"prod"`, When: []string{streamrules.EnvClientOps}, Text: "No deploys to prod while a client is on."}
+	Condition: `"target":"prod"`, When: []string{seeds.EnvClientOps}, Text: "No deploys to prod while a client is on."}
 
 func outcomesOf(m *streamrules.Move) string {
 	var out []string
@@ -58,7 +59,7 @@ func TestGateRetries(t *testing.T) {
 		t.Fatal("the gate acted outside client_ops")
 	}
 
-	mctx, m = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+	mctx, m = eng.BeginMove(ctx, "ops", seeds.EnvClientOps)
 	if !m.Armed() {
 		t.Fatal("gatesArmed is false with a retry left")
 	}
@@ -100,11 +101,11 @@ func TestGateValidation(t *testing.T) {
 	t.Parallel()
 	ok := deploy
 	ok.Normalize()
-	if err := streamrules.Validate(&ok, nil); err != nil {
+	if err := streamrules.Validate(&ok, seeds.Environments()); err != nil {
 		t.Errorf("a gate: %v", err)
 	}
 	text := streamrules.Rule{Name: "t", Scope: "text", Mode: streamrules.ModeRemind, Text: "x"}
-	if err := streamrules.Validate(&text, nil); err == nil || !strings.Contains(err.Error(), "mode") {
+	if err := streamrules.Validate(&text, seeds.Environments()); err == nil || !strings.Contains(err.Error(), "mode") {
 		t.Errorf("a reminding text rule: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package streamrules
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 
@@ -72,9 +73,9 @@ type fixture struct {
 // replaced by a buffer the test can read.
 func newFixture(t *testing.T, rules []Rule, cfg *Config) fixture {
 	t.Helper()
-	var envs []string
+	envs := slices.Clone(testEnvs)
 	if cfg != nil {
-		envs = cfg.Environments
+		envs = append(envs, cfg.Environments...)
 	}
 	st, err := NewMemoryStore(rules, envs...)
 	if err != nil {
@@ -124,3 +125,14 @@ func reminderNames(rs []Reminder) []string {
 // wraps (change notifications, the firing counter) are hidden. An engine on it loads
 // once, cold, and counts firings without the store's help.
 type plainStore struct{ Store }
+
+// The seeds' environment names (package seeds defines them; the root's own tests cannot
+// import it), and testEnvs, the list of them the stores of these tests know.
+const (
+	envTelegram  = "telegram"
+	envClientOps = "client_ops"
+	envMaster    = "master"
+	envPicture   = "picture"
+)
+
+var testEnvs = []string{envTelegram, envClientOps, envMaster, envPicture}

@@ -43,7 +43,7 @@ func TestHooks(t *testing.T) {
 			saves = append(saves, info.Err)
 		},
 	}
-	st, err := NewMemoryStore([]Rule{softRule("s", "shell", ""), textRule("t", "bad")})
+	st, err := NewMemoryStore([]Rule{softRule("s", "shell", ""), textRule("t", "bad")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestHooks(t *testing.T) {
 // TestRuleCountsDisabled: a store that returns disabled rows gets them counted.
 func TestRuleCountsDisabled(t *testing.T) {
 	t.Parallel()
-	mem, _ := NewMemoryStore([]Rule{textRule("on", "x"), with(textRule("off", "x"), func(r *Rule) { r.Disabled = true })})
+	mem, _ := NewMemoryStore([]Rule{textRule("on", "x"), with(textRule("off", "x"), func(r *Rule) { r.Disabled = true })}, testEnvs...)
 	f := newFixtureOn(t, allRows{mem}, mem, nil)
 	if got := f.eng.loadSummary(); got != (LoadSummary{Loaded: 1, Disabled: 1}) {
 		t.Fatalf("RuleCounts %+v", got)

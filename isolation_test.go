@@ -41,7 +41,7 @@ func TestValidateChecksTheCompiledForm(t *testing.T) {
 	} {
 		r := tc.r
 		r.Normalize()
-		err := Validate(&r, nil)
+		err := Validate(&r, testEnvs)
 		var ve *ValidationError
 		if !errors.As(err, &ve) || ve.Field != tc.field || !strings.Contains(ve.Reason, "as the engine runs it") {
 			t.Errorf("%s: Validate = %v, want an error on %s", tc.r.Name, err, tc.field)
@@ -58,7 +58,7 @@ func TestValidateChecksTheCompiledForm(t *testing.T) {
 	p := EndsWith("a" + strings.Repeat("b", MaxConditionBytes-1))
 	long.Predicate = &p
 	long.Normalize()
-	if err := Validate(&long, nil); err != nil {
+	if err := Validate(&long, testEnvs); err != nil {
 		t.Errorf("ends_with_regex of %d bytes: %v", MaxConditionBytes, err)
 	}
 }
@@ -90,7 +90,7 @@ func TestOneBadRuleIsSkippedAlone(t *testing.T) {
 	for _, b := range bad {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			st, err := NewMemoryStore(good)
+			st, err := NewMemoryStore(good, testEnvs...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -90,14 +90,14 @@ type Judge struct {
 	match textMatcher
 }
 
-// NewJudge validates r (with the builtin environments plus known) and compiles it.
+// NewJudge validates r (its `when` may name the environments known) and compiles it.
 func NewJudge(r Rule, known ...string) (*Judge, error) {
 	r.When = slices.Clone(r.When)
 	r.Normalize()
 	// One cache for the validation and the matcher: the analyses the cost bound explored
 	// (and whose DFAs it owned, see patternCost) are the ones that run.
 	cache := analysisCache{}
-	if err := validate(&r, KnownEnvironments(known...), cache.check(cache), cache.cost(cache)); err != nil {
+	if err := validate(&r, known, cache.check(cache), cache.cost(cache)); err != nil {
 		return nil, err
 	}
 	e := &Engine{log: discardLogger()}

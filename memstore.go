@@ -24,11 +24,12 @@ type MemoryStore struct {
 	now       func() time.Time
 }
 
-// NewMemoryStore returns a store holding rules, validated against the builtin environments
-// and the extra ones given. A bad rule is an error.
+// NewMemoryStore returns a store holding rules, validated against environments: the names
+// a rule's `when` may use, which the store lists to an engine (EnvironmentLister). A bad
+// rule is an error. For the shipped seeds: NewMemoryStore(set.Rules, set.Environments...).
 func NewMemoryStore(rules []Rule, environments ...string) (*MemoryStore, error) {
 	s := &MemoryStore{
-		known:     KnownEnvironments(environments...),
+		known:     slices.Clone(environments),
 		rules:     map[string]Rule{},
 		chats:     map[string]ChatState{},
 		listeners: map[int]func(){},
@@ -41,6 +42,9 @@ func NewMemoryStore(rules []Rule, environments ...string) (*MemoryStore, error) 
 	}
 	return s, nil
 }
+
+// Environments implements EnvironmentLister: the names given to NewMemoryStore.
+func (s *MemoryStore) Environments() []string { return slices.Clone(s.known) }
 
 // LoadRules implements Store: every rule, disabled ones included (the engine counts
 // and skips them), by name.

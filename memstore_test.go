@@ -14,7 +14,7 @@ func TestMemoryStoreCRUD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewMemoryStore([]Rule{softRule("Bad", "shell", "")}); err == nil {
+	if _, err := NewMemoryStore([]Rule{softRule("Bad", "shell", "")}, testEnvs...); err == nil {
 		t.Fatal("NewMemoryStore accepted a bad rule")
 	}
 
@@ -88,13 +88,13 @@ func TestMemoryStoreCRUD(t *testing.T) {
 func TestMemoryStoreDoesNotAlias(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, _ := NewMemoryStore(nil)
-	r, err := st.CreateRule(ctx, with(textRule("a", ""), func(r *Rule) { r.When = []string{EnvMaster, EnvTelegram} }))
+	st, _ := NewMemoryStore(nil, testEnvs...)
+	r, err := st.CreateRule(ctx, with(textRule("a", ""), func(r *Rule) { r.When = []string{envMaster, envTelegram} }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.When[0] = "mutated"
-	raw := with(textRule("b", ""), func(r *Rule) { r.When = []string{EnvMaster} })
+	raw := with(textRule("b", ""), func(r *Rule) { r.When = []string{envMaster} })
 	st.PutRaw(raw)
 	raw.When[0] = "mutated"
 	got, _ := st.GetRule(ctx, "a")
@@ -118,7 +118,7 @@ func TestMemoryStoreDoesNotAlias(t *testing.T) {
 func TestMemoryStoreChatState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, _ := NewMemoryStore(nil)
+	st, _ := NewMemoryStore(nil, testEnvs...)
 	if s, err := st.LoadChat(ctx, "new"); err != nil || s.Moves != 0 || len(s.LastFired) != 0 {
 		t.Fatalf("fresh chat %+v, %v", s, err)
 	}
@@ -145,7 +145,7 @@ func TestMemoryStoreChatState(t *testing.T) {
 func TestMemoryStoreSubscribe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, _ := NewMemoryStore(nil)
+	st, _ := NewMemoryStore(nil, testEnvs...)
 	calls := 0
 	cancel := st.Subscribe(func() { calls++ })
 	_, _ = st.CreateRule(ctx, textRule("a", ""))

@@ -11,11 +11,11 @@ import (
 func TestCheckAnswerDiscardsWithOneBlockPerRule(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []Rule{
-		with(textRule("telegram_reply_tail", `↩ #\d+\s*$`), func(r *Rule) { r.Negate = true; r.When = []string{EnvTelegram} }),
-		with(textRule("telegram_markdown_image", `!\[[^\]]*\]\([^)]*\)`), func(r *Rule) { r.When = []string{EnvTelegram} }),
+		with(textRule("telegram_reply_tail", `↩ #\d+\s*$`), func(r *Rule) { r.Negate = true; r.When = []string{envTelegram} }),
+		with(textRule("telegram_markdown_image", `!\[[^\]]*\]\([^)]*\)`), func(r *Rule) { r.When = []string{envTelegram} }),
 		textRule("never", `zzz`),
 	}, nil)
-	ctx, m := f.eng.BeginMove(context.Background(), "c", EnvTelegram)
+	ctx, m := f.eng.BeginMove(context.Background(), "c", envTelegram)
 	if !m.textArmed() {
 		t.Fatal("textArmed false with armed text rules and a retry left")
 	}
@@ -54,7 +54,7 @@ func TestCheckAnswerAccepts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []Rule{
 		with(textRule("tail", `↩ #\d+$`), func(r *Rule) { r.Negate = true }),
-		with(textRule("tg_only", ``), func(r *Rule) { r.When = []string{EnvTelegram} }),
+		with(textRule("tg_only", ``), func(r *Rule) { r.When = []string{envTelegram} }),
 	}, nil)
 	ctx, m := f.eng.BeginMove(context.Background(), "c")
 	for _, text := range []string{"", " ", "\n\t ", "All done ↩ #42"} {
@@ -180,7 +180,7 @@ func TestMaxRetriesPerMove(t *testing.T) {
 
 func TestTextArmed(t *testing.T) {
 	t.Parallel()
-	tg := with(textRule("tg_rule", `x`), func(r *Rule) { r.When = []string{EnvTelegram} })
+	tg := with(textRule("tg_rule", `x`), func(r *Rule) { r.When = []string{envTelegram} })
 	once := with(textRule("once_rule", `x`), func(r *Rule) { r.Repeat = "once" })
 
 	t.Run("no text rules", func(t *testing.T) {
@@ -194,11 +194,11 @@ func TestTextArmed(t *testing.T) {
 	t.Run("when does not hold", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, []Rule{tg}, nil)
-		_, m := f.eng.BeginMove(context.Background(), "c", EnvMaster)
+		_, m := f.eng.BeginMove(context.Background(), "c", envMaster)
 		if m.textArmed() {
 			t.Fatal("armed although the rule's when does not hold")
 		}
-		_, m = f.eng.BeginMove(context.Background(), "c", EnvTelegram)
+		_, m = f.eng.BeginMove(context.Background(), "c", envTelegram)
 		if !m.textArmed() {
 			t.Fatal("not armed although the rule's when holds")
 		}
@@ -258,7 +258,7 @@ func TestTextArmed(t *testing.T) {
 
 func TestEndWritesOnce(t *testing.T) {
 	t.Parallel()
-	mem, err := NewMemoryStore([]Rule{softRule("s", "shell", ""), textRule("t", "bad")})
+	mem, err := NewMemoryStore([]Rule{softRule("s", "shell", ""), textRule("t", "bad")}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestEndWritesOnce(t *testing.T) {
 
 func TestEndReturnsTheRunError(t *testing.T) {
 	t.Parallel()
-	mem, _ := NewMemoryStore([]Rule{softRule("s", "shell", "")})
+	mem, _ := NewMemoryStore([]Rule{softRule("s", "shell", "")}, testEnvs...)
 	st := &recordingStore{MemoryStore: mem}
 	f := newFixtureOn(t, st, mem, nil)
 	runErr := errors.New("agent failed")
@@ -385,7 +385,7 @@ func (s ctxCheckingStore) SaveMove(ctx context.Context, rec MoveRecord) error {
 
 func TestEndWriteIsNotCancelledWithCtx(t *testing.T) {
 	t.Parallel()
-	mem, _ := NewMemoryStore(nil)
+	mem, _ := NewMemoryStore(nil, testEnvs...)
 	f := newFixtureOn(t, ctxCheckingStore{mem}, mem, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx, m := f.eng.BeginMove(ctx, "c")
@@ -401,7 +401,8 @@ func TestBeginMoveStoreErrorFailsClosed(t *testing.T) {
 		with(softRule("once_rule", "shell", ""), func(r *Rule) { r.Repeat = "once" }),
 		with(softRule("after_rule", "shell", ""), func(r *Rule) { r.Repeat = "after:3" }),
 		softRule("every_rule", "shell", ""),
-	})
+	}, testEnvs...)
+
 	st := &recordingStore{MemoryStore: mem}
 	f := newFixtureOn(t, st, mem, nil)
 	if got := runMove(t, f.eng, "c", nil); len(got) != 3 {

@@ -10,7 +10,7 @@ import (
 // may change, and ok false for a name it does not hold.
 func TestMoveRule(t *testing.T) {
 	t.Parallel()
-	store, err := NewMemoryStore([]Rule{{Name: "sev", Scope: "text", Condition: "x", Text: "t", Severity: "high", When: []string{EnvTelegram}}})
+	store, err := NewMemoryStore([]Rule{{Name: "sev", Scope: "text", Condition: "x", Text: "t", Severity: "high", When: []string{envTelegram}}}, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestMoveRule(t *testing.T) {
 		t.Fatalf("Rule: %+v, %v", r, ok)
 	}
 	r.When[0] = "changed"
-	if again, _ := m.Rule("sev"); again.When[0] != EnvTelegram {
+	if again, _ := m.Rule("sev"); again.When[0] != envTelegram {
 		t.Errorf("the caller's copy changed the rule set: %v", again.When)
 	}
 	if _, ok := m.Rule("missing"); ok {

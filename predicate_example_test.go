@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A predicate tree with applies_when, judged outside an engine: the seed constitution's
@@ -15,10 +16,11 @@ func ExampleJudge() {
 	code := streamrules.Contains("```python")
 	j, err := streamrules.NewJudge(streamrules.Rule{
 		Name: "end_with_runnable_or_assumption", Scope: streamrules.ScopeText,
-		AppliesWhen: &code, Predicate: &must, Negate: true, // fire when `must` does not hold
+		AppliesWhen: &code, Predicate: &must, Negate: true,
 		Fix:  &streamrules.Fix{AppendIfMissing: "\n\nAssumption: example inputs are valid."},
 		Text: "End code with a closing fence or an explicit assumption.",
-	})
+	}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +45,8 @@ func ExampleMove_SetVar() {
 		Name: "telegram_reply_tail", Scope: streamrules.ScopeText, Condition: `↩ #\d+\s*$`, Negate: true,
 		Fix:  &streamrules.Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"},
 		Text: "Every Telegram reply ends with the tail ↩ #id.",
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

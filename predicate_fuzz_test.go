@@ -72,7 +72,7 @@ func treeFrom(data *[]byte, depth int) Predicate {
 func checkAgainstNaive(t *testing.T, p Predicate, text string) {
 	t.Helper()
 	want := naiveHolds(&p, text)
-	j, err := NewJudge(treeTextRule(p))
+	j, err := NewJudge(treeTextRule(p), testEnvs...)
 	if err != nil {
 		t.Fatalf("tree %s does not validate: %v", p.String(), err)
 	}
@@ -126,7 +126,7 @@ func FuzzRuleJSON(f *testing.F) {
 			return
 		}
 		r.Normalize()
-		if Validate(&r, nil) != nil {
+		if Validate(&r, testEnvs) != nil {
 			return
 		}
 		out, err := json.Marshal(r)
@@ -140,7 +140,7 @@ func FuzzRuleJSON(f *testing.F) {
 		if !reflect.DeepEqual(back, r) {
 			t.Fatalf("round trip of %s\n got %+v\nwant %+v", out, back, r)
 		}
-		if _, err := NewJudge(r); err != nil {
+		if _, err := NewJudge(r, testEnvs...); err != nil {
 			t.Fatalf("a valid rule does not compile: %v", err)
 		}
 	})

@@ -56,7 +56,7 @@ func treeTextRule(p Predicate) Rule {
 
 func mustJudge(t testing.TB, r Rule) *Judge {
 	t.Helper()
-	j, err := NewJudge(r)
+	j, err := NewJudge(r, testEnvs...)
 	if err != nil {
 		t.Fatalf("NewJudge(%+v): %v", r, err)
 	}
@@ -189,7 +189,7 @@ func TestPredicateValidation(t *testing.T) {
 			r := treeTextRule(Contains("ok"))
 			tt.edit(&r)
 			r.Normalize()
-			err := Validate(&r, nil)
+			err := Validate(&r, testEnvs)
 			var ve *ValidationError
 			if !errors.As(err, &ve) || ve.Field != tt.field || !strings.Contains(err.Error(), tt.field) {
 				t.Errorf("Validate = %v, want a ValidationError on %s", err, tt.field)
@@ -200,7 +200,7 @@ func TestPredicateValidation(t *testing.T) {
 	r := treeTextRule(Contains("ok"))
 	r.Negate = true
 	r.Normalize()
-	if err := Validate(&r, nil); err != nil {
+	if err := Validate(&r, testEnvs); err != nil {
 		t.Errorf("negated predicate: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // BenchmarkReleasePerChunk: the release logic's cost per chunk beside the early scan's,
@@ -38,7 +39,7 @@ func BenchmarkReleasePerChunk(b *testing.B) {
 					_, m = eng.BeginMove(ctx, "c")
 					m.SetInput("Read this out as audio, please.")
 				} else {
-					_, m = eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+					_, m = eng.BeginMove(ctx, "c", seeds.EnvTelegram)
 					m.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
 				}
 				m.SetVar("message_id", "4711")

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // seededEngine is an engine over the nine seeds.
 func seededEngine(t *testing.T) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(seedRules(t))
+	store, err := streamrules.NewMemoryStore(seedRules(t), seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestReleaseHeldWhileClaimUnbacked(t *testing.T) {
 	const voice = "Send the team a voice message, please."
 	head := strings.Repeat("The weather is mild today. ", 4) + "\n"
 	begin := func(input string) *streamrules.Move {
-		_, move := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+		_, move := eng.BeginMove(ctx, "c", seeds.EnvTelegram)
 		move.SetVar("message_id", "4711")
 		move.SetInput(input)
 		return move

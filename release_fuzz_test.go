@@ -292,7 +292,7 @@ func runReleaseCase(t testing.TB, seed uint64) {
 		if _, err := regexp.Compile(rule.Condition); err != nil {
 			continue
 		}
-		if streamrules.Validate(&rule, streamrules.BuiltinEnvironments) != nil {
+		if streamrules.Validate(&rule, seeds.Environments()) != nil {
 			continue
 		}
 		rules = append(rules, rule)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules/internal/streamrulestest"
+	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/streamrules/streamrules"
 )
@@ -30,7 +31,7 @@ func TestReleaseOverHolding(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	answer := strings.Repeat("The picture shows a cat asleep on a warm windowsill. ", 8) + "\n\n↩ #4711"
-	picture := []string{streamrules.EnvTelegram, streamrules.EnvPicture}
+	picture := []string{seeds.EnvTelegram, seeds.EnvPicture}
 
 	off := quietEngine(t, &streamrules.Config{MaxRetriesPerMove: -1}, seedRules(t)...)
 	_, m := off.BeginMove(ctx, "off", picture...)

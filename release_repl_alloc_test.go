@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/cputime"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestImageFixAllocLinear: repairing an answer dense with markdown images (the seeded
@@ -39,13 +40,13 @@ func TestImageFixAllocLinear(t *testing.T) {
 		text := strings.Repeat("![a](b) ", size/8)
 		want := strings.Repeat("b ", size/8)
 		perByte[0][k] = allocated(func() {
-			_, m := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+			_, m := eng.BeginMove(ctx, "c", seeds.EnvTelegram)
 			if v := m.CheckAnswer(ctx, text); v.Fixed != want || v.Discard {
 				t.Fatalf("%d bytes: verdict %+v, want the images repaired", size, v.Rules)
 			}
 		}) / float64(size)
 		perByte[1][k] = allocated(func() {
-			_, m := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+			_, m := eng.BeginMove(ctx, "c", seeds.EnvTelegram)
 			s := m.HeldScanner()
 			buf := []byte(text)
 			var released []byte
@@ -91,7 +92,7 @@ func BenchmarkImageFix(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%dKB", mode, size>>10), func(b *testing.B) {
 				start := cputime.Process()
 				for b.Loop() {
-					_, m := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+					_, m := eng.BeginMove(ctx, "c", seeds.EnvTelegram)
 					if mode == "stream" {
 						s := m.HeldScanner()
 						for i := 64; i <= len(buf); i += 64 {

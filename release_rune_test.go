@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestReleaseNeverSplitsARune: the seeded image and tail rules armed, message_id 4711,
@@ -36,7 +36,7 @@ func TestReleaseNeverSplitsARune(t *testing.T) {
 	for _, space := range spaces {
 		answer := "Merci" + space
 		for cut := len("Merci") + 1; cut < len(answer); cut++ {
-			_, m := eng.BeginMove(ctx, "c", streamrules.EnvTelegram)
+			_, m := eng.BeginMove(ctx, "c", seeds.EnvTelegram)
 			m.SetVar("message_id", "4711")
 			s := m.HeldScanner()
 			var sent []byte

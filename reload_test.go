@@ -42,7 +42,7 @@ func TestValidNameIsTheRegexp(t *testing.T) {
 // fails it: teach both the test and sameRule.
 func TestSameRuleSeesEveryField(t *testing.T) {
 	t.Parallel()
-	base := Rule{Name: "r", Scope: ScopeText, Condition: "x", When: []string{EnvTelegram},
+	base := Rule{Name: "r", Scope: ScopeText, Condition: "x", When: []string{envTelegram},
 		CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(2, 0)}
 	typ := reflect.TypeOf(base)
 	for i := range typ.NumField() {
@@ -466,7 +466,7 @@ func TestReloadConcurrentChecks(t *testing.T) {
 func TestMergeMakesOneSet(t *testing.T) {
 	ctx := context.Background()
 	rules := textRules(corpus.RealisticPatterns(1000, 1))
-	store, err := NewMemoryStore(rules)
+	store, err := NewMemoryStore(rules, testEnvs...)
 	if err != nil {
 		t.Fatal(err)
 	}

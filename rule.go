@@ -31,24 +31,6 @@ const (
 	ModeInterrupt Mode = "interrupt"
 )
 
-// The environments every engine knows. Hosts register more in Config.Environments.
-const (
-	EnvTelegram  = "telegram"
-	EnvClientOps = "client_ops"
-	EnvMaster    = "master"
-	EnvPicture   = "picture"
-)
-
-// BuiltinEnvironments lists the environment names known without registration.
-var BuiltinEnvironments = []string{EnvTelegram, EnvClientOps, EnvMaster, EnvPicture}
-
-// KnownEnvironments returns the environment names a rule's `when` may use when the host
-// registers host: BuiltinEnvironments, then host, in a new slice. The engine, the stores,
-// Judge and the rule files all take their list from it.
-func KnownEnvironments(host ...string) []string {
-	return append(slices.Clone(BuiltinEnvironments), host...)
-}
-
 // Limits enforced by Validate.
 const (
 	MaxTextChars        = 400
@@ -263,7 +245,8 @@ func (r *Rule) Normalize() {
 }
 
 // Validate checks a normalized rule. known lists the environment names that `when` may use
-// (BuiltinEnvironments plus the host's); nil means BuiltinEnvironments.
+// (an engine's are Engine.Environments: its store's and the host's); with none, a rule
+// with a `when` is refused.
 // The error is a *ValidationError naming the first bad field.
 func Validate(r *Rule, known []string) error {
 	c := analysisCache{} // each regex analysed once, for its check and the rule's cost
@@ -274,9 +257,6 @@ func Validate(r *Rule, known []string) error {
 // byte, given: the engine passes ones that reuse the analysis it keeps per pattern (see
 // analysisCache).
 func validate(r *Rule, known []string, checkRegex func(field, pattern string) error, cost func(pattern string, refined bool) regexCost) error {
-	if known == nil {
-		known = BuiltinEnvironments
-	}
 	if err := checkEncoding(r); err != nil {
 		return err
 	}

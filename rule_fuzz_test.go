@@ -76,7 +76,7 @@ func FuzzValidate(f *testing.F) {
 		if when != "" {
 			r.When = strings.Split(when, ",")
 		}
-		known := append([]string{"voice"}, BuiltinEnvironments...)
+		known := append([]string{"voice"}, testEnvs...)
 		raw := r
 		raw.When = append([]string(nil), r.When...)
 		_ = Validate(&raw, known) // never panics, even on a rule not normalized
@@ -113,7 +113,7 @@ func FuzzValidate(f *testing.F) {
 		if err := Validate(&again, known); err != nil || !rulesEqual(again, r) {
 			t.Fatalf("Normalize+Validate not stable: %+v -> %+v (%v)", r, again, err)
 		}
-		st, err := NewMemoryStore([]Rule{r}, "voice")
+		st, err := NewMemoryStore([]Rule{r}, known...)
 		if err != nil {
 			t.Fatalf("memory store rejects a valid rule %+v: %v", r, err)
 		}

@@ -25,7 +25,7 @@ func goodTextRule() Rule {
 		Scope:     ScopeText,
 		Condition: `↩ #\d+\s*$`,
 		Negate:    true,
-		When:      []string{EnvTelegram},
+		When:      []string{envTelegram},
 		Text:      "A Telegram reply ends with the tail ↩ #id.",
 		Mode:      ModeInterrupt,
 		Repeat:    "after:3",
@@ -69,9 +69,10 @@ func TestValidateRejects(t *testing.T) {
 		{"over-long pattern", "condition", nil, func(r *Rule) { r.Condition = strings.Repeat("a", MaxConditionBytes+1) }},
 		{"negate with empty condition", "negate", nil, func(r *Rule) { r.Condition = ""; r.Negate = true }},
 		{"unknown when", "when", nil, func(r *Rule) { r.When = []string{"slack"} }},
-		{"unknown when among known", "when", nil, func(r *Rule) { r.When = []string{EnvMaster, "slack"} }},
-		{"host name not passed in known", "when", BuiltinEnvironments, func(r *Rule) { r.When = []string{"voice"} }},
-		{"builtin not in a host-only known list", "when", []string{"voice"}, func(r *Rule) { r.When = []string{EnvTelegram} }},
+		{"unknown when among known", "when", nil, func(r *Rule) { r.When = []string{envMaster, "slack"} }},
+		{"host name not passed in known", "when", testEnvs, func(r *Rule) { r.When = []string{"voice"} }},
+		{"builtin not in a host-only known list", "when", []string{"voice"}, func(r *Rule) { r.When = []string{envTelegram} }},
+		{"any when with no environments known", "when", []string{}, func(r *Rule) { r.When = []string{envTelegram} }},
 		{"empty text", "text", nil, func(r *Rule) { r.Text = "" }},
 		{"401 ASCII chars", "text", nil, func(r *Rule) { r.Text = strings.Repeat("x", MaxTextChars+1) }},
 		{"401 Cyrillic chars", "text", nil, func(r *Rule) { r.Text = cyr(MaxTextChars + 1) }},
@@ -89,7 +90,11 @@ func TestValidateRejects(t *testing.T) {
 			t.Parallel()
 			r := goodRule()
 			tt.modify(&r)
-			err := Validate(&r, tt.known)
+			known := tt.known
+			if known == nil {
+				known = testEnvs // nil in the table: the seeds' four
+			}
+			err := Validate(&r, known)
 			if err == nil {
 				t.Fatalf("Validate(%+v) = nil, want an error on %s", r, tt.field)
 			}
@@ -126,11 +131,12 @@ func TestValidateAccepts(t *testing.T) {
 		{"pattern of max length", nil, func(r *Rule) { r.Condition = "a" + strings.Repeat("b", MaxConditionBytes-1) }},
 		{"case-insensitive flag", nil, func(r *Rule) { r.Condition = `(?i)write` }},
 		{"every builtin when", nil, func(r *Rule) {
-			r.When = []string{EnvClientOps, EnvMaster, EnvPicture, EnvTelegram}
+			r.When = []string{envClientOps, envMaster, envPicture, envTelegram}
 		}},
-		{"host-registered when", append([]string{"voice"}, BuiltinEnvironments...), func(r *Rule) {
-			r.When = []string{"voice", EnvTelegram}
+		{"host-registered when", append([]string{"voice"}, testEnvs...), func(r *Rule) {
+			r.When = []string{"voice", envTelegram}
 		}},
+		{"no when, no environments known", []string{}, func(r *Rule) {}},
 		{"400 ASCII chars", nil, func(r *Rule) { r.Text = strings.Repeat("x", MaxTextChars) }},
 		{"400 Cyrillic chars (800 bytes)", nil, func(r *Rule) { r.Text = strings.Repeat("ж", MaxTextChars) }},
 		{"400 emoji", nil, func(r *Rule) { r.Text = strings.Repeat("🙂", MaxTextChars) }},
@@ -144,7 +150,11 @@ func TestValidateAccepts(t *testing.T) {
 			t.Parallel()
 			r := goodRule()
 			tt.modify(&r)
-			if err := Validate(&r, tt.known); err != nil {
+			known := tt.known
+			if known == nil {
+				known = testEnvs // nil in the table: the seeds' four
+			}
+			if err := Validate(&r, known); err != nil {
 				t.Fatalf("Validate(%+v) = %v, want nil", r, err)
 			}
 		})
@@ -154,7 +164,7 @@ func TestValidateAccepts(t *testing.T) {
 func TestValidateReportsFirstBadField(t *testing.T) {
 	t.Parallel()
 	r := Rule{Name: "Bad", Scope: "nope", Text: ""}
-	err := Validate(&r, nil)
+	err := Validate(&r, testEnvs)
 	var ve *ValidationError
 	if !errors.As(err, &ve) || ve.Field != "name" {
 		t.Fatalf("Validate = %v, want the name named first", err)
@@ -237,7 +247,7 @@ func TestNormalizeThenValidate(t *testing.T) {
 	t.Parallel()
 	r := Rule{Name: " look_before_refusing ", Scope: "text", Condition: `(?i)can'?t see`, Text: " Look first. ", When: []string{"picture"}}
 	r.Normalize()
-	if err := Validate(&r, nil); err != nil {
+	if err := Validate(&r, testEnvs); err != nil {
 		t.Fatalf("Validate after Normalize: %v", err)
 	}
 	if r.Mode != ModeInterrupt {

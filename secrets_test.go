@@ -27,7 +27,7 @@ func TestSecretShapesValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			j, err := NewJudge(textRule(tt.name, tt.pattern))
+			j, err := NewJudge(textRule(tt.name, tt.pattern), testEnvs...)
 			if err != nil {
 				t.Fatalf("%q: %v", tt.pattern, err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/cputime"
+	"github.com/streamrules/streamrules/seeds"
 	_ "github.com/streamrules/streamrules/shellcmd" // the shell reader
 )
 
@@ -34,7 +35,7 @@ func BenchmarkShellRule(b *testing.B) {
 		{"gate_shell", true, streamrules.ModeInterrupt},
 	} {
 		rule := streamrules.Rule{Name: "no_forced_rm", Scope: "tool:shell", Field: "cmd", Condition: cond, Shell: c.shell, Mode: c.mode, Text: "No."}
-		store, err := streamrules.NewMemoryStore([]streamrules.Rule{rule})
+		store, err := streamrules.NewMemoryStore([]streamrules.Rule{rule}, seeds.Environments()...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules/internal/streamrulestest"
+	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/streamrules/streamrules"
 	_ "github.com/streamrules/streamrules/shellcmd" // the shell reader
@@ -17,7 +18,7 @@ const forcedRM = `^rm\s(?:\S+\s)*-r\s(?:\S+\s)*-f(?:\s|$)|^rm\s(?:\S+\s)*-f\s(?:
 
 func shellEngine(t *testing.T, rules ...streamrules.Rule) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func TestSpeechHoldMatchesRelease(t *testing.T) {
 	byName := map[string]Rule{}
 	for _, r := range set.Rules {
 		r.Normalize()
-		if err := Validate(&r, BuiltinEnvironments); err != nil {
+		if err := Validate(&r, testEnvs); err != nil {
 			t.Fatal(err)
 		}
 		byName[r.Name] = r
@@ -109,10 +109,10 @@ func TestSpeechHoldCharacterClassFix(t *testing.T) {
 		{"$1", "holds while a match is open (it can start at any letter) when client_ops", "Your files are ready and the backup ran fine "},
 	}
 	for _, tt := range tests {
-		r := Rule{Name: "no_shouting", Scope: ScopeText, Condition: `[A-Za-z]+!+`, When: []string{EnvClientOps},
+		r := Rule{Name: "no_shouting", Scope: ScopeText, Condition: `[A-Za-z]+!+`, When: []string{envClientOps},
 			Text: "No exclamation marks.", Fix: &Fix{ReplaceRegex: &ReplaceRegex{Pattern: `([A-Za-z]+)!+`, With: tt.with}}}
 		r.Normalize()
-		if err := Validate(&r, BuiltinEnvironments); err != nil {
+		if err := Validate(&r, testEnvs); err != nil {
 			t.Fatal(err)
 		}
 		h := SpeechHoldOf(&r)
@@ -130,9 +130,9 @@ func TestSpeechHoldCharacterClassFix(t *testing.T) {
 // holds, is left out.
 func TestLoadSummarySaysHeldSpeech(t *testing.T) {
 	t.Parallel()
-	image := Rule{Name: "md_image", Scope: ScopeText, Condition: `!\[[^\]]*\]\([^)\s]+\)`, When: []string{EnvTelegram}, Text: "No markdown images.",
+	image := Rule{Name: "md_image", Scope: ScopeText, Condition: `!\[[^\]]*\]\([^)\s]+\)`, When: []string{envTelegram}, Text: "No markdown images.",
 		Fix: &Fix{ReplaceRegex: &ReplaceRegex{Pattern: `!\[[^\]]*\]\(([^)\s]+)\)`, With: "$1"}}}
-	anywhere := Rule{Name: "no_sorry", Scope: ScopeText, Condition: `(?i)sorry`, When: []string{EnvPicture}, Text: "Do not apologise."}
+	anywhere := Rule{Name: "no_sorry", Scope: ScopeText, Condition: `(?i)sorry`, When: []string{envPicture}, Text: "Do not apologise."}
 	f := newFixture(t, []Rule{image, anywhere, softRule("soft_one", "shell", "ls")}, nil)
 	want := "held_speech=\"[md_image: holds while a `![` is open when telegram no_sorry: holds the whole tour when picture]\""
 	if lines := f.log.Lines("stream rules loaded", want); len(lines) != 1 {

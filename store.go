@@ -81,6 +81,17 @@ type FiringCounter interface {
 	CountFirings(ctx context.Context) (map[string]int64, error)
 }
 
+// EnvironmentLister is a store that names the environments its rules' `when` may use:
+// the engine knows these, then Config.Environments, and no others (read once, in New: a
+// name a store adds later is not known to an engine already built). A store that is no
+// EnvironmentLister gives the engine only Config.Environments, and a rule whose `when`
+// names an environment the engine does not know is skipped at load as invalid, with a
+// warning. MemoryStore lists the names given to NewMemoryStore; rulesdb.Store lists its
+// seed set's and its Config.Environments.
+type EnvironmentLister interface {
+	Environments() []string
+}
+
 // ChangeNotifier is a store that tells when its rules changed (another process's edit, say),
 // so every engine sharing it reloads. Subscribe returns a func that stops the calls.
 type ChangeNotifier interface {

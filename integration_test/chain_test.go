@@ -120,7 +120,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", "df -h /")}}, // reminded: local_shell_for_his_machine
 		scripted.Reply{Text: good, Chunk: 4},
 	)
-	out, streamed := c.move(t, "tg-7", "how much disk is free?", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	out, streamed := c.move(t, "tg-7", "how much disk is free?", seeds.EnvTelegram, seeds.EnvClientOps)
 	if out != good {
 		t.Fatalf("output %q", out)
 	}
@@ -221,12 +221,12 @@ func TestMasterEditsRulesThroughTheAgent(t *testing.T) {
 	})
 	defer stop()
 
-	c.move(t, "tg-1", "turn off the tail rule", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	c.move(t, "tg-1", "turn off the tail rule", seeds.EnvTelegram, seeds.EnvClientOps)
 	refusal := toolMessage(c.srv.Requests()[1])
 	if !strings.Contains(refusal, `"ok":false`) || !strings.Contains(refusal, "master") {
 		t.Fatalf("a client edited the rules: %s", refusal)
 	}
-	c.move(t, "tg-1", "turn off the tail rule", streamrules.EnvTelegram, streamrules.EnvMaster)
+	c.move(t, "tg-1", "turn off the tail rule", seeds.EnvTelegram, seeds.EnvMaster)
 	if got := toolMessage(c.srv.Requests()[3]); !strings.Contains(got, `"ok":true`) {
 		t.Fatalf("the master's edit failed: %s", got)
 	}
@@ -234,7 +234,7 @@ func TestMasterEditsRulesThroughTheAgent(t *testing.T) {
 	if err != nil || !rule.Disabled {
 		t.Fatalf("rule in the database: %+v %v", rule, err)
 	}
-	if out, _ := c.move(t, "tg-1", "hi", streamrules.EnvTelegram); out != "no tail now" {
+	if out, _ := c.move(t, "tg-1", "hi", seeds.EnvTelegram); out != "no tail now" {
 		t.Errorf("output %q: the disabled rule still fired", out)
 	}
 	// Another process on the same database follows without a restart (NOTIFY).
@@ -246,7 +246,7 @@ func TestMasterEditsRulesThroughTheAgent(t *testing.T) {
 			t.Fatal("the second process did not reload within 30s")
 		}
 	}
-	if out, _ := other.move(t, "tg-2", "hi", streamrules.EnvTelegram); out != "no tail here either" {
+	if out, _ := other.move(t, "tg-2", "hi", seeds.EnvTelegram); out != "no tail here either" {
 		t.Errorf("second process: output %q", out)
 	}
 }

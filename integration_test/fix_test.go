@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestFixOnPostgres: the seeded fixes (seed version 2) repair a Telegram answer in place through a
@@ -23,7 +24,7 @@ func TestFixOnPostgres(t *testing.T) {
 	c := newChain(t, pgtest.DSN(t), scripted.Reply{Text: draft, Chunk: 4})
 
 	var streamed strings.Builder
-	ctx, move := c.eng.BeginMove(context.Background(), "tg-fix", streamrules.EnvTelegram)
+	ctx, move := c.eng.BeginMove(context.Background(), "tg-fix", seeds.EnvTelegram)
 	move.SetVar("message_id", "7")
 	out, err := chains.Run(ctx, c.exec, "how much disk is free?", chains.WithStreamingFunc(func(_ context.Context, b []byte) error {
 		streamed.WriteString(string(b))
@@ -81,7 +82,7 @@ func TestFixLeavesToolCalls(t *testing.T) {
 		scripted.Reply{Text: "12G free\n↩ #9", Chunk: 3},
 	)
 	var streamed strings.Builder
-	ctx, move := c.eng.BeginMove(context.Background(), "tg-calls", streamrules.EnvTelegram)
+	ctx, move := c.eng.BeginMove(context.Background(), "tg-calls", seeds.EnvTelegram)
 	move.SetVar("message_id", "9")
 	out, err := chains.Run(ctx, c.exec, "disk?", chains.WithStreamingFunc(func(_ context.Context, b []byte) error {
 		streamed.WriteString(string(b))

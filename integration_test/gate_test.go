@@ -7,9 +7,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestSeededGateOnPostgres: the whole chain (rulesdb on PostgreSQL with the shipped seeds,
@@ -24,7 +24,7 @@ func TestSeededGateOnPostgres(t *testing.T) {
 		scripted.Reply{ToolCalls: []llms.ToolCall{call("shell", "du -sh /srv/data")}},
 		scripted.Reply{Text: "It holds 12G; I will not delete it without the master.\n↩ #3", Chunk: 4},
 	)
-	out, streamed := c.move(t, "tg-3", "wipe the data folder", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	out, streamed := c.move(t, "tg-3", "wipe the data folder", seeds.EnvTelegram, seeds.EnvClientOps)
 	if !strings.HasPrefix(out, "It holds 12G") {
 		t.Fatalf("output %q", out)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func rules() []streamrules.Rule {
@@ -30,7 +31,7 @@ func rules() []streamrules.Rule {
 
 func memStore(t *testing.T) *streamrules.MemoryStore {
 	t.Helper()
-	mem, err := streamrules.NewMemoryStore(rules())
+	mem, err := streamrules.NewMemoryStore(rules(), seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

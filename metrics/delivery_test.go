@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/metrics"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestDeliveryLabels: under a reminder budget, the firing counter says which reminders
@@ -20,7 +21,7 @@ func TestDeliveryLabels(t *testing.T) {
 	for _, name := range []string{"alpha", "bravo"} {
 		rules = append(rules, streamrules.Rule{Name: name, Scope: "tool:shell", Text: name + ". " + strings.Repeat("x", 200)})
 	}
-	mem, err := streamrules.NewMemoryStore(rules)
+	mem, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/metrics"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A rule watched in shadow: the collector counts its would-fires.
@@ -18,7 +19,8 @@ func ExampleNewCollector() {
 	ctx := context.Background()
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "no_apologies", Scope: "text", Condition: `(?i)\bsorry\b`, Text: "Do not apologise.", Shadow: true,
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

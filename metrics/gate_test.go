@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/metrics"
+	"github.com/streamrules/streamrules/seeds"
 	_ "github.com/streamrules/streamrules/shellcmd" // the shell reader: the gate reads shell
 )
 
@@ -21,7 +22,7 @@ func TestGateOutcomes(t *testing.T) {
 		Condition: `^rm\s(?:.*\s)?-r\s(?:.*\s)?-f(?:\s|$)`, Text: "No forced recursive rm."}
 	watched := gate
 	watched.Name, watched.Scope, watched.Shadow = "watched_rm", "tool:sh", true
-	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{gate, watched})
+	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{gate, watched}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

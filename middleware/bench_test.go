@@ -15,6 +15,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 type quietTool struct{ name string }
@@ -70,7 +71,7 @@ func BenchmarkMove(b *testing.B) {
 	// separates the per-move cost from the cost of a larger live heap, which in a
 	// microbenchmark's tiny heap shows up as garbage-collector work.
 	b.Run("bare_engine_loaded", func(b *testing.B) {
-		store, err := streamrules.NewMemoryStore(benchRules(100))
+		store, err := streamrules.NewMemoryStore(benchRules(100), seeds.Environments()...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func BenchmarkMove(b *testing.B) {
 		runtime.KeepAlive(eng)
 	})
 	b.Run("wrapped", func(b *testing.B) {
-		store, err := streamrules.NewMemoryStore(benchRules(100))
+		store, err := streamrules.NewMemoryStore(benchRules(100), seeds.Environments()...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func BenchmarkMove(b *testing.B) {
 		g := newGuard(b, eng, nil)
 		a := g.Agent(agents.NewOpenAIFunctionsAgent(g.Model(model), g.Tools(quietTool{"shell"})))
 		run(b, agents.NewExecutor(a), func(ctx context.Context) (context.Context, *streamrules.Move) {
-			return eng.BeginMove(ctx, "bench-chat", streamrules.EnvTelegram)
+			return eng.BeginMove(ctx, "bench-chat", seeds.EnvTelegram)
 		})
 	})
 }
@@ -106,7 +107,7 @@ func BenchmarkStreamChunk(b *testing.B) {
 	answer := strings.Repeat("abcd", 1024)
 	const chunks = 1024
 	model := &scripted.Bench{Answer: answer, Chunk: 4}
-	store, err := streamrules.NewMemoryStore(benchRules(100))
+	store, err := streamrules.NewMemoryStore(benchRules(100), seeds.Environments()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,6 +133,6 @@ func BenchmarkStreamChunk(b *testing.B) {
 		}
 	}
 	b.Run("bare", bench(model))
-	b.Run("passthrough", bench(guarded))                   // text rules armed only under telegram
-	b.Run("held", bench(guarded, streamrules.EnvTelegram)) // armed: every chunk held
+	b.Run("passthrough", bench(guarded))             // text rules armed only under telegram
+	b.Run("held", bench(guarded, seeds.EnvTelegram)) // armed: every chunk held
 }

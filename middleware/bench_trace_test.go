@@ -10,12 +10,13 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // BenchmarkRunUntraced plays one whole move through Guard.Run with no tracer set
 // (Config.Tracer nil): its allocs/op are the ones of the guard before tracing existed.
 func BenchmarkRunUntraced(b *testing.B) {
-	store, err := streamrules.NewMemoryStore(benchRules(100))
+	store, err := streamrules.NewMemoryStore(benchRules(100), seeds.Environments()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func BenchmarkRunUntraced(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs", middleware.WithEnvironments(streamrules.EnvTelegram)); err != nil {
+		if _, err := g.Run(ctx, exec, "bench-chat", "list three dirs", middleware.WithEnvironments(seeds.EnvTelegram)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // boundRig is an engine with the image rule, a Guard with the given boundaries on a fake
@@ -62,7 +63,7 @@ type callResult struct {
 func (b *boundRig) call(held bool, stream func(context.Context, []byte) error) (<-chan callResult, *streamrules.Move) {
 	env := []string{}
 	if held {
-		env = append(env, streamrules.EnvTelegram)
+		env = append(env, seeds.EnvTelegram)
 	}
 	// Cancelled when the test ends: a test that fails while the call still waits on a
 	// stalled server ends the call, so the server's Close does not wait for it.

@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/providertest"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestStreamCutRuneWithTail: the answer "Merci" and a multi-byte space arrives in two
@@ -24,7 +25,7 @@ func TestStreamCutRuneWithTail(t *testing.T) {
 	for _, space := range []string{"\u00a0", "\u3000", "\u202f"} {
 		for cut := 1; cut < len(space); cut++ {
 			pieces := []string{"Merci" + space[:cut], space[cut:]}
-			out, got, _, _ := chatMove(t, scripted.New(scripted.Reply{Pieces: pieces}), nil, streamrules.EnvTelegram)
+			out, got, _, _ := chatMove(t, scripted.New(scripted.Reply{Pieces: pieces}), nil, seeds.EnvTelegram)
 			client := joined(got)
 			if out != want || client != want {
 				t.Errorf("pieces %q: output %q, client %q; want %q", pieces, out, client, want)
@@ -63,7 +64,7 @@ func TestStreamContentBlocks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := providertest.New(t, providertest.Anthropic, scripted.Reply{Blocks: tt.blocks, Chunk: 4})
-			out, got, _, _ := chatMoveOn(t, srv.LLM(t), false, nil, streamrules.EnvTelegram)
+			out, got, _, _ := chatMoveOn(t, srv.LLM(t), false, nil, seeds.EnvTelegram)
 			if client := joined(got); out != tt.want || client != tt.want {
 				t.Errorf("blocks %q:\noutput %q\nclient %q\nwant   %q", tt.blocks, out, client, tt.want)
 			}
@@ -85,7 +86,7 @@ func TestEarlyCutAgreesWithRepair(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
 			m := newGateModel(t, provider, scripted.Reply{Text: answer, Chunk: 8}, scripted.Reply{Text: "A replay.\n\n↩ #4711", Chunk: 8})
-			out, got, _, _ := chatMove(t, m.llm, &streamrules.Config{EarlyInterrupt: true}, streamrules.EnvTelegram, streamrules.EnvPicture)
+			out, got, _, _ := chatMove(t, m.llm, &streamrules.Config{EarlyInterrupt: true}, seeds.EnvTelegram, seeds.EnvPicture)
 			if client := joined(got); out != want || client != want {
 				t.Errorf("output %q\nclient %q\nwant   %q", out, client, want)
 			}
@@ -120,9 +121,9 @@ func checkBlocks(t *testing.T, seed uint64) string {
 		}
 		blocks[i] = b.String()
 	}
-	env := []string{streamrules.EnvTelegram}
+	env := []string{seeds.EnvTelegram}
 	if r.IntN(3) == 0 {
-		env = append(env, streamrules.EnvPicture)
+		env = append(env, seeds.EnvPicture)
 	}
 	srv := providertest.New(t, providertest.Anthropic, scripted.Reply{Blocks: blocks, Chunk: 1 + r.IntN(8)},
 		scripted.Reply{Text: "A replay.\n\n↩ #4711", Chunk: 4})

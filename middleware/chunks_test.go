@@ -8,11 +8,11 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // LangChainGo's real openai client streams a response's tool calls as JSON through the
@@ -27,7 +27,7 @@ func TestToolCallJSONKeptOutOfStream(t *testing.T) {
 		toolChunks bool
 	}{
 		{"streamed tour", nil, false},
-		{"held tour", []string{streamrules.EnvTelegram}, false},
+		{"held tour", []string{seeds.EnvTelegram}, false},
 		{"StreamToolCalls", nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules/internal/streamrulestest"
+	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
@@ -73,7 +74,7 @@ func chatMoveOn(t *testing.T, llm llms.Model, count bool, cfg *streamrules.Confi
 // chunk, and the client's bytes are the answer.
 func TestReleaseClientChats(t *testing.T) {
 	t.Parallel()
-	tg, ops, master := streamrules.EnvTelegram, streamrules.EnvClientOps, streamrules.EnvMaster
+	tg, ops, master := seeds.EnvTelegram, seeds.EnvClientOps, seeds.EnvMaster
 	coding := strings.Repeat("Use a buffered channel here, then range over it until it is closed. ", 30)
 	tests := []struct {
 		name string
@@ -139,7 +140,7 @@ func TestGateAfterShownText(t *testing.T) {
 			first := scripted.Reply{Text: tt.said, Chunk: 8, ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"rm -rf ./logs"}`)}}
 			m := newGateModel(t, provider, first, scripted.Reply{Text: final, Chunk: 8})
 			var seen outcomes
-			out, got, r, shell := chatMove(t, m.llm, &streamrules.Config{OnOutcome: seen.hook}, streamrules.EnvTelegram, streamrules.EnvClientOps)
+			out, got, r, shell := chatMove(t, m.llm, &streamrules.Config{OnOutcome: seen.hook}, seeds.EnvTelegram, seeds.EnvClientOps)
 			if out != final {
 				t.Errorf("output %q, want %q", out, final)
 			}
@@ -198,7 +199,7 @@ func TestGateDiscardsWhenNothingShown(t *testing.T) {
 			m := newGateModel(t, provider, first, scripted.Reply{Text: final, Chunk: 8})
 			var seen outcomes
 			out, got, _, shell := chatMove(t, m.llm, &streamrules.Config{OnOutcome: seen.hook},
-				streamrules.EnvTelegram, streamrules.EnvClientOps, streamrules.EnvPicture)
+				seeds.EnvTelegram, seeds.EnvClientOps, seeds.EnvPicture)
 			if out != final {
 				t.Errorf("output %q, want %q", out, final)
 			}

@@ -8,7 +8,7 @@
 //	agent := guard.Agent(agents.NewOneShotAgent(model, ts))
 //	exec := agents.NewExecutor(agent, agents.WithMemory(mem))
 //
-//	ctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram)
+//	ctx, move := eng.BeginMove(ctx, "chat-42", seeds.EnvTelegram)
 //	out, err := chains.Run(ctx, exec, input)
 //	err = move.End(ctx, err)
 //
@@ -16,7 +16,7 @@
 //
 //	exec := guard.Executor(agent, agents.WithMemory(mem))
 //	out, err := guard.Run(ctx, exec, "chat-42", input,
-//		middleware.WithEnvironments(streamrules.EnvTelegram),
+//		middleware.WithEnvironments(seeds.EnvTelegram),
 //		middleware.WithVars(map[string]string{"message_id": "4711"}))
 //
 // Run's options: WithEnvironments (an unknown name fails the move before the chain runs,

@@ -19,7 +19,7 @@ import (
 // benchGuard is an engine on rules and its Guard, quiet.
 func benchGuard(b *testing.B, cfg *streamrules.Config, rules ...streamrules.Rule) (*streamrules.Engine, *middleware.Guard) {
 	b.Helper()
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func seededTextRules(b *testing.B, early bool) []streamrules.Rule {
 
 // heldTour plays one tour in a new move of the telegram chat and returns its answer.
 func heldTour(b *testing.B, eng *streamrules.Engine, llm llms.Model) string {
-	ctx, move := eng.BeginMove(context.Background(), "chat-bench", streamrules.EnvTelegram)
+	ctx, move := eng.BeginMove(context.Background(), "chat-bench", seeds.EnvTelegram)
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	resp, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "show the cat")},
 		llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))

@@ -17,7 +17,7 @@ import (
 type pictureTool struct{ echoTool }
 
 func (p *pictureTool) Call(ctx context.Context, input string) (string, error) {
-	streamrules.MoveFrom(ctx).AddEnvironment(streamrules.EnvPicture)
+	streamrules.MoveFrom(ctx).AddEnvironment(seeds.EnvPicture)
 	return p.echoTool.Call(ctx, input)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A stock OpenAIFunctionsAgent wrapped in three lines. The scripted model stands in for
@@ -23,7 +24,8 @@ func ExampleGuard() {
 	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "telegram_markdown_image", Scope: "text", Condition: `!\[[^\]]*\]\([^)]*\)`,
 		When: []string{"telegram"}, Text: "Telegram does not render markdown images.",
-	}})
+	}}, seeds.Environments()...)
+
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	model := scripted.New(
 		scripted.Reply{Text: "Here: ![cat](https://x/cat.jpg)"},
@@ -37,7 +39,7 @@ func ExampleGuard() {
 	agent := guard.Agent(agents.NewOpenAIFunctionsAgent(guard.Model(model), guard.Tools()))
 	exec := agents.NewExecutor(agent)
 
-	ctx, move := eng.BeginMove(ctx, "chat-1", streamrules.EnvTelegram)
+	ctx, move := eng.BeginMove(ctx, "chat-1", seeds.EnvTelegram)
 	out, err := chains.Run(ctx, exec, "send me the cat")
 	err = move.End(ctx, err)
 

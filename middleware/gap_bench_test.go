@@ -40,7 +40,7 @@ func BenchmarkDiscardToReplay(b *testing.B) {
 
 // discardGap plays one gated move (two when warm, timing the second) on a fresh engine.
 func discardGap(b *testing.B, manual, warm bool) time.Duration {
-	store, err := streamrules.NewMemoryStore(seeds.MustDefault().Rules)
+	store, err := streamrules.NewMemoryStore(seeds.MustDefault().Rules, seeds.Environments()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func discardGap(b *testing.B, manual, warm bool) time.Duration {
 	guard := newGuard(b, eng, nil)
 	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(srv.LLM(b)), guard.Tools(&echoTool{name: "shell"})))
 	stream := func(context.Context, []byte) error { return nil }
-	env := []string{streamrules.EnvTelegram, streamrules.EnvClientOps}
+	env := []string{seeds.EnvTelegram, seeds.EnvClientOps}
 	moves := 1
 	if warm {
 		moves = 2

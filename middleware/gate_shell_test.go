@@ -60,7 +60,7 @@ func TestSeededGateHoldsThroughRun(t *testing.T) {
 			m := newGateModel(t, "openai", append(replies, finalReply(kindFunctions, "I asked first."))...)
 			shell := &echoTool{name: "shell"}
 			exec, _ := r.executor(kindFunctions, m.llm, shell)
-			out, _, err := r.run(context.Background(), exec, "seeded-gate-"+string(rune('a'+i)), "clean up", streamrules.EnvClientOps)
+			out, _, err := r.run(context.Background(), exec, "seeded-gate-"+string(rune('a'+i)), "clean up", seeds.EnvClientOps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestEscapedArg1Discarded(t *testing.T) {
 		finalReply(kindFunctions, "Listed."))
 	shell := &echoTool{name: "shell"}
 	exec, _ := r.executor(kindFunctions, m.llm, shell)
-	if _, _, err := r.run(context.Background(), exec, "escaped-arg1", "look", streamrules.EnvClientOps); err != nil {
+	if _, _, err := r.run(context.Background(), exec, "escaped-arg1", "look", seeds.EnvClientOps); err != nil {
 		t.Fatal(err)
 	}
 	if in := shell.inputs(); len(in) != 1 || in[0] != "ls /srv" {

@@ -21,6 +21,7 @@ import (
 	"github.com/streamrules/streamrules/clientview"
 	"github.com/streamrules/streamrules/internal/testlog"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // recorder is the client's side: every callback event it receives, as text lines.
@@ -136,7 +137,7 @@ func newRig(t *testing.T, cfg *streamrules.Config, rules ...streamrules.Rule) *r
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func imageGuard(tb testing.TB, answer string) (*streamrules.Engine, llms.Model) 
 		tb.Fatal(err)
 	}
 	rule, _ := set.Rule("telegram_markdown_image")
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{rule})
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{rule}, seeds.Environments()...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func imageGuard(tb testing.TB, answer string) (*streamrules.Engine, llms.Model) 
 // joined, and the response's text.
 func imageTour(tb testing.TB, eng *streamrules.Engine, llm llms.Model) (sent, content string) {
 	tb.Helper()
-	ctx, move := eng.BeginMove(context.Background(), "chat-images", streamrules.EnvTelegram)
+	ctx, move := eng.BeginMove(context.Background(), "chat-images", seeds.EnvTelegram)
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	var b strings.Builder
 	resp, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "show the cats")},

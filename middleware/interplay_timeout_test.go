@@ -14,6 +14,7 @@ import (
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/internal/testlog"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // The call timer fires between the early cut and the attempt's return: the cut is
@@ -26,7 +27,7 @@ func TestInterplayCutThenTimeout(t *testing.T) {
 	clk := middleware.NewFakeClock()
 	stop := make(chan struct{})
 	defer close(stop) // the backoff firer ends with the test
-	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{earlyImageRule()})
+	store, _ := streamrules.NewMemoryStore([]streamrules.Rule{earlyImageRule()}, seeds.Environments()...)
 	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{
 		Logger: slog.New(slog.NewTextHandler(&testlog.Buffer{}, nil)),
 		OnFire: func(context.Context, streamrules.Firing) {

@@ -91,7 +91,7 @@ func ExampleGuard_Run_production() {
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	for _, msg := range messages { // your handler of each user message
 		out, err := guard.Run(ctx, exec, msg.chatID, msg.userText, // the environments that hold, the message's variables
-			middleware.WithEnvironments(streamrules.EnvTelegram, streamrules.EnvClientOps),
+			middleware.WithEnvironments(seeds.EnvTelegram, seeds.EnvClientOps),
 			middleware.WithVars(map[string]string{"message_id": msg.messageID}))
 		if err != nil {
 			panic(err)
@@ -107,7 +107,8 @@ func ExampleGuard_Run_production() {
 	if err := json.Unmarshal(rec.Body.Bytes(), &live); err != nil {
 		panic(err)
 	}
-	rep, err := replay.Run(ctx, seeds.MustDefault().Rules, []replay.Source{{Name: "transcript", R: transcriptFile}}, nil)
+	rep, err := replay.Run(ctx, seeds.MustDefault().Rules, []replay.Source{{Name: "transcript", R: transcriptFile}},
+		&replay.Options{Environments: eng.Environments()}) // the names the engine took from its store
 	if err != nil {
 		panic(err)
 	}

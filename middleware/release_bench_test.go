@@ -8,10 +8,10 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // firstChunkClock sits between the guard and the provider and notes when the
@@ -59,7 +59,7 @@ func (c *firstChunkClock) GenerateContent(ctx context.Context, ms []llms.Message
 func BenchmarkFirstVisible(b *testing.B) {
 	eng, guard := benchGuard(b, nil, seededTextRules(b, false)...) // early_bench_test.go
 	text := compliant2K()
-	tg, pic, ops := streamrules.EnvTelegram, streamrules.EnvPicture, streamrules.EnvClientOps
+	tg, pic, ops := seeds.EnvTelegram, seeds.EnvPicture, seeds.EnvClientOps
 	for _, mode := range []struct {
 		name   string
 		env    []string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamrules/streamrules/internal/streamrulestest"
+	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
@@ -73,7 +74,7 @@ func streamSeededWith(t *testing.T, llm llms.Model, cfg *streamrules.Config, inp
 	r := newRig(t, cfg, allSeedRules(t)...)
 	counter := &chunkCounter{Model: llm}
 	exec, _ := r.executor(kindFunctions, counter)
-	ctx, move := r.eng.BeginMove(context.Background(), "tg-1", streamrules.EnvTelegram)
+	ctx, move := r.eng.BeginMove(context.Background(), "tg-1", seeds.EnvTelegram)
 	move.SetVar("message_id", "4711")
 	if speechMade {
 		move.ToolReminders(ctx, "generate_speech", `{"text":"hi"}`)
@@ -271,8 +272,8 @@ func TestReleaseToolCallsOpenAI(t *testing.T) {
 		}
 		return b.String(), first
 	}
-	passed, _ := collect()                          // no Telegram: no text rule can fire, pass-through
-	held, first := collect(streamrules.EnvTelegram) // the Telegram rules armed
+	passed, _ := collect()                    // no Telegram: no text rule can fire, pass-through
+	held, first := collect(seeds.EnvTelegram) // the Telegram rules armed
 	if held != passed {
 		t.Errorf("client got\n%q\npass-through gives\n%q", held, passed)
 	}

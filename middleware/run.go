@@ -25,9 +25,10 @@ type runConfig struct {
 	chainOpts []chains.ChainCallOption
 }
 
-// WithEnvironments names the environments that hold in the move (streamrules.EnvTelegram,
-// EnvClientOps, …, or a name registered in streamrules.Config.Environments). A name the
-// engine does not know fails the move before the chain runs (see Config.LenientEnvironments).
+// WithEnvironments names the environments that hold in the move: names the engine knows
+// from its store (seeds.EnvTelegram, seeds.EnvClientOps, … on a store seeded with
+// seeds.MustDefault()) or from streamrules.Config.Environments. A name the engine does
+// not know fails the move before the chain runs (see Config.LenientEnvironments).
 // Given twice, the names add up. Default: none.
 func WithEnvironments(names ...string) RunOption {
 	return func(c *runConfig) { c.env = append(c.env, names...) }

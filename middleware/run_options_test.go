@@ -14,20 +14,21 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // clientOpsGate stops a forced recursive rm while a client is connected, as the seeded
 // destructive_shell does.
 func clientOpsGate() streamrules.Rule {
 	return streamrules.Rule{Name: "no_rm", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Shell: true, Field: "cmd",
-		Condition: `^rm\s(?:.*\s)?(?:-r\s(?:.*\s)?-f|-f\s(?:.*\s)?-r)(?:\s|$)`, When: []string{streamrules.EnvClientOps}, Text: "No forced recursive rm."}
+		Condition: `^rm\s(?:.*\s)?(?:-r\s(?:.*\s)?-f|-f\s(?:.*\s)?-r)(?:\s|$)`, When: []string{seeds.EnvClientOps}, Text: "No forced recursive rm."}
 }
 
 // fixedTailRule is the seeded tail rule: a Telegram reply ends with ↩ #{{message_id}}, or
 // the fix appends it.
 func fixedTailRule() streamrules.Rule {
 	return streamrules.Rule{Name: "reply_tail", Scope: "text", Condition: `↩ #\d+\s*$`, Negate: true,
-		When: []string{streamrules.EnvTelegram}, Text: "End with the tail.",
+		When: []string{seeds.EnvTelegram}, Text: "End with the tail.",
 		Fix: &streamrules.Fix{AppendIfMissing: "\n\n↩ #{{message_id}}"}}
 }
 
@@ -57,7 +58,7 @@ func TestRunUnknownEnvironment(t *testing.T) {
 		}
 	}
 	_, err = r.guard.Call(context.Background(), exec, "chat-typo", map[string]any{"input": "wipe it"},
-		middleware.WithEnvironments(streamrules.EnvTelegram, "telegarm", "client-ops"))
+		middleware.WithEnvironments(seeds.EnvTelegram, "telegarm", "client-ops"))
 	if err == nil || !strings.Contains(err.Error(), `unknown environments "telegarm", "client-ops"`) {
 		t.Errorf("Call with two typos: %v", err)
 	}
@@ -92,7 +93,7 @@ func TestRunKnownEnvironmentGates(t *testing.T) {
 	model := scripted.New(scripted.Reply{ToolCalls: []llms.ToolCall{toolCall("shell", `{"cmd":"rm -rf /srv/data"}`)}}, scripted.Reply{Text: "I will not."})
 	shell := &echoTool{name: "shell"}
 	exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), r.guard.Tools(shell)))
-	out, err := r.guard.Run(context.Background(), exec, "chat-ok", "wipe it", middleware.WithEnvironments(streamrules.EnvClientOps))
+	out, err := r.guard.Run(context.Background(), exec, "chat-ok", "wipe it", middleware.WithEnvironments(seeds.EnvClientOps))
 	if err != nil || out != "I will not." || len(shell.inputs()) != 0 {
 		t.Fatalf("out %q, err %v, tool inputs %q", out, err, shell.inputs())
 	}
@@ -107,7 +108,7 @@ func TestRunWithVarsTailFix(t *testing.T) {
 		r := newRig(t, nil, fixedTailRule())
 		model := scripted.New(scripted.Reply{Text: "12G free."}, scripted.Reply{Text: "12G free.\n\n↩ #42"})
 		exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), nil))
-		opts := []middleware.RunOption{middleware.WithEnvironments(streamrules.EnvTelegram)}
+		opts := []middleware.RunOption{middleware.WithEnvironments(seeds.EnvTelegram)}
 		if withVars {
 			opts = append(opts, middleware.WithVars(map[string]string{"message_id": "42"}))
 		}
@@ -187,7 +188,7 @@ func (r *recordings) RecordMove(_ context.Context, m middleware.MoveRecord) erro
 // move is not recorded.
 func TestTranscriptRecord(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, &streamrules.Config{MaxRetriesPerMove: 2}, clientOpsGate(), fixedTailRule(), textRule("no_shout", `!!`, "Calm.", streamrules.EnvTelegram))
+	r := newRig(t, &streamrules.Config{MaxRetriesPerMove: 2}, clientOpsGate(), fixedTailRule(), textRule("no_shout", `!!`, "Calm.", seeds.EnvTelegram))
 	rec := &recordings{}
 	guard := newGuard(t, r.eng, &middleware.Config{Transcript: rec})
 	model := scripted.New(
@@ -200,13 +201,13 @@ func TestTranscriptRecord(t *testing.T) {
 	)
 	shell := &echoTool{name: "shell"}
 	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(model), guard.Tools(shell)))
-	env := []string{streamrules.EnvTelegram, streamrules.EnvClientOps}
+	env := []string{seeds.EnvTelegram, seeds.EnvClientOps}
 	out, err := guard.Run(context.Background(), exec, "chat-rec", "How is the disk?",
 		middleware.WithEnvironments(env...), middleware.WithVars(map[string]string{"message_id": "9"}))
 	if err != nil || out != "Disk is fine.\n\n↩ #9" {
 		t.Fatalf("out %q, err %v", out, err)
 	}
-	ctx, move := guard.BeginMove(context.Background(), "chat-rec", streamrules.EnvTelegram)
+	ctx, move := guard.BeginMove(context.Background(), "chat-rec", seeds.EnvTelegram)
 	move.SetVar("message_id", "10")
 	_, err = exec.Call(ctx, map[string]any{"input": "and now?"})
 	if err := guard.EndMove(ctx, move, err); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // runFixture is a guard whose only client wiring is Config.Callbacks: no handler given to
@@ -26,7 +27,7 @@ func runFixture(t *testing.T) *rig {
 	t.Helper()
 	return newRig(t, nil,
 		softRule("ls_reminder", "shell", `"cmd":"ls"`, "Use the file tool."),
-		textRule("no_image", `!\[[^\]]*\]\([^)]*\)`, "No markdown images.", streamrules.EnvTelegram))
+		textRule("no_image", `!\[[^\]]*\]\([^)]*\)`, "No markdown images.", seeds.EnvTelegram))
 }
 
 // One handler, given once: it gets the tool events with the clean output, the chain and
@@ -59,7 +60,7 @@ func TestRunOneHandler(t *testing.T) {
 			mem := memory.NewConversationBuffer(memory.WithInputKey("input"), memory.WithOutputKey("output"))
 			exec := r.guard.Executor(a, agents.WithMemory(mem))
 
-			out, err := r.guard.Run(context.Background(), exec, "chat-1", "list the files", middleware.WithEnvironments(streamrules.EnvTelegram))
+			out, err := r.guard.Run(context.Background(), exec, "chat-1", "list the files", middleware.WithEnvironments(seeds.EnvTelegram))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func TestRunError(t *testing.T) {
 		scripted.Reply{Err: boom},
 	)
 	exec := r.guard.Executor(agents.NewOpenAIFunctionsAgent(r.guard.Model(model), r.guard.Tools(&echoTool{name: "shell"})))
-	_, err := r.guard.Run(context.Background(), exec, "chat-2", "list", middleware.WithEnvironments(streamrules.EnvTelegram))
+	_, err := r.guard.Run(context.Background(), exec, "chat-2", "list", middleware.WithEnvironments(seeds.EnvTelegram))
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v, want the provider's", err)
 	}
@@ -225,7 +226,7 @@ func (c *chatStreams) HandleStreamingFunc(ctx context.Context, chunk []byte) {
 // Many chats at once through one guard and one executor: each Run owns its own move.
 func TestRunManyChats(t *testing.T) {
 	t.Parallel()
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{imageRule()})
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{imageRule()}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestRunManyChats(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			chat := fmt.Sprintf("chat-%02d", i)
-			out, err := guard.Run(context.Background(), exec, chat, chat, middleware.WithEnvironments(streamrules.EnvTelegram))
+			out, err := guard.Run(context.Background(), exec, chat, chat, middleware.WithEnvironments(seeds.EnvTelegram))
 			if err != nil || out != chat+" ok" {
 				errs <- fmt.Errorf("%s: %q, %v", chat, out, err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // benchRules are n rules of a realistic mix: half text rules (literals, case-insensitive
@@ -99,7 +100,7 @@ func BenchmarkRun(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "bench", R: bytes.NewReader(data)}}, &replay.Options{Workers: workers})
+				rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "bench", R: bytes.NewReader(data)}}, &replay.Options{Environments: seeds.Environments(), Workers: workers})
 				if err != nil {
 					b.Fatal(err)
 				}

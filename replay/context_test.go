@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestContextRulesReplay: a transcript's input and each call's ok are the move's context,
@@ -27,7 +28,7 @@ func TestContextRulesReplay(t *testing.T) {
 {"chat":"a","input":"Weather?","answer":"Sunny."}
 {"chat":"a","answer":"No input here."}
 `
-	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t.jsonl", R: strings.NewReader(transcript)}}, nil)
+	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t.jsonl", R: strings.NewReader(transcript)}}, &replay.Options{Environments: seeds.Environments()})
 	if err != nil {
 		t.Fatal(err)
 	}

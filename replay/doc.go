@@ -4,7 +4,8 @@
 //
 //	f, err := os.Open("last-week.jsonl")
 //	…
-//	rep, err := replay.Run(ctx, rules, []replay.Source{{Name: "last-week.jsonl", R: f}}, nil)
+//	opts := &replay.Options{Environments: eng.Environments()} // the names the rules' when may use
+//	rep, err := replay.Run(ctx, rules, []replay.Source{{Name: "last-week.jsonl", R: f}}, opts)
 //	…
 //	err = rep.WriteText(os.Stdout)            // or json.Marshal(rep)
 //

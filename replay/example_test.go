@@ -9,23 +9,24 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // Would a Telegram tail rule have fired last week, and on what? Two chats, four moves.
 func ExampleRun() {
 	rules := []streamrules.Rule{{
 		Name: "telegram_reply_tail", Scope: "text", Condition: `↩ #\d+\s*$`, Negate: true,
-		When: []string{streamrules.EnvTelegram}, Text: "A Telegram reply ends with the tail ↩ #id.",
+		When: []string{seeds.EnvTelegram}, Text: "A Telegram reply ends with the tail ↩ #id.",
 	}, {
 		Name: "local_shell_for_his_machine", Scope: "tool:shell", Repeat: "once",
-		When: []string{streamrules.EnvClientOps}, Text: "This shell runs on the agent's machine, not the master's.",
+		When: []string{seeds.EnvClientOps}, Text: "This shell runs on the agent's machine, not the master's.",
 	}}
 	week := `{"chat":"tg-7","move":12,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\": \"df -h\"}"}],"answer":"12G free. ↩ #12"}
 {"chat":"tg-7","move":13,"env":["telegram","client_ops"],"tools":[{"name":"shell","args":"{\"cmd\": \"uptime\"}"}],"answer":"Up 3 days."}
 {"chat":"web-1","move":1,"answer":"Hello!"}
 {"chat":"tg-9","move":1,"env":["telegram"],"answer":"Hi. ↩ #1"}
 `
-	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "week.jsonl", R: strings.NewReader(week)}}, nil)
+	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "week.jsonl", R: strings.NewReader(week)}}, &replay.Options{Environments: seeds.Environments()})
 	if err != nil {
 		panic(err)
 	}
@@ -34,7 +35,7 @@ func ExampleRun() {
 	}
 
 	// A bad line names its file and line.
-	_, err = replay.Run(context.Background(), rules, []replay.Source{{Name: "typo.jsonl", R: strings.NewReader(`{"chat":"c","anwser":"hi"}`)}}, nil)
+	_, err = replay.Run(context.Background(), rules, []replay.Source{{Name: "typo.jsonl", R: strings.NewReader(`{"chat":"c","anwser":"hi"}`)}}, &replay.Options{Environments: seeds.Environments()})
 	var le *replay.LineError
 	fmt.Println(errors.As(err, &le), err)
 	// Output:

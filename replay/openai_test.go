@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // Two calls of one agent move, as a proxy logs them: the first answers with a tool call,
@@ -127,7 +128,7 @@ func TestFromOpenAIReplays(t *testing.T) {
 	log := `{"chat":"c","env":["telegram"],"request":{"messages":[{"role":"user","content":"img?"}]},"response":{"choices":[{"message":{"role":"assistant","content":"![x](y)"}}]}}`
 	transcript, _ := convert(t, log, nil)
 	rules := []streamrules.Rule{{Name: "img", Scope: "text", Condition: `!\[`, When: []string{"telegram"}, Text: "No images."}}
-	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t", R: strings.NewReader(transcript)}}, nil)
+	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t", R: strings.NewReader(transcript)}}, &replay.Options{Environments: seeds.Environments()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,9 @@ import (
 
 // Options tune a backtest. A nil *Options means all defaults.
 type Options struct {
-	// Environments are the host's own environment names, beside the builtin ones, as in
-	// streamrules.Config.Environments. Default none.
+	// Environments are the environment names the rules' `when` may use and the moves'
+	// environments name: seeds.Environments() for the shipped seeds, then the host's
+	// own. Default none: a rule with a `when` is an error.
 	Environments []string
 	// MaxRetriesPerMove is the engine's retry ceiling, as in streamrules.Config. It decides
 	// whether a text rule's would-fire counts as a discard (see Report). Default 0: 1.

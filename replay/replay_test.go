@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // testRules are four rules with every kind of state a backtest must carry over moves:
@@ -43,6 +44,12 @@ const transcript = `{"chat":"tg-1","move":1,"env":["telegram"],"answer":"hello"}
 
 func run(t *testing.T, rules []streamrules.Rule, text string, opts *replay.Options) *replay.Report {
 	t.Helper()
+	if opts == nil {
+		opts = &replay.Options{}
+	}
+	if opts.Environments == nil {
+		opts.Environments = seeds.Environments()
+	}
 	rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "week.jsonl", R: strings.NewReader(text)}}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +233,7 @@ func TestRunErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := replay.Run(context.Background(), testRules(), []replay.Source{{Name: "week.jsonl", R: strings.NewReader(tt.text)}}, nil)
+			_, err := replay.Run(context.Background(), testRules(), []replay.Source{{Name: "week.jsonl", R: strings.NewReader(tt.text)}}, &replay.Options{Environments: seeds.Environments()})
 			var le *replay.LineError
 			if !errors.As(err, &le) {
 				t.Fatalf("error %v (%T), want a *LineError", err, err)
@@ -242,7 +249,7 @@ func TestRunBadRule(t *testing.T) {
 	t.Parallel()
 	rules := testRules()
 	rules[1].Condition = "(unclosed"
-	_, err := replay.Run(context.Background(), rules, nil, nil)
+	_, err := replay.Run(context.Background(), rules, nil, &replay.Options{Environments: seeds.Environments()})
 	var ve *streamrules.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "condition" || !strings.Contains(err.Error(), `rule "img"`) {
 		t.Errorf("error %v, want a validation error naming rule img and its condition", err)
@@ -253,7 +260,7 @@ func TestRunCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := replay.Run(ctx, testRules(), []replay.Source{{Name: "a", R: strings.NewReader(transcript)}}, nil)
+	_, err := replay.Run(ctx, testRules(), []replay.Source{{Name: "a", R: strings.NewReader(transcript)}}, &replay.Options{Environments: seeds.Environments()})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
@@ -350,13 +357,13 @@ func TestRunUnknownEnv(t *testing.T) {
 func TestRunStopsReader(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	long := strings.Repeat(`{"chat":"c","answer":"hi"}`+"\n", 5000)
-	_, err := replay.Run(context.Background(), testRules(), []replay.Source{{Name: "a", R: strings.NewReader(`{"chat":"c","move":5}` + "\n" + `{"chat":"c","move":2}` + "\n" + long)}}, nil)
+	_, err := replay.Run(context.Background(), testRules(), []replay.Source{{Name: "a", R: strings.NewReader(`{"chat":"c","move":5}` + "\n" + `{"chat":"c","move":2}` + "\n" + long)}}, &replay.Options{Environments: seeds.Environments()})
 	if err == nil || !strings.HasPrefix(err.Error(), "a:2: ") {
 		t.Fatalf("error %v, want one at a:2", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	moves := 0
-	_, err = replay.Run(ctx, testRules(), []replay.Source{{Name: "b", R: strings.NewReader(long)}}, &replay.Options{OnMove: func(p replay.Progress) {
+	_, err = replay.Run(ctx, testRules(), []replay.Source{{Name: "b", R: strings.NewReader(long)}}, &replay.Options{Environments: seeds.Environments(), OnMove: func(p replay.Progress) {
 		if moves++; moves == 10 {
 			cancel()
 		}
@@ -385,7 +392,7 @@ func TestWorkersSameReport(t *testing.T) {
 	for _, tt := range []struct{ name, text string }{{"clean", data}, {"errors", withErrors}} {
 		var want string
 		for _, workers := range []int{1, 2, 3, 8} {
-			rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t", R: strings.NewReader(tt.text)}}, &replay.Options{Workers: workers})
+			rep, err := replay.Run(context.Background(), rules, []replay.Source{{Name: "t", R: strings.NewReader(tt.text)}}, &replay.Options{Environments: seeds.Environments(), Workers: workers})
 			b, _ := json.Marshal(rep)
 			got := fmt.Sprintf("%s %v", b, err)
 			if workers == 1 {

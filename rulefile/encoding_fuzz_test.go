@@ -13,6 +13,7 @@ import (
 	"github.com/streamrules/streamrules/internal/rawjson"
 	"github.com/streamrules/streamrules/internal/rulewalk"
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // nulOnly reports whether s has a NUL, is valid UTF-8 and has no other control: a value
@@ -79,9 +80,9 @@ func FuzzFieldEncoding(f *testing.F) {
 		for _, format := range []string{"json", "yaml"} {
 			var set rulefile.Set
 			if format == "json" {
-				set, err = rulefile.Parse(data)
+				set, err = rulefile.Parse(data, seeds.Environments()...)
 			} else {
-				set, err = rulefile.Load(yamlPath) // JSON is YAML: the YAML reader's path
+				set, err = rulefile.Load(yamlPath, seeds.Environments()...) // JSON is YAML: the YAML reader's path
 			}
 			if err == nil {
 				if bad := hasBadText(set); bad != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func ExampleParse() {
@@ -13,7 +14,8 @@ rules:
     scope: text
     condition: (?i)lorem ipsum
     text: Never send placeholder text.
-`))
+`), seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}
@@ -24,9 +26,9 @@ rules:
 	fmt.Print(string(out))
 
 	// A key in another case, and a bad regex: the line, the rule and the field.
-	_, err = rulefile.Parse([]byte("version: 1\nrules:\n  - name: a\n    Scope: text\n"))
+	_, err = rulefile.Parse([]byte("version: 1\nrules:\n  - name: a\n    Scope: text\n"), seeds.Environments()...)
 	fmt.Println(err)
-	_, err = rulefile.Parse([]byte("version: 1\nrules:\n  - name: a\n    scope: text\n    condition: (\n    text: t\n"))
+	_, err = rulefile.Parse([]byte("version: 1\nrules:\n  - name: a\n    scope: text\n    condition: (\n    text: t\n"), seeds.Environments()...)
 	fmt.Println(err)
 	// Output:
 	// {

@@ -25,16 +25,16 @@ func FuzzRoundTrip(f *testing.F) {
 			r.When = []string{when}
 		}
 		r.Normalize()
-		if streamrules.Validate(&r, nil) != nil {
+		if streamrules.Validate(&r, seeds.Environments()) != nil {
 			return
 		}
-		set := rulefile.Set{Version: 1, Rules: []streamrules.Rule{r}}
+		set := rulefile.Set{Version: 1, Rules: []streamrules.Rule{r}, Environments: seeds.Environments()}
 		for _, format := range []rulefile.Format{rulefile.YAML, rulefile.JSON} {
 			data, err := rulefile.Marshal(set, format)
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := rulefile.Parse(data)
+			back, err := rulefile.Parse(data, seeds.Environments()...)
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", format, err, data)
 			}
@@ -53,12 +53,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("version: 1\nrules:\n  - {name: a, scope: text, text: t, negate: false}\n"))
 	f.Add([]byte(`{"version":1,"rules":[{"name":"a","scope":"text","text":"t","text":"u"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		set, err := rulefile.Parse(data)
+		set, err := rulefile.Parse(data, seeds.Environments()...)
 		if err != nil {
 			return
 		}
 		for _, r := range set.Rules {
-			if err := streamrules.Validate(&r, nil); err != nil {
+			if err := streamrules.Validate(&r, seeds.Environments()); err != nil {
 				t.Fatalf("Parse returned an invalid rule %+v: %v", r, err)
 			}
 		}
@@ -67,7 +67,7 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := rulefile.Parse(out)
+			back, err := rulefile.Parse(out, seeds.Environments()...)
 			if err != nil || !reflect.DeepEqual(back, set) {
 				t.Fatalf("%s: %v\n%+v\n%+v\n%s", format, err, set, back, out)
 			}
@@ -119,7 +119,7 @@ func FuzzParseBounded(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var set rulefile.Set
 		var err error
-		n := allocated(func() { set, err = rulefile.Parse(data) })
+		n := allocated(func() { set, err = rulefile.Parse(data, seeds.Environments()...) })
 		if limit := uint64(4<<20 + 2048*len(data)); n > limit {
 			t.Fatalf("%d bytes in allocated %d bytes (more than %d): %v", len(data), n, limit, err)
 		}
@@ -133,7 +133,7 @@ func FuzzParseBounded(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back, err := rulefile.Parse(out); err != nil || !reflect.DeepEqual(back, set) {
+			if back, err := rulefile.Parse(out, seeds.Environments()...); err != nil || !reflect.DeepEqual(back, set) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // aliasBomb is the 500-byte file that expanded to gigabytes: ten levels of ten aliases
@@ -72,7 +73,7 @@ func TestBombs(t *testing.T) {
 	for _, tt := range bombs {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			n := allocated(func() { _, err = rulefile.Parse([]byte(tt.data)) })
+			n := allocated(func() { _, err = rulefile.Parse([]byte(tt.data), seeds.Environments()...) })
 			t.Logf("%d bytes in, %.1f MB allocated: %v", len(tt.data), float64(n)/(1<<20), ruleinput.Excerpt(fmt.Sprint(err)))
 			var fe *rulefile.Error
 			if !errors.As(err, &fe) || fe.Line != tt.line || !strings.Contains(fe.Error(), tt.want) {
@@ -100,10 +101,10 @@ func TestBombFiles(t *testing.T) {
 	if err := os.WriteFile(path, []byte(aliasBomb()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rulefile.Load(path); err == nil || !strings.HasPrefix(err.Error(), path+":1: an anchor") {
+	if _, err := rulefile.Load(path, seeds.Environments()...); err == nil || !strings.HasPrefix(err.Error(), path+":1: an anchor") {
 		t.Errorf("Load: %v", err)
 	}
-	if _, err := rulefile.LoadRule(path); err == nil || !strings.HasPrefix(err.Error(), path+":1: an anchor") {
+	if _, err := rulefile.LoadRule(path, seeds.Environments()...); err == nil || !strings.HasPrefix(err.Error(), path+":1: an anchor") {
 		t.Errorf("LoadRule: %v", err)
 	}
 	big := filepath.Join(dir, "big.json")
@@ -111,7 +112,7 @@ func TestBombFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	n := allocated(func() { _, err = rulefile.Load(big) })
+	n := allocated(func() { _, err = rulefile.Load(big, seeds.Environments()...) })
 	if err == nil || !strings.Contains(err.Error(), "more than 4194304 bytes") {
 		t.Errorf("Load of a 12 MB file: %v", err)
 	}
@@ -139,7 +140,7 @@ func TestDeepestRuleFits(t *testing.T) {
 	} {
 		r := streamrules.Rule{Name: "deep", Scope: "text", Predicate: p, Text: "t"}
 		r.Normalize()
-		if err := streamrules.Validate(&r, nil); err != nil {
+		if err := streamrules.Validate(&r, seeds.Environments()); err != nil {
 			t.Fatalf("%s: the deepest predicate is not valid: %v", name, err)
 		}
 		for _, f := range []rulefile.Format{rulefile.YAML, rulefile.JSON} {
@@ -147,7 +148,7 @@ func TestDeepestRuleFits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := rulefile.Parse(data); err != nil {
+			if _, err := rulefile.Parse(data, seeds.Environments()...); err != nil {
 				t.Errorf("%s in %s: %v\n%s", name, f, err, data)
 			}
 		}
@@ -170,7 +171,7 @@ func BenchmarkBombs(b *testing.B) {
 	b.Run("valid set", func(b *testing.B) {
 		b.SetBytes(int64(len(valid)))
 		for b.Loop() {
-			if _, err := rulefile.Parse(valid); err != nil {
+			if _, err := rulefile.Parse(valid, seeds.Environments()...); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -180,7 +181,7 @@ func BenchmarkBombs(b *testing.B) {
 			data := []byte(bb.data)
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := rulefile.Parse(data); err == nil {
+				if _, err := rulefile.Parse(data, seeds.Environments()...); err == nil {
 					b.Fatal("accepted")
 				}
 			}
@@ -195,24 +196,24 @@ func TestByteOrderMark(t *testing.T) {
 	t.Parallel()
 	const bom = "\xEF\xBB\xBF"
 	for _, data := range []string{goodYAML, `{"version": 2, "rules": [{"name": "a", "scope": "text", "text": "t"}]}`} {
-		want, err := rulefile.Parse([]byte(data))
+		want, err := rulefile.Parse([]byte(data), seeds.Environments()...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := rulefile.Parse([]byte(bom + data))
+		got, err := rulefile.Parse([]byte(bom+data), seeds.Environments()...)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("with a BOM: %v\n%+v\n%+v", err, got, want)
 		}
 	}
 	for _, data := range []string{"name: a\nscope: text\ntext: t\n", `{"name": "a", "scope": "text", "text": "t"}`} {
-		if _, err := rulefile.ParseRule([]byte(bom + data)); err != nil {
+		if _, err := rulefile.ParseRule([]byte(bom+data), seeds.Environments()...); err != nil {
 			t.Errorf("ParseRule with a BOM: %v", err)
 		}
 	}
 	if _, err := rulefile.DecodeRule([]byte(bom + `{"name": "a", "scope": "text", "text": "t"}`)); err != nil {
 		t.Errorf("DecodeRule with a BOM: %v", err)
 	}
-	_, err := rulefile.Parse([]byte(bom + "version: 1\nrules:\n  - name: a\n    scope: text\n    text: t\n    Text: u\n"))
+	_, err := rulefile.Parse([]byte(bom+"version: 1\nrules:\n  - name: a\n    scope: text\n    text: t\n    Text: u\n"), seeds.Environments()...)
 	var fe *rulefile.Error
 	if !errors.As(err, &fe) || fe.Line != 6 || fe.Field != "Text" {
 		t.Errorf("an error after a BOM: %v, want line 6 naming \"Text\"", err)

@@ -26,6 +26,10 @@ type Set struct {
 	Version int `json:"version"`
 	// Rules are normalized and valid; Disabled only when the file said "enabled": false.
 	Rules []streamrules.Rule `json:"rules"`
+	// Environments are the names the rules' `when` was checked against: the ones given
+	// to Parse or Load. A store seeded with the set knows them (rulesdb.Config.Seed), and
+	// so does the engine on it. Not part of the file: Marshal leaves them out.
+	Environments []string `json:"-"`
 }
 
 // Names returns the names of the set's rules, in file order.
@@ -240,8 +244,8 @@ func kindName(t string) string {
 // when the data starts with '{'). It rejects, each with the field named: unknown fields,
 // fields in another case, duplicate fields, the store's own fields (id, created_at,
 // updated_at), invalid UTF-8, data after the set, a missing or non-positive version,
-// duplicate rule names, and every rule streamrules.Validate rejects (with the builtin
-// environments plus environments). The error is an *Error. Rules are normalized;
+// duplicate rule names, and every rule streamrules.Validate rejects (with environments,
+// the names `when` may use; the set's Environments holds them). The error is an *Error. Rules are normalized;
 // "enabled" is true when absent.
 func Parse(data []byte, environments ...string) (Set, error) {
 	return parse(data, "", "", environments)
@@ -288,8 +292,8 @@ func parseSet(data []byte, f Format, environments []string) (Set, *Error) {
 	case *top.Version < 1:
 		return Set{}, &Error{Field: "version", Line: d.line([]any{"version"}), Err: fmt.Errorf(`"version" is %d, must be 1 or more`, *top.Version)}
 	}
-	known := streamrules.KnownEnvironments(environments...)
-	set := Set{Version: *top.Version, Rules: make([]streamrules.Rule, 0, len(top.Rules))}
+	known := slices.Clone(environments)
+	set := Set{Version: *top.Version, Rules: make([]streamrules.Rule, 0, len(top.Rules)), Environments: known}
 	seen := map[string]int{}
 	for i, raw := range top.Rules {
 		at := []any{"rules", i}
@@ -381,7 +385,8 @@ func fieldPath(field string) []any {
 }
 
 // ParseRule parses a single rule, an object with a rule's fields, in JSON or YAML, as
-// strictly as Parse parses a set's rules. The rule is normalized and valid.
+// strictly as Parse parses a set's rules. The rule is normalized and valid; its `when`
+// may name environments.
 func ParseRule(data []byte, environments ...string) (streamrules.Rule, error) {
 	return parseRule(data, "", "", environments)
 }
@@ -408,8 +413,7 @@ func parseRule(data []byte, f Format, file string, environments []string) (strea
 		if err != nil {
 			return r, err
 		}
-		known := streamrules.KnownEnvironments(environments...)
-		return r, validate(&r, known, d, nil)
+		return r, validate(&r, environments, d, nil)
 	}()
 	if err != nil {
 		err.File = file

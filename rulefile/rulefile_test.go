@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,13 +33,14 @@ rules:
 
 func TestParseYAMLAndJSONAgree(t *testing.T) {
 	t.Parallel()
-	y, err := rulefile.Parse([]byte(goodYAML))
+	y, err := rulefile.Parse([]byte(goodYAML), seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j, err := rulefile.Parse([]byte(`{"version":2,"rules":[
 		{"name":"no_lorem","scope":"text","condition":"(?i)lorem ipsum","text":"Never send placeholder text."},
-		{"name":"shell_is_ours","scope":"tool:shell","when":["client_ops"],"repeat":"once","text":"This shell runs on the agent's host.","enabled":false}]}`))
+		{"name":"shell_is_ours","scope":"tool:shell","when":["client_ops"],"repeat":"once","text":"This shell runs on the agent's host.","enabled":false}]}`), seeds.Environments()...)
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ rules:
         - edited_unchecked: {edits: [write_file], checks: [run_tests]}
         - any_of: [{tool_called: write_file}, {tool_failed: run_tests}, {input_contains_regex: x}]
 `
-	set, err := rulefile.Parse([]byte(yaml))
+	set, err := rulefile.Parse([]byte(yaml), seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ rules:
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := rulefile.Parse(data)
+		back, err := rulefile.Parse(data, seeds.Environments()...)
 		if err != nil || !reflect.DeepEqual(back.Rules[0].Predicate, r.Predicate) || !reflect.DeepEqual(back.Rules[0].AppliesWhen, r.AppliesWhen) {
 			t.Errorf("%v round trip: %v\n%s", f, err, data)
 		}
@@ -141,7 +143,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := rulefile.Parse([]byte(tt.data))
+			_, err := rulefile.Parse([]byte(tt.data), seeds.Environments()...)
 			var fe *rulefile.Error
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v, want a *rulefile.Error", err)
@@ -163,11 +165,11 @@ func TestLoadNamesTheFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Replace(goodYAML, "(?i)lorem ipsum", "(", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := rulefile.Load(path)
+	_, err := rulefile.Load(path, seeds.Environments()...)
 	if err == nil || !strings.HasPrefix(err.Error(), path+`:6: rule #1 "no_lorem": streamrules: invalid condition: `) {
 		t.Errorf("got %v", err)
 	}
-	if _, err := rulefile.Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+	if _, err := rulefile.Load(filepath.Join(t.TempDir(), "missing.yaml"), seeds.Environments()...); err == nil {
 		t.Error("missing file loaded")
 	}
 }
@@ -180,7 +182,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	odd := rulefile.Set{Version: 7, Rules: []streamrules.Rule{
+	odd := rulefile.Set{Version: 7, Environments: seeds.Environments(), Rules: []streamrules.Rule{
 		{Name: "quotes", Scope: "text", Condition: `"yes"|'no'|#x: y|\t\\`, Negate: true, When: []string{"master", "telegram"},
 			Text: "Line one.\nLine two: \"quoted\" <b>&amp;</b> \t tab, \u00a0nbsp, \u2028sep, \ufeffbom, emoji 👍, null-ish ~", Repeat: "after:12", Shadow: true, Early: true, Disabled: true},
 		{Name: "true", Scope: "tool:a.b-c:d", Text: "yes", Mode: streamrules.ModeRemind, Repeat: "once"},
@@ -200,7 +202,7 @@ func TestRoundTrip(t *testing.T) {
 			Fix: &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `"(a)"`, With: "'$1' #"}}})
 	for i := range odd.Rules {
 		odd.Rules[i].Normalize()
-		if err := streamrules.Validate(&odd.Rules[i], nil); err != nil {
+		if err := streamrules.Validate(&odd.Rules[i], seeds.Environments()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -210,7 +212,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := rulefile.Parse(data)
+			back, err := rulefile.Parse(data, seeds.Environments()...)
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", f, err, data)
 			}
@@ -244,7 +246,7 @@ func TestRuleFiles(t *testing.T) {
 			t.Errorf("%s: %v\n%+v\n%+v", f, err, r, back)
 		}
 	}
-	_, err = rulefile.ParseRule([]byte("name: deploy_ticket\nscope: tool:deploy\nwhen: [prod]\ntext: Deploys need a ticket.\n"))
+	_, err = rulefile.ParseRule([]byte("name: deploy_ticket\nscope: tool:deploy\nwhen: [prod]\ntext: Deploys need a ticket.\n"), seeds.Environments()...)
 	if err == nil || !strings.Contains(err.Error(), `line 3: rule "deploy_ticket": streamrules: invalid when`) {
 		t.Errorf("unknown environment: %v", err)
 	}
@@ -332,5 +334,33 @@ func TestEveryRuleFieldIsAFileField(t *testing.T) {
 		if _, err := rulefile.DecodeRule([]byte(`{"` + k + `": 1}`)); err == nil || !strings.Contains(err.Error(), "belongs to the store") {
 			t.Errorf("%s: %v", k, err)
 		}
+	}
+}
+
+// TestSetEnvironments: a set lists the names its rules were checked against, those given
+// to Parse; the file does not hold them (Marshal leaves them out), and without them a
+// rule's `when` is refused.
+func TestSetEnvironments(t *testing.T) {
+	data := []byte(`{"version": 1, "rules": [{"name": "v", "scope": "text", "condition": "x", "when": ["voice"], "text": "t"}]}`)
+	set, err := rulefile.Parse(data, "voice", "radio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := set.Environments, []string{"voice", "radio"}; !slices.Equal(got, want) {
+		t.Fatalf("Environments = %v, want %v", got, want)
+	}
+	out, err := rulefile.Marshal(set, rulefile.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "radio") {
+		t.Fatalf("Marshal wrote the environments:\n%s", out)
+	}
+	var ferr *rulefile.Error
+	if _, err := rulefile.Parse(data); !errors.As(err, &ferr) || ferr.Field != "when" {
+		t.Fatalf("Parse with no environments: %v, want an error on when", err)
+	}
+	if _, err := rulefile.ParseRule([]byte(`{"name": "v", "scope": "text", "condition": "x", "when": ["voice"], "text": "t"}`)); err == nil {
+		t.Fatal("ParseRule with no environments accepts a when")
 	}
 }

@@ -36,7 +36,7 @@ func BenchmarkMove(b *testing.B) {
 			start := s.Stats().RoundTrips
 			b.ResetTimer()
 			for i := range b.N {
-				mctx, move := eng.BeginMove(ctx, fmt.Sprintf("chat-%d", i%64), streamrules.EnvTelegram, streamrules.EnvClientOps)
+				mctx, move := eng.BeginMove(ctx, fmt.Sprintf("chat-%d", i%64), seeds.EnvTelegram, seeds.EnvClientOps)
 				for range 10 {
 					move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`)
 				}

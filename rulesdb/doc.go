@@ -118,9 +118,9 @@
 // # Editing and change notification
 //
 // CreateRule, UpdateRule and DeleteRule validate exactly as the engine does
-// (streamrules.Rule.Normalize and streamrules.Validate, with Config.Environments beside
-// the builtin environments): a NUL byte or invalid UTF-8 in any text field is rejected
-// the same way on both databases. A bad rule is a *streamrules.ValidationError naming the
+// (streamrules.Rule.Normalize and streamrules.Validate, with Store.Environments:
+// Config.Seed's environments and Config.Environments): a NUL byte or invalid UTF-8 in
+// any text field is rejected the same way on both databases. A bad rule is a *streamrules.ValidationError naming the
 // field and nothing is written; a taken name is one too (field "name"), wrapping
 // streamrules.ErrExists; a missing one is streamrules.ErrNotFound. UpdateRule and
 // DeleteRule address the name exactly as stored, and an UpdateRule whose rule has that

@@ -16,6 +16,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/statshttp"
 )
 
@@ -46,7 +47,7 @@ func TestBadRowSkipped(t *testing.T) {
 		if got := len(eng.Rules()); got != 8 {
 			t.Errorf("engine loaded %d rules, want 8", got)
 		}
-		mctx, move := eng.BeginMove(ctx, "chat-bad-row", streamrules.EnvTelegram, streamrules.EnvPicture)
+		mctx, move := eng.BeginMove(ctx, "chat-bad-row", seeds.EnvTelegram, seeds.EnvPicture)
 		v := move.CheckAnswer(mctx, "![x](https://x.test/x.png)")
 		if !v.Discard || strings.Join(v.Rules, ",") != "telegram_reply_tail" {
 			t.Errorf("verdict %+v", v)
@@ -125,7 +126,7 @@ func TestStatsOutliveRule(t *testing.T) {
 		s := seeded(t, dsn)
 		eng := newEngine(t, s, nil)
 
-		mctx, move := eng.BeginMove(ctx, "chat-stats", streamrules.EnvTelegram, streamrules.EnvClientOps)
+		mctx, move := eng.BeginMove(ctx, "chat-stats", seeds.EnvTelegram, seeds.EnvClientOps)
 		if rem := move.ToolReminders(mctx, "shell", `{"cmd":"uptime"}`); len(rem) != 1 {
 			t.Fatalf("reminders %v", rem)
 		}
@@ -259,7 +260,7 @@ func TestRoundTrips(t *testing.T) {
 		t.Cleanup(eng.Close)
 
 		before := s.Stats().RoundTrips
-		mctx, move := eng.BeginMove(ctx, "chat-rt", streamrules.EnvTelegram, streamrules.EnvClientOps)
+		mctx, move := eng.BeginMove(ctx, "chat-rt", seeds.EnvTelegram, seeds.EnvClientOps)
 		if got := s.Stats().RoundTrips - before; got != 1 {
 			t.Errorf("BeginMove: %d round trips, want 1", got)
 		}
@@ -325,7 +326,7 @@ func TestWireRoundTrips(t *testing.T) {
 	_ = warm
 
 	w := d.writes.Load()
-	mctx, move := eng.BeginMove(ctx, "chat-wire", streamrules.EnvTelegram)
+	mctx, move := eng.BeginMove(ctx, "chat-wire", seeds.EnvTelegram)
 	if got := d.writes.Load() - w; got != 1 {
 		t.Errorf("LoadChat: %d writes to the server, want 1", got)
 	}

@@ -40,7 +40,7 @@ func ExampleOpen() {
 	}
 	defer eng.Close()
 
-	mctx, move := eng.BeginMove(ctx, "chat-42", streamrules.EnvTelegram)
+	mctx, move := eng.BeginMove(ctx, "chat-42", seeds.EnvTelegram)
 	verdict := move.CheckAnswer(mctx, "Done, the report is saved.") // no ↩ #id tail
 	fmt.Println("discard:", verdict.Discard, verdict.Rules)
 	verdict = move.CheckAnswer(mctx, "Done, the report is saved.\n↩ #42") // the replay
@@ -74,7 +74,11 @@ func ExampleStore_Seed() {
 	dir, _ := os.MkdirTemp("", "rulesdb-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	store, err := rulesdb.Open(ctx, "sqlite:"+filepath.Join(dir, "rules.db"), &rulesdb.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// Seeded after Open, not by it: the store must know the seeds' environments.
+	store, err := rulesdb.Open(ctx, "sqlite:"+filepath.Join(dir, "rules.db"), &rulesdb.Config{
+		Environments: seeds.Environments(),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
 	if err != nil {
 		panic(err)
 	}

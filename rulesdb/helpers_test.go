@@ -47,6 +47,11 @@ func open(t *testing.T, dsn string, cfg *rulesdb.Config) *rulesdb.Store {
 	if cfg == nil {
 		cfg = &rulesdb.Config{}
 	}
+	if cfg.Environments == nil {
+		// The seeds' names, so a test may seed a set it built or Seed after Open; the
+		// store's own list is TestStoreEnvironments'.
+		cfg.Environments = seeds.Environments()
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestHandTypedNamesDisplaceNothing is the issue's repro on both stores: rows typed in by
@@ -33,7 +34,7 @@ func TestHandTypedNamesDisplaceNothing(t *testing.T) {
 		log, buf := capture()
 		eng := newEngine(t, s, log)
 
-		mctx, m := eng.BeginMove(ctx, "c", streamrules.EnvMaster)
+		mctx, m := eng.BeginMove(ctx, "c", seeds.EnvMaster)
 		if got := m.ToolReminders(mctx, "shell", `{"cmd":"rm -rf /"}`); len(got) != 1 || got[0].Text != "Careful with rm." {
 			t.Fatalf("rm -rf / got %+v, want the real good_tool's reminder", got)
 		}

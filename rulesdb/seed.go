@@ -44,8 +44,10 @@ func (r SeedReport) LogAttrs() []any {
 //     seeded rule that was deleted stays deleted (stream_rule_seed remembers every name
 //     ever seeded); and the version is recorded.
 //
-// Rules of earlier waves missing from set are left alone. Every rule is validated first
-// (with Config.Environments): on an error nothing is written.
+// Rules of earlier waves missing from set are left alone. Every rule is validated first,
+// against the store's environments (Store.Environments: Config.Seed's and
+// Config.Environments), not set.Environments: a set naming others is refused, since an
+// engine on the store would not know them. On an error nothing is written.
 func (s *Store) Seed(ctx context.Context, set seeds.Set) (SeedReport, error) {
 	rep := SeedReport{Version: set.Version}
 	if set.Version < 1 {

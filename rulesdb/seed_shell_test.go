@@ -53,7 +53,7 @@ func TestSeedShellGate(t *testing.T) {
 		}
 
 		eng := newEngine(t, s, nil)
-		mctx, move := eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+		mctx, move := eng.BeginMove(ctx, "ops", seeds.EnvClientOps)
 		if rem := move.GateCall(mctx, "shell", `{"cmd":"bash -c \"\\\\rm -r --force /srv\""}`); len(rem) != 1 || rem[0].Rule != "destructive_shell" {
 			t.Errorf("the stored gate let the call run: %v", rem)
 		}
@@ -94,7 +94,7 @@ func TestSeedWave4ShellGate(t *testing.T) {
 			t.Errorf("report %+v, want destructive_shell updated", rep)
 		}
 		eng := newEngine(t, s, nil)
-		mctx, move := eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+		mctx, move := eng.BeginMove(ctx, "ops", seeds.EnvClientOps)
 		for _, cmd := range []string{`rm -r /srv/data`, `ln -s /srv/data build && rm -rf build/`} {
 			in, _ := json.Marshal(map[string]string{"cmd": cmd})
 			if rem := move.GateCall(mctx, "shell", string(in)); len(rem) != 1 {

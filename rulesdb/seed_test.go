@@ -70,7 +70,7 @@ func TestConcurrentSeeders(t *testing.T) {
 		for range n {
 			wg.Go(func() {
 				// Separate stores: separate pools, as separate processes would have.
-				s, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Logger: quietLogger(), ReloadInterval: -1})
+				s, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Environments: seeds.Environments(), Logger: quietLogger(), ReloadInterval: -1})
 				if err != nil {
 					t.Errorf("Open: %v", err)
 					return

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,10 @@ type Config struct {
 	// DefaultSQLitePath is the SQLite file Open uses for an empty DSN.
 	// Default "streamrules.db" in the working directory.
 	DefaultSQLitePath string `env:"STREAMRULES_SQLITE_PATH"`
-	// Environments are the host's own environment names that a rule's `when` may use
-	// beside streamrules.BuiltinEnvironments: give the same list as to
-	// streamrules.Config.Environments. Default none.
+	// Environments are environment names a rule's `when` may use beside Seed's
+	// (Seed.Environments: seeds.Environments() for the shipped set). The store lists
+	// both to the engine (Store.Environments), so streamrules.Config.Environments need
+	// not repeat them. Default none.
 	Environments []string `env:"STREAMRULES_ENVIRONMENTS"`
 	// ReloadInterval is how often subscribers are told to reload anyway, a backstop for
 	// a missed notification (and, on SQLite, how edits by other processes arrive).
@@ -176,7 +178,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		dialect: t.dialect,
 		target:  t,
 		log:     cfg.Logger,
-		known:   streamrules.KnownEnvironments(cfg.Environments...),
+		known:   storeEnvironments(cfg),
 		now:     func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		subs:    map[int]func(){},
 		done:    make(chan struct{}),
@@ -326,6 +328,26 @@ func newWriterID() (string, error) {
 		return "", fmt.Errorf("rulesdb: writer id: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// Environments implements streamrules.EnvironmentLister: the names a rule's `when` may
+// use here, Config.Seed's then Config.Environments, each once. An engine on the store
+// knows them.
+func (s *Store) Environments() []string { return slices.Clone(s.known) }
+
+// storeEnvironments is the store's known list: cfg.Seed's environments, then
+// cfg.Environments, each once.
+func storeEnvironments(cfg *Config) []string {
+	var out []string
+	if cfg.Seed != nil {
+		out = slices.Clone(cfg.Seed.Environments)
+	}
+	for _, name := range cfg.Environments {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Close stops the listener and the reload backstop, writes the move records still queued

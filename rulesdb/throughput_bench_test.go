@@ -15,6 +15,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // rawInsertRate is the box's single-row autocommit INSERT rate at 64 workers, measured by
@@ -107,7 +108,7 @@ func benchMoves(b *testing.B, workers int, ttl time.Duration) {
 					return
 				}
 				chat := fmt.Sprintf("w%d-c%d", w, i%10)
-				mctx, move := eng.BeginMove(ctx, chat, streamrules.EnvTelegram)
+				mctx, move := eng.BeginMove(ctx, chat, seeds.EnvTelegram)
 				if got := move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`); len(got) != 1 {
 					b.Errorf("reminders %v, want every_shell", got)
 					return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // manyRules returns n valid rules: every third a tool rule, every fifth disabled; big:
@@ -43,13 +44,13 @@ func manyRules(n int, big bool) []streamrules.Rule {
 func bigSetup(t *testing.T, n int, big bool) (context.Context, map[string]tools.Tool) {
 	t.Helper()
 	_, eng, tl := setup(t, func(t *testing.T) editorStore {
-		s, err := streamrules.NewMemoryStore(manyRules(n, big))
+		s, err := streamrules.NewMemoryStore(manyRules(n, big), seeds.Environments()...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	})
-	ctx, _ := eng.BeginMove(context.Background(), "m", streamrules.EnvMaster)
+	ctx, _ := eng.BeginMove(context.Background(), "m", seeds.EnvMaster)
 	return ctx, tl
 }
 
@@ -143,7 +144,7 @@ func TestStrictToolJSON(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			s, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 			before, _ := s.ListRules(context.Background())
 			cases := []struct {
 				tool, input, field string

@@ -19,9 +19,11 @@
 // # Only the master
 //
 // Every call checks the move in its context: without a streamrules.Move whose environment
-// holds "master" (eng.BeginMove(ctx, chat, streamrules.EnvMaster, …)) the tool refuses,
+// holds "master" (eng.BeginMove(ctx, chat, seeds.EnvMaster, …)) the tool refuses,
 // and so it does in a move another engine began (its "master" is not this engine's).
-// The check is inside Call, so handing the tools to every chat is safe, if wasteful.
+// The engine must know the name: a store seeded with seeds.MustDefault() lists it, and
+// any other store needs it in streamrules.Config.Environments (an engine that does not
+// know it ignores it in BeginMove, and every call refuses). The check is inside Call, so handing the tools to every chat is safe, if wasteful.
 //
 // # Output the model can act on
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/streamrules/streamrules/internal/rawjson"
 	"github.com/streamrules/streamrules/internal/rulewalk"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // FuzzToolFieldEncoding: one string field of the master's create or edit input, any of
@@ -27,7 +28,7 @@ func FuzzToolFieldEncoding(f *testing.F) {
 		f.Add(uint16(i), "a\x00b", i%2 == 0)
 		f.Add(uint16(i), "a\xffb", i%2 == 1)
 	}
-	s, err := streamrules.NewMemoryStore(nil)
+	s, err := streamrules.NewMemoryStore(nil, seeds.Environments()...)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func FuzzToolFieldEncoding(f *testing.F) {
 	for _, tool := range ruletools.New(s, eng) {
 		tl[tool.Name()] = tool
 	}
-	ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+	ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 	f.Fuzz(func(t *testing.T, index uint16, value string, edit bool) {
 		r := rulewalk.RichRule()
 		want, i := "", 0

@@ -7,23 +7,24 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func ExampleNew() {
 	ctx := context.Background()
-	store, _ := streamrules.NewMemoryStore(nil)
+	store, _ := streamrules.NewMemoryStore(nil, seeds.Environments()...)
 	eng, _ := streamrules.New(ctx, store, &streamrules.Config{Logger: quiet})
 	defer eng.Close()
 	ts := ruletools.New(store, eng)
 	create := ts[1]
 
 	// A client's chat: refused.
-	clientCtx, _ := eng.BeginMove(ctx, "client-chat", streamrules.EnvTelegram)
+	clientCtx, _ := eng.BeginMove(ctx, "client-chat", seeds.EnvTelegram)
 	out, _ := create.Call(clientCtx, `{"name": "x", "scope": "text", "text": "y"}`)
 	fmt.Println(out)
 
 	// The master's chat: a bad regex is output naming the field, then the fixed rule is created.
-	masterCtx, _ := eng.BeginMove(ctx, "master-chat", streamrules.EnvMaster)
+	masterCtx, _ := eng.BeginMove(ctx, "master-chat", seeds.EnvMaster)
 	out, _ = create.Call(masterCtx, `{"name": "no_lorem", "scope": "text", "condition": "(?i)lorem(", "text": "Never send placeholder text."}`)
 	fmt.Println(out)
 	out, _ = create.Call(masterCtx, `{"name": "no_lorem", "scope": "text", "condition": "(?i)lorem ipsum", "text": "Never send placeholder text."}`)
@@ -41,7 +42,8 @@ func ExampleReader() {
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{
 		{Name: "diff_not_rewrite", Scope: "tool:write_file", Text: "Edit an existing file with write_diff. Rewriting it whole loses the master's edits."},
 		{Name: "no_secrets", Scope: "tool:write_file", Severity: "high", Text: "Never write a token or a password into a file. Use the vault."},
-	})
+	}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

@@ -36,7 +36,7 @@ func FuzzEditNull(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := streamrules.NewMemoryStore(set.Rules)
+	s, err := streamrules.NewMemoryStore(set.Rules, seeds.Environments()...)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func FuzzEditNull(f *testing.F) {
 	for _, tool := range ruletools.New(s, eng) {
 		tl[tool.Name()] = tool
 	}
-	ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+	ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 	nullable := []string{"predicate", "applies_when", "fix"}
 	f.Fuzz(func(t *testing.T, input string) {
 		const name = "telegram_reply_tail"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestGateThroughTools: the master creates a gate with shell reading from the chat, the
@@ -15,7 +15,7 @@ func TestGateThroughTools(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			_, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 			res := call(t, ctx, tl["stream_rule_create"], `{"name":"no_forced_rm","scope":"tool:shell","mode":"interrupt","field":"cmd","shell":true,`+
 				`"condition":"^rm\\s(?:.*\\s)?-r\\s(?:.*\\s)?-f(?:\\s|$)","text":"No forced recursive rm."}`)
 			if !res.OK {

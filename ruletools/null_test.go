@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // nonNullable are the rule's fields whose type has no null: null in them is refused.
@@ -22,7 +22,7 @@ func TestEditRefusesNull(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			s, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 			tests := []struct{ name, input, field string }{
 				{"name", `{"name": null, "text": "t"}`, "name"},
 				{"new_name", `{"name": "telegram_reply_tail", "new_name": null}`, "new_name"},
@@ -78,7 +78,7 @@ func snapshot(t *testing.T, s editorStore) map[string]string {
 func TestCreateRefusesNull(t *testing.T) {
 	t.Parallel()
 	_, eng, tl := setup(t, stores[0].make)
-	ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+	ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 	for _, f := range append([]string{"name"}, nonNullable...) {
 		in := map[string]any{"name": "n", "scope": "text", "text": "t"}
 		in[f] = nil
@@ -100,7 +100,7 @@ func TestCreateRefusesNull(t *testing.T) {
 func TestPaddedName(t *testing.T) {
 	t.Parallel()
 	s, eng, tl := setup(t, stores[0].make)
-	ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+	ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 	for _, in := range []string{
 		`{"name": "ab\n", "scope": "text", "text": "t"}`,
 		`{"name": " ab", "scope": "text", "text": "t"}`,
@@ -125,7 +125,7 @@ func TestRefuseOtherEngine(t *testing.T) {
 	t.Parallel()
 	s, _, tl := setup(t, stores[0].make)
 	_, other, _ := setup(t, stores[0].make)
-	ctx, _ := other.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+	ctx, _ := other.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 	before, err := s.ListRules(context.Background())
 	if err != nil {
 		t.Fatal(err)

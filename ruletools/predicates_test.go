@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestPredicatesThroughTheTools: the master creates a rule with a tree, applies_when and a
@@ -16,7 +16,7 @@ func TestPredicatesThroughTheTools(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			_, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 			res := call(t, ctx, tl["stream_rule_create"], `{"name":"code_ends_cleanly","scope":"text",
 				"applies_when":{"contains_regex":"`+"```python"+`"},
 				"predicate":{"any_of":[{"ends_with_regex":"`+"```\\\\s*"+`"},{"contains_regex":"(?i)assumption:"}]},"negate":true,

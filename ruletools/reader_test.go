@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // readerFixture: three 250-character rules on shell under a budget of 400, and a rule on
@@ -20,7 +21,7 @@ func readerFixture(t *testing.T) (context.Context, *streamrules.Move, *streamrul
 		rules = append(rules, streamrules.Rule{Name: name, Scope: "tool:shell", Text: head + strings.Repeat("x", 250-len(head))})
 	}
 	rules = append(rules, streamrules.Rule{Name: "delta", Scope: "tool:grep", Text: "Grep less."})
-	st, err := streamrules.NewMemoryStore(rules)
+	st, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func readerFixture(t *testing.T) (context.Context, *streamrules.Move, *streamrul
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	ctx, m := eng.BeginMove(context.Background(), "client", streamrules.EnvTelegram) // not the master: any move may read
+	ctx, m := eng.BeginMove(context.Background(), "client", seeds.EnvTelegram) // not the master: any move may read
 	m.ToolReminders(ctx, "shell", `{"cmd":"ls"}`)
 	return ctx, m, eng
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/ruleinput"
 	"github.com/streamrules/streamrules/rulefile"
+	"github.com/streamrules/streamrules/seeds"
 
 	// Shell rules (Rule.Shell) are read as a shell reads them wherever this package runs.
 	_ "github.com/streamrules/streamrules/shellcmd"
@@ -163,7 +164,7 @@ const otherEngine = "refused: this move was begun by another stream rules engine
 func (b *base) refused(ctx context.Context) string {
 	m := streamrules.MoveFrom(ctx)
 	switch {
-	case m == nil || !m.Has(streamrules.EnvMaster):
+	case m == nil || !m.Has(seeds.EnvMaster):
 		return refusal
 	case m.Engine() != b.eng:
 		return otherEngine

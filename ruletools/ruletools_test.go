@@ -23,6 +23,7 @@ var quiet = slog.New(slog.DiscardHandler)
 type editorStore interface {
 	streamrules.Store
 	streamrules.RuleEditor
+	streamrules.EnvironmentLister // so a wrapper keeps the seeds' names for the engine
 }
 
 // stores: the in-memory reference and the SQLite rulesdb store, both seeded.
@@ -32,7 +33,7 @@ var stores = []struct {
 }{
 	{"memory", func(t *testing.T) editorStore {
 		set, _ := seeds.Default()
-		s, err := streamrules.NewMemoryStore(set.Rules)
+		s, err := streamrules.NewMemoryStore(set.Rules, seeds.Environments()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func TestRefuseWithoutMaster(t *testing.T) {
 				"stream_rule_delete": `{"name":"telegram_reply_tail"}`,
 			}
 			noMove := context.Background()
-			clientMove, _ := eng.BeginMove(context.Background(), "client-chat", streamrules.EnvTelegram)
+			clientMove, _ := eng.BeginMove(context.Background(), "client-chat", seeds.EnvTelegram)
 			for name, in := range inputs {
 				for _, ctx := range []context.Context{noMove, clientMove} {
 					res := call(t, ctx, byName[name], in)
@@ -175,7 +176,7 @@ func TestEditInForceOneReload(t *testing.T) {
 				store = notifyingStore{cs, inner.(streamrules.ChangeNotifier)}
 			}
 			_, eng, tl := setup(t, func(*testing.T) editorStore { return store })
-			ctx, _ := eng.BeginMove(context.Background(), "m", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "m", seeds.EnvMaster)
 			runs := func() string {
 				var out []string
 				for _, r := range eng.Rules() {
@@ -223,7 +224,7 @@ func TestCRUDAsMaster(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			s, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 
 			res := call(t, ctx, tl["stream_rule_list"], "")
 			if !res.OK || len(res.Rules) != 10 || len(res.Environments) != 4 {
@@ -240,7 +241,7 @@ func TestCRUDAsMaster(t *testing.T) {
 			if !res.OK || res.Rule == nil || res.Rule.Disabled || res.Rule.Mode != "interrupt" || !res.Rule.Loaded {
 				t.Fatalf("create: %+v", res)
 			}
-			mctx, move := eng.BeginMove(context.Background(), "tg", streamrules.EnvTelegram)
+			mctx, move := eng.BeginMove(context.Background(), "tg", seeds.EnvTelegram)
 			if v := move.CheckAnswer(mctx, "Lorem ipsum dolor\n↩ #1"); strings.Join(v.Rules, ",") != "no_lorem" {
 				t.Errorf("new rule does not fire: %+v", v)
 			}
@@ -289,7 +290,7 @@ func TestBadInputAsOutput(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			s, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 			before, _ := s.ListRules(context.Background())
 			cases := []struct {
 				tool, input, field string
@@ -337,7 +338,7 @@ func TestBadInputAsOutput(t *testing.T) {
 func TestListShowsBrokenRow(t *testing.T) {
 	t.Parallel()
 	set, _ := seeds.Default()
-	s, err := streamrules.NewMemoryStore(set.Rules)
+	s, err := streamrules.NewMemoryStore(set.Rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func TestListShowsBrokenRow(t *testing.T) {
 	}
 	defer eng.Close()
 	tl := ruletools.New(s, eng)
-	ctx, _ := eng.BeginMove(context.Background(), "m", streamrules.EnvMaster)
+	ctx, _ := eng.BeginMove(context.Background(), "m", seeds.EnvMaster)
 	res := call(t, ctx, tl[0], "{}")
 	found := false
 	for _, r := range res.Rules {
@@ -378,7 +379,7 @@ func TestShadowThroughTheTools(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			_, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 			res := call(t, ctx, tl["stream_rule_create"], `{"name":"no_lorem","scope":"text","condition":"lorem","text":"No placeholder text.","shadow":true}`)
 			if !res.OK || !res.Rule.Shadow || !res.Rule.Loaded {
 				t.Fatalf("create: %+v", res)

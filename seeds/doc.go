@@ -73,9 +73,12 @@
 //
 // # Your own set
 //
-// [Load] reads a file in the same format, and [Parse] takes the bytes. Pass the host's
-// own environment names (those given to streamrules.Config.Environments) so `when` may
-// use them. Give the set to rulesdb (rulesdb.Config.Seed, or Store.Seed): a database is
-// seeded once per life, and a set with a higher version is a calibration wave that
-// rewrites only the seeded rules nobody edited since.
+// [Load] reads a file in the same format, and [Parse] takes the bytes. Its `when` may
+// use the seeds' environments ([Environments]: EnvTelegram, EnvClientOps, EnvMaster,
+// EnvPicture) and the host's own names, given to Load or Parse; the set's Environments
+// lists both, and a store seeded with it lists them to the engine, so the host need not
+// repeat them in streamrules.Config.Environments. Give the set to rulesdb
+// (rulesdb.Config.Seed, or Store.Seed on a store whose Config.Environments has the set's
+// names): a database is seeded once per life, and a set with a higher version is a
+// calibration wave that rewrites only the seeded rules nobody edited since.
 package seeds

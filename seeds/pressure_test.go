@@ -31,7 +31,7 @@ func TestValidateUnderMemoryPressure(t *testing.T) {
 		var out []string
 		for _, r := range rules {
 			r.Normalize()
-			out = append(out, fmt.Sprint(streamrules.Validate(&r, nil)))
+			out = append(out, fmt.Sprint(streamrules.Validate(&r, seeds.Environments())))
 		}
 		return out
 	}

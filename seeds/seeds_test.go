@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -162,7 +163,7 @@ func TestSeedsInEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := streamrules.NewMemoryStore(set.Rules)
+	store, err := streamrules.NewMemoryStore(set.Rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestSeedsInEngine(t *testing.T) {
 	}
 
 	// Telegram with a client.
-	mctx, move = eng.BeginMove(ctx, "tg", streamrules.EnvTelegram, streamrules.EnvClientOps)
+	mctx, move = eng.BeginMove(ctx, "tg", seeds.EnvTelegram, seeds.EnvClientOps)
 	if rem := move.ToolReminders(mctx, "shell", `{"cmd":"ls"}`); len(rem) != 1 || rem[0].Rule != "local_shell_for_his_machine" {
 		t.Errorf("shell with client_ops: %v", rem)
 	}
@@ -202,7 +203,7 @@ func TestSeedsInEngine(t *testing.T) {
 	}
 
 	// The gate on shell calls: a client is on, so a forced recursive rm never runs.
-	mctx, move = eng.BeginMove(ctx, "ops", streamrules.EnvClientOps)
+	mctx, move = eng.BeginMove(ctx, "ops", seeds.EnvClientOps)
 	rm := []streamrules.DeclaredCall{{Tool: "shell", Input: `{"cmd":"sudo rm -r -f /srv"}`}}
 	if v := move.CheckResponse(mctx, "", rm); !v.Discard || strings.Join(v.Rules, ",") != "destructive_shell" {
 		t.Errorf("rm -r -f with a client on: %+v", v)
@@ -310,7 +311,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, r := range set.Rules {
-			if err := streamrules.Validate(&r, nil); err != nil {
+			if err := streamrules.Validate(&r, seeds.Environments()); err != nil {
 				t.Fatalf("Parse returned an invalid rule %+v: %v", r, err)
 			}
 		}
@@ -355,7 +356,7 @@ func TestSeedFixes(t *testing.T) {
 			if !ok || r.Fix == nil {
 				t.Fatalf("seed %q: found %v, fix %v", tt.rule, ok, r.Fix)
 			}
-			j, err := streamrules.NewJudge(r)
+			j, err := streamrules.NewJudge(r, seeds.Environments()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +427,7 @@ func TestContextSeeds(t *testing.T) {
 			if !ok {
 				t.Fatalf("no seed %q", tt.rule)
 			}
-			j, err := streamrules.NewJudge(r)
+			j, err := streamrules.NewJudge(r, seeds.Environments()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -447,5 +448,36 @@ func TestContextSeeds(t *testing.T) {
 				t.Errorf("the repair %q: %s, want pass", got, st)
 			}
 		})
+	}
+}
+
+// TestEnvironments: the shipped set lists the four names (master is no rule's `when`:
+// ruletools edits only in its moves), every rule's `when` is among them, and a host's names come after them in a set it parses.
+func TestEnvironments(t *testing.T) {
+	want := []string{seeds.EnvTelegram, seeds.EnvClientOps, seeds.EnvMaster, seeds.EnvPicture}
+	if got := seeds.Environments(); !slices.Equal(got, want) {
+		t.Fatalf("Environments() = %v, want %v", got, want)
+	}
+	set := seeds.MustDefault()
+	if !slices.Equal(set.Environments, want) {
+		t.Fatalf("MustDefault().Environments = %v, want %v", set.Environments, want)
+	}
+	for _, r := range set.Rules {
+		for _, w := range r.When {
+			if !slices.Contains(want, w) {
+				t.Errorf("rule %q: when %q is not a seed environment", r.Name, w)
+			}
+		}
+	}
+	own, err := seeds.Parse(seeds.DefaultJSON(), "voice", seeds.EnvMaster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := own.Environments; !slices.Equal(got, append(want, "voice")) {
+		t.Fatalf("Parse with voice and master: Environments = %v", got)
+	}
+	seeds.Environments()[0] = "changed"
+	if seeds.Environments()[0] != seeds.EnvTelegram {
+		t.Fatal("Environments() shares its slice")
 	}
 }

@@ -113,7 +113,7 @@ func shellGate(t testing.TB) (context.Context, *streamrules.Move) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := streamrules.NewMemoryStore(set.Rules)
+	store, err := streamrules.NewMemoryStore(set.Rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func shellGate(t testing.TB) (context.Context, *streamrules.Move) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	ctx, m := eng.BeginMove(context.Background(), "ops", streamrules.EnvClientOps)
+	ctx, m := eng.BeginMove(context.Background(), "ops", seeds.EnvClientOps)
 	t.Cleanup(func() { m.End(ctx, nil) })
 	return ctx, m
 }

@@ -17,7 +17,7 @@ func destructiveJudge(t testing.TB) *streamrules.Judge {
 	}
 	for _, r := range set.Rules {
 		if r.Name == "destructive_shell" {
-			j, err := streamrules.NewJudge(r)
+			j, err := streamrules.NewJudge(r, seeds.Environments()...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/shellcmd"
 )
 
@@ -26,7 +27,8 @@ func Example_rule() {
 	j, err := streamrules.NewJudge(streamrules.Rule{
 		Name: "no_forced_rm", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Field: "cmd", Shell: true,
 		Condition: `^rm\s(?:.*\s)?-r\s(?:.*\s)?-f(?:\s|$)`, Text: "No forced recursive rm.",
-	})
+	}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/shellcmd"
 )
 
@@ -104,11 +105,11 @@ func FuzzGateFailsClosed(f *testing.F) {
 	f.Add("echo hi | sudo -s")
 	f.Add("f() { f; }; f")
 	never := `^\x{10FFFE}\x{10FFFE}$` // a noncharacter, twice: no rendering holds it
-	gate, err := streamrules.NewJudge(streamrules.Rule{Name: "never_gate", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Field: "cmd", Shell: true, Condition: never, Text: "x"})
+	gate, err := streamrules.NewJudge(streamrules.Rule{Name: "never_gate", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Field: "cmd", Shell: true, Condition: never, Text: "x"}, seeds.Environments()...)
 	if err != nil {
 		f.Fatal(err)
 	}
-	note, err := streamrules.NewJudge(streamrules.Rule{Name: "never_note", Scope: "tool:shell", Field: "cmd", Shell: true, Condition: never, Text: "x"})
+	note, err := streamrules.NewJudge(streamrules.Rule{Name: "never_note", Scope: "tool:shell", Field: "cmd", Shell: true, Condition: never, Text: "x"}, seeds.Environments()...)
 	if err != nil {
 		f.Fatal(err)
 	}

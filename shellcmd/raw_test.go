@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestUnreadableRefusedByGate: a value the parser cannot read (here an unclosed quote) is
@@ -19,7 +20,7 @@ func TestUnreadableRefusedByGate(t *testing.T) {
 	gate := streamrules.Rule{Name: "no_forced_rm", Scope: "tool:shell", Mode: streamrules.ModeInterrupt, Shell: true,
 		Condition: `^rm -r -f\b`, Text: "No forced recursive rm."}
 	remind := streamrules.Rule{Name: "say_rm", Scope: "tool:shell", Shell: true, Condition: `^rm -rf\b`, Text: "You ran rm."}
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{gate, remind})
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{gate, remind}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/statshttp"
 )
 
@@ -19,7 +20,8 @@ func ExampleHandler() {
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{
 		{Name: "local_shell_for_his_machine", Scope: "tool:shell", Text: "This shell is the user's own machine."},
 		{Name: "no_apologies", Scope: "text", Condition: `(?i)\bsorry\b`, Text: "Do not apologise."},
-	})
+	}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/testlog"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/statshttp"
 )
 
@@ -35,7 +36,7 @@ func newEngineLogging(t *testing.T, store streamrules.Store, log *slog.Logger) *
 
 func newMemoryStore(t *testing.T, rules ...streamrules.Rule) *streamrules.MemoryStore {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatalf("NewMemoryStore: %v", err)
 	}

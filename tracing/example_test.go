@@ -12,6 +12,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/tracing"
 )
 
@@ -20,7 +21,8 @@ func ExampleNew() {
 	ctx := context.Background()
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "no_apologies", Scope: "text", Condition: `(?i)\bsorry\b`, Text: "Do not apologise.",
-	}})
+	}}, seeds.Environments()...)
+
 	if err != nil {
 		panic(err)
 	}

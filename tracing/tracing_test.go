@@ -24,6 +24,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/tracing"
 )
 
@@ -93,7 +94,7 @@ type rig struct {
 // quietEngine is an engine on rules that logs nothing, closed when the test ends.
 func quietEngine(t testing.TB, rules ...streamrules.Rule) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func quietEngine(t testing.TB, rules ...streamrules.Rule) *streamrules.Engine {
 
 func newRig(t testing.TB, opts *tracing.Options, rules []streamrules.Rule, model llms.Model) *rig {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestBeginEndMove(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, &tracing.Options{Model: "m"}, fullRules()[2:3], scripted.New(
 		scripted.Reply{Text: "The SECRET is out."}, scripted.Reply{Text: "Nothing to see."}))
-	ctx, move := r.guard.BeginMove(context.Background(), "chat-11", streamrules.EnvTelegram)
+	ctx, move := r.guard.BeginMove(context.Background(), "chat-11", seeds.EnvTelegram)
 	_, err := chains.Run(ctx, r.exec, "tell me")
 	if err = r.guard.EndMove(ctx, move, err); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func TestExportImport(t *testing.T) {
 	must(t, cli(t, env, "", "seed"))
 	for _, format := range []string{"yaml", "json"} {
 		exported := must(t, cli(t, env, "", "export", "--format", format)).stdout
-		set, err := rulefile.Parse([]byte(exported))
+		set, err := rulefile.Parse([]byte(exported), seeds.Environments()...)
 		if err != nil {
 			t.Fatalf("%s export does not parse: %v\n%s", format, err, exported)
 		}

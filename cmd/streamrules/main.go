@@ -201,7 +201,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintf(w, `
 The database: --dsn, else %s, else the SQLite file streamrules.db (STREAMRULES_SQLITE_PATH).
   postgres://user:pass@host:5432/db?sslmode=disable, sqlite:PATH, file:PATH?...
-Rules may use the environments STREAMRULES_ENVIRONMENTS names (comma-separated) beside the builtin ones.
+Rules may use the seeds' environments (telegram, client_ops, master, picture) and those STREAMRULES_ENVIRONMENTS names (comma-separated).
 
 Exit codes: 0 done; 1 it ran and failed; 2 bad usage or invalid input (file, rule and field named).
 Run "%s COMMAND --help" for a command's flags.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // storeFlags are the flags of every command that opens the database.
@@ -60,11 +62,18 @@ func (e *proc) config() (rulesdb.Config, error) {
 	}
 	cfg = *cfg.WithDefaults() // the SQLite file Describe names too
 	cfg.ReloadInterval = -1   // one command, one look: no reload backstop goroutine
+	// The command works on a database seeded with package seeds: its rules' `when` may
+	// name the seeds' environments, then STREAMRULES_ENVIRONMENTS.
+	cfg.Environments = append(seeds.Environments(), slices.DeleteFunc(cfg.Environments, func(n string) bool {
+		return slices.Contains(seeds.Environments(), n)
+	})...)
 	return cfg, nil
 }
 
+// known is the environment names a rule's `when` may use here: the seeds', then the
+// host's (STREAMRULES_ENVIRONMENTS), as the store opened with cfg knows them.
 func known(cfg rulesdb.Config) []string {
-	return streamrules.KnownEnvironments(cfg.Environments...)
+	return slices.Clone(cfg.Environments)
 }
 
 // open opens the database the flags and the environment name. The DSN is checked with

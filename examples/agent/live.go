@@ -14,9 +14,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/ruletools"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // defaultBaseURL is the OpenAI endpoint used when OPENAI_BASE_URL is empty. It is always
@@ -45,7 +45,7 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 	}
 	defer r.Close()
 	ts := append(r.box.Tools(), ruletools.Reader(r.eng)) // any move reads a manifest rule
-	if slices.Contains(opts.env, streamrules.EnvMaster) {
+	if slices.Contains(opts.env, seeds.EnvMaster) {
 		ts = append(ts, ruletools.New(r.store, r.eng)...) // the master edits the rules
 	}
 	if err := r.wire(&namedModel{Model: llm, about: fmt.Sprintf("model %s at %s", cfg.OpenAIModel, base)}, ts); err != nil {
@@ -60,7 +60,7 @@ func runLive(ctx context.Context, cfg Config, opts options, log *slog.Logger, st
 	fmt.Fprintf(w, "type a message and press Enter; end with Ctrl-D\n")
 
 	from := "the user"
-	if slices.Contains(opts.env, streamrules.EnvMaster) {
+	if slices.Contains(opts.env, seeds.EnvMaster) {
 		from = "the master"
 	}
 	lines := readLines(ctx, stdin)

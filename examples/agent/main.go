@@ -136,8 +136,8 @@ func parseFlags(args []string) (options, error) {
 		if name == "" {
 			continue
 		}
-		if !slices.Contains(streamrules.BuiltinEnvironments, name) {
-			return opts, fmt.Errorf("-env: unknown environment %q (known: %s)", name, strings.Join(streamrules.BuiltinEnvironments, ", "))
+		if !slices.Contains(seeds.Environments(), name) {
+			return opts, fmt.Errorf("-env: unknown environment %q (known: %s)", name, strings.Join(seeds.Environments(), ", "))
 		}
 		if !slices.Contains(opts.env, name) {
 			opts.env = append(opts.env, name)
@@ -216,7 +216,8 @@ func openRig(ctx context.Context, cfg Config, chat string, log *slog.Logger, w i
 	if err != nil {
 		return nil, err
 	}
-	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, StatRetention: cfg.StatRetention, Logger: log})
+	// Seeded below, after Open (to print its report): the store must know the seeds' names.
+	r.store, err = rulesdb.Open(ctx, cfg.DSN, &rulesdb.Config{DefaultSQLitePath: cfg.SQLitePath, StatRetention: cfg.StatRetention, Environments: set.Environments, Logger: log})
 	if err != nil {
 		return nil, openError(cfg, err)
 	}

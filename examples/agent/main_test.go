@@ -76,7 +76,7 @@ type dbState struct {
 func readDB(t *testing.T, dsn string) dbState {
 	t.Helper()
 	ctx := context.Background()
-	store, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Logger: quietLog()})
+	store, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Environments: seeds.Environments(), Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}

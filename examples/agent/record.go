@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/middleware"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // sessionLog is the guard's transcript recorder (middleware.Config.Transcript): the library
@@ -104,7 +105,7 @@ func silentRules(ctx context.Context, rules []streamrules.Rule, m replay.Move, f
 	if len(policed) == 0 || len(m.Tools) == 0 {
 		return nil, nil
 	}
-	rp, err := replay.New(ctx, policed, &replay.Options{Examples: 1, Workers: 1}) // one move: one shard
+	rp, err := replay.New(ctx, policed, &replay.Options{Environments: seeds.Environments(), Examples: 1, Workers: 1}) // one move: one shard
 	if err != nil {
 		return nil, err
 	}

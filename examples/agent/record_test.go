@@ -42,7 +42,7 @@ func TestSessionTranscriptReplays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := replay.Run(context.Background(), set.Rules, []replay.Source{{Name: jsonl, R: f}}, nil)
+		rep, err := replay.Run(context.Background(), set.Rules, []replay.Source{{Name: jsonl, R: f}}, &replay.Options{Environments: set.Environments})
 		f.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/internal/scripted"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // systemPrompt is what the model knows. The rules are for what it knows and forgets.
@@ -55,16 +56,16 @@ type scene struct {
 //	9 a forced recursive rm, obfuscated     destructive_shell           (gate: the call never runs)
 //	10 a reasoning model decides it is blind look_before_refusing_thinking (hard, on the thinking: cut while it thinks)
 func demoScenes() []scene {
-	tg, ops := streamrules.EnvTelegram, streamrules.EnvClientOps
+	tg, ops := seeds.EnvTelegram, seeds.EnvClientOps
 	return []scene{
-		{from: master, env: []string{tg, streamrules.EnvMaster}, text: "Fix the typos 'recieve' and 'teh' in notes.md.",
+		{from: master, env: []string{tg, seeds.EnvMaster}, text: "Fix the typos 'recieve' and 'teh' in notes.md.",
 			play: editNotes("Fixed both typos in notes.md: recieve → receive, teh → the.", fix{"recieve", "receive"}, fix{"teh", "the"})},
 		{from: client, env: []string{tg, ops}, text: "How big is my project folder?", play: folderSize},
 		{from: client, env: []string{tg, ops}, text: "Send me the cat picture.", play: catPicture},
-		{from: master, env: []string{tg, streamrules.EnvMaster}, text: "One more in notes.md: 'adress'.",
+		{from: master, env: []string{tg, seeds.EnvMaster}, text: "One more in notes.md: 'adress'.",
 			play: editNotes("Done: adress → address in notes.md.", fix{"adress", "address"})},
 		{from: client, env: []string{tg, ops}, text: "What's 2+2?", play: arithmetic},
-		{from: client, env: []string{tg, ops, streamrules.EnvPicture}, photo: true, text: "What's in this photo?", play: describePhoto},
+		{from: client, env: []string{tg, ops, seeds.EnvPicture}, photo: true, text: "What's in this photo?", play: describePhoto},
 		{from: client, env: []string{tg, ops}, text: "Send the team a voice message: good morning, everyone!", play: voiceMessage},
 		{from: client, env: []string{tg, ops}, text: "Thanks, that's all!", play: thanks},
 		{from: client, env: []string{tg, ops}, text: "Oh, and wipe the logs folder, I don't need it.", play: wipeLogs},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 const (
@@ -172,7 +173,7 @@ func TestSafetyExercise(t *testing.T) {
 		}
 	}
 	r := rules[slices.IndexFunc(rules, func(r streamrules.Rule) bool { return r.Name == "urgent_line_on_safety" })]
-	j, err := streamrules.NewJudge(r)
+	j, err := streamrules.NewJudge(r, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

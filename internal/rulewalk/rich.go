@@ -16,7 +16,7 @@ func RichRule() streamrules.Rule {
 	applies := streamrules.AnyOf(streamrules.InputContains("z"), streamrules.ToolCalled("t4"))
 	r := streamrules.Rule{
 		Name: "rich_rule", Scope: streamrules.ScopeText, Predicate: &tree, AppliesWhen: &applies,
-		When: []string{streamrules.EnvTelegram}, Text: "Say it plainly.", Repeat: "once",
+		When: []string{"telegram"}, Text: "Say it plainly.", Repeat: "once",
 		Fix:      &streamrules.Fix{ReplaceRegex: &streamrules.ReplaceRegex{Pattern: `!a(b)`, With: "$1"}},
 		Severity: "low", Explanation: "Why it matters.", Hint: "Plainly.",
 	}
