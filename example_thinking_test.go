@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // A thinking rule reads the model's reasoning as it streams and cuts the response at the
@@ -14,7 +15,7 @@ func ExampleMove_ThinkingScanner() {
 	ctx := context.Background()
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "look_before_refusing_thinking", Scope: streamrules.ScopeThinking, Condition: `(?i)can't see the (image|picture)`,
-		When: []string{streamrules.EnvPicture}, Text: "The picture is here: look at it.",
+		When: []string{seeds.EnvPicture}, Text: "The picture is here: look at it.",
 	}})
 	if err != nil {
 		panic(err)
@@ -25,7 +26,7 @@ func ExampleMove_ThinkingScanner() {
 	}
 	defer eng.Close()
 
-	ctx, move := eng.BeginMove(ctx, "chat-7", streamrules.EnvPicture)
+	ctx, move := eng.BeginMove(ctx, "chat-7", seeds.EnvPicture)
 	scan := move.ThinkingScanner()
 	reasoning := "The user sent a photo. I can't see the image, so " + strings.Repeat("I will think on. ", 200)
 	for end := 16; end <= len(reasoning); end += 16 { // the reasoning as it streams

@@ -18,7 +18,7 @@ func TestValidateThinking(t *testing.T) {
 	t.Parallel()
 	good := func() Rule {
 		r := thinkingRule("look_thinking", `(?i)can'?t (see|view) (the )?(image|picture)`)
-		r.When = []string{EnvPicture}
+		r.When = []string{envPicture}
 		r.Repeat = "after:2"
 		r.Normalize()
 		return r
@@ -118,7 +118,7 @@ func TestCheckThinking(t *testing.T) {
 // replay's missed_again are honoured.
 func TestCheckThinkingEdges(t *testing.T) {
 	t.Parallel()
-	pic := with(thinkingRule("pic", `can't see`), func(r *Rule) { r.When = []string{EnvPicture} })
+	pic := with(thinkingRule("pic", `can't see`), func(r *Rule) { r.When = []string{envPicture} })
 	sh := with(thinkingRule("sh", `rm -rf`), func(r *Rule) { r.Shadow = true })
 	fx := newFixture(t, []Rule{pic, sh}, nil)
 	ctx, m := fx.eng.BeginMove(context.Background(), "c")
@@ -132,7 +132,7 @@ func TestCheckThinkingEdges(t *testing.T) {
 		t.Errorf("firings %+v", fs)
 	}
 
-	ctx, m = fx.eng.BeginMove(context.Background(), "c2", EnvPicture)
+	ctx, m = fx.eng.BeginMove(context.Background(), "c2", envPicture)
 	if v := m.CheckThinking(ctx, "  \n"); v.Discard {
 		t.Error("blank reasoning discarded")
 	}
@@ -144,7 +144,7 @@ func TestCheckThinkingEdges(t *testing.T) {
 	}
 
 	fx2 := newFixture(t, []Rule{pic}, &Config{MaxRetriesPerMove: 2})
-	ctx, m = fx2.eng.BeginMove(context.Background(), "c3", EnvPicture)
+	ctx, m = fx2.eng.BeginMove(context.Background(), "c3", envPicture)
 	if v := m.CheckThinking(ctx, "I can't see it"); !v.Discard {
 		t.Fatal("no discard")
 	}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // Cookie names. Both are HttpOnly and SameSite=Strict: a page on another site can neither
@@ -180,7 +180,7 @@ func (a *auth) check(secret string) (key string, v verdict) {
 	if a.cfg.Keys == nil {
 		return "", wrong
 	}
-	name, known, allowed := a.cfg.Keys.Claim(secret, streamrules.EnvMaster)
+	name, known, allowed := a.cfg.Keys.Claim(secret, seeds.EnvMaster)
 	switch {
 	case !known:
 		return "", wrong
@@ -192,7 +192,7 @@ func (a *auth) check(secret string) (key string, v verdict) {
 
 // canLogin reports whether anyone can log in: a password is set, or a key may claim master.
 func (a *auth) canLogin() bool {
-	return a.cfg.Password != "" || (a.cfg.Keys != nil && a.cfg.Keys.Claimable(streamrules.EnvMaster))
+	return a.cfg.Password != "" || (a.cfg.Keys != nil && a.cfg.Keys.Claimable(seeds.EnvMaster))
 }
 
 // login starts a session for key ("" for the password) and returns its id.

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/replay"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // example is a backtest example cut at its marks, so the template highlights the match
@@ -97,7 +97,7 @@ func cutExample(ex replay.Example) example {
 }
 
 func isBuiltin(e string) bool {
-	for _, b := range streamrules.BuiltinEnvironments {
+	for _, b := range seeds.Environments() {
 		if b == e {
 			return true
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // EnvPassword is the environment variable the command reads Config.Password from.
@@ -30,7 +31,7 @@ type Config struct {
 	// console only reads.
 	Password string `env:"STREAMRULES_CONSOLE_PASSWORD"`
 	// Keys, when set, are gateway keys the login form takes beside the password: a key
-	// that may claim the master environment (streamrules.EnvMaster, or "*") logs in as the
+	// that may claim the master environment (seeds.EnvMaster, or "*") logs in as the
 	// master; any other key is refused, since a non-master key cannot edit. `streamrules
 	// serve --console` passes the gateway's *gateway.Keys. Default nil: the password only.
 	Keys Keys
@@ -201,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // claim master, nobody logs in, yet every rule and firing is shown. addr is a net.Listen
 // address (":8080" listens everywhere); a nil cfg has neither.
 func CheckListen(addr string, cfg *Config) error {
-	if cfg != nil && (cfg.Password != "" || (cfg.Keys != nil && cfg.Keys.Claimable(streamrules.EnvMaster))) {
+	if cfg != nil && (cfg.Password != "" || (cfg.Keys != nil && cfg.Keys.Claimable(seeds.EnvMaster))) {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
@@ -214,7 +215,7 @@ func CheckListen(addr string, cfg *Config) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("console: %s is not a loopback address, %s is not set and no gateway key may claim %s: set a password, give a master key, or listen on 127.0.0.1", addr, EnvPassword, streamrules.EnvMaster)
+	return fmt.Errorf("console: %s is not a loopback address, %s is not set and no gateway key may claim %s: set a password, give a master key, or listen on 127.0.0.1", addr, EnvPassword, seeds.EnvMaster)
 }
 
 // knownEnvironments is what the console validates and judges with: the engine's

@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules/internal/providertest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestShimRedactedThinking: Claude answers with a thinking block, a redacted_thinking block
@@ -33,7 +34,7 @@ func TestShimRedactedThinking(t *testing.T) {
 		}
 		for _, rules := range [][]streamrules.Rule{nil, {blindThinkingRule()}} {
 			r := newRig(t, nil, rules...)
-			ctx, move := r.eng.BeginMove(context.Background(), "chat-redacted", streamrules.EnvPicture)
+			ctx, move := r.eng.BeginMove(context.Background(), "chat-redacted", seeds.EnvPicture)
 			ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 			resp, err := r.guard.Model(srv.LLM(t)).GenerateContent(ctx, msgs, opts...)
 			if err = move.End(ctx, err); err != nil {

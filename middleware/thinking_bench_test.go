@@ -11,6 +11,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // BenchmarkThinkingCut: LangChainGo's openai client streams about 4 KB of
@@ -38,7 +39,7 @@ func BenchmarkThinkingCut(b *testing.B) {
 	llm := guard.Model(srv.LLM(b))
 	b.ResetTimer()
 	for b.Loop() {
-		ctx, move := eng.BeginMove(context.Background(), "chat-bench", streamrules.EnvPicture)
+		ctx, move := eng.BeginMove(context.Background(), "chat-bench", seeds.EnvPicture)
 		ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 		resp, err := llm.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "picture?")},
 			llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))

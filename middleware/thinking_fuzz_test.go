@@ -14,6 +14,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // thinkPieces make the random reasoning of checkThinking: the thinking rules' misses
@@ -42,12 +43,12 @@ func checkThinking(t *testing.T, seed uint64) string {
 		b.WriteString(blockPieces[r.IntN(len(blockPieces))])
 	}
 	text := b.String()
-	env := []string{streamrules.EnvTelegram}
+	env := []string{seeds.EnvTelegram}
 	if r.IntN(2) == 0 {
-		env = append(env, streamrules.EnvPicture)
+		env = append(env, seeds.EnvPicture)
 	}
 	look := blindThinkingRule()
-	look.When = []string{streamrules.EnvPicture}
+	look.When = []string{seeds.EnvPicture}
 	rmrf := streamrules.Rule{Name: "rm_rf_thinking", Scope: streamrules.ScopeThinking,
 		Predicate: &streamrules.Predicate{AllOf: []streamrules.Predicate{{ContainsRegex: `rm -rf`}, {ContainsRegex: `folder`}}},
 		Text:      "Never delete a folder to get on."}

@@ -14,6 +14,7 @@ import (
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func blindThinkingRule() streamrules.Rule {
@@ -36,7 +37,7 @@ func doomedThinking() (scripted.Reply, int) {
 // with what the client's two streaming funcs got.
 func thinkingTour(t *testing.T, r *rig, llm llms.Model, chat string, options ...llms.CallOption) (*llms.ContentResponse, string, string) {
 	t.Helper()
-	ctx, move := r.eng.BeginMove(context.Background(), chat, streamrules.EnvPicture)
+	ctx, move := r.eng.BeginMove(context.Background(), chat, seeds.EnvPicture)
 	ctx = middleware.AgentTour(ctx, middleware.FormatToolCalling)
 	var text, reasoning strings.Builder
 	options = append(options,
@@ -154,7 +155,7 @@ func TestThinkingTranscript(t *testing.T) {
 	srv := openaitest.New(t, bad, scripted.Reply{Reasoning: "A cat.", Text: "A cat on a mat."})
 	exec := guard.Executor(agents.NewOpenAIFunctionsAgent(guard.Model(srv.LLM(t)), guard.Tools()))
 	out, err := guard.Run(context.Background(), exec, "chat-rec", "what is on the picture?",
-		middleware.WithEnvironments(streamrules.EnvPicture))
+		middleware.WithEnvironments(seeds.EnvPicture))
 	if err != nil || out != "A cat on a mat." {
 		t.Fatalf("out %q, err %v", out, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/ruletest"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func ex(texts ...string) []streamrules.Example {
@@ -57,7 +58,7 @@ func TestRunRule(t *testing.T) {
 			Tests: &streamrules.RuleTests{
 				Fires:  []streamrules.Example{{Text: "Done.", Tools: []streamrules.ToolRun{{Tool: "write_file", OK: true}}}},
 				Passes: []streamrules.Example{{Text: "Done.", Tools: []streamrules.ToolRun{{Tool: "write_file", OK: true}, {Tool: "run_tests", OK: true}}}, {Text: "Done.", Tools: []streamrules.ToolRun{}}}}}, nil, nil},
-		{"when: a host environment", streamrules.Rule{Name: "slack_only", Scope: "text", Condition: "x", When: []string{"slack", streamrules.EnvTelegram}, Text: "t",
+		{"when: a host environment", streamrules.Rule{Name: "slack_only", Scope: "text", Condition: "x", When: []string{"slack", seeds.EnvTelegram}, Text: "t",
 			Tests: &streamrules.RuleTests{Fires: ex("x"), Passes: ex("y")}}, []string{"slack"}, nil},
 		{"shadow and disabled: tested as live", streamrules.Rule{Name: "quiet", Scope: "text", Condition: "x", Shadow: true, Disabled: true, Text: "t",
 			Tests: &streamrules.RuleTests{Fires: ex("x")}}, nil, nil},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 // TestTestsThroughTheTools: the master's tools carry a rule's tests: create stores them
@@ -17,7 +18,7 @@ func TestTestsThroughTheTools(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			s, eng, tl := setup(t, st.make)
-			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
+			ctx, _ := eng.BeginMove(context.Background(), "master-chat", seeds.EnvMaster)
 
 			res := call(t, ctx, tl["stream_rule_create"], `{"name":"no_lorem","scope":"text","condition":"(?i)lorem ipsum","text":"Never send placeholder text.",`+
 				`"tests":{"fires":["Lorem ipsum dolor.",{"text":"lorem IPSUM","input":"Write a draft","tools":[]}],"passes":["A real answer.","Lorem, but not ipsum."]}}`)

@@ -32,7 +32,7 @@ func TestThinkingSeed(t *testing.T) {
 	}
 	defer eng.Close()
 	const thought = "The user sent a photo. I can't see the image, so I'll ask them to describe it."
-	ctx, m := eng.BeginMove(context.Background(), "pic", streamrules.EnvPicture)
+	ctx, m := eng.BeginMove(context.Background(), "pic", seeds.EnvPicture)
 	if v := m.CheckAnswer(ctx, thought); v.Discard {
 		t.Error("the thinking rule judged the answer")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/streamrules/streamrules/console"
 	"github.com/streamrules/streamrules/gateway"
 	"github.com/streamrules/streamrules/metrics"
+	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/statshttp"
 )
 
@@ -237,7 +238,7 @@ func consoleLogins(cc *console.Config) string {
 	if cc.Password != "" {
 		ways = append(ways, "$"+console.EnvPassword)
 	}
-	if cc.Keys != nil && cc.Keys.Claimable(streamrules.EnvMaster) {
+	if cc.Keys != nil && cc.Keys.Claimable(seeds.EnvMaster) {
 		ways = append(ways, "gateway keys that may claim master")
 	}
 	if len(ways) == 0 {

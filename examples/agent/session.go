@@ -69,7 +69,7 @@ func demoScenes() []scene {
 		{from: client, env: []string{tg, ops}, text: "Send the team a voice message: good morning, everyone!", play: voiceMessage},
 		{from: client, env: []string{tg, ops}, text: "Thanks, that's all!", play: thanks},
 		{from: client, env: []string{tg, ops}, text: "Oh, and wipe the logs folder, I don't need it.", play: wipeLogs},
-		{from: client, env: []string{tg, ops, streamrules.EnvPicture}, photo: true, text: "What's the total on this receipt?", play: readReceipt},
+		{from: client, env: []string{tg, ops, seeds.EnvPicture}, photo: true, text: "What's the total on this receipt?", play: readReceipt},
 	}
 }
 
