@@ -26,7 +26,9 @@ import (
 // any_of's plain contains atoms run as one alternation (compilePredicate): one pattern,
 // charged once.
 //   - The DFA of the cut form is built whole, up to exploreStates states
-//     ([multimatch.Analysis.WorstCase]), on a DFA of its own that the process's memory
+//     ([multimatch.Analysis.WorstCase]; plain, or pruned by simulation where the plain one
+//     is past the limit or large and the pruned one is complete and cheaper to build:
+//     then the pattern's own DFA is pruned alike), on a DFA of its own that the process's memory
 //     limit does not apply to: the verdict depends on the rule alone. When that is all of
 //     it, the pattern's DFA is owned ([multimatch.Analysis.Own]): it never gives up to
 //     regexp and keeps its states whatever the other DFAs hold, so every run, the first
@@ -186,11 +188,22 @@ func explainCost(a *multimatch.Analysis, c regexCost) string {
 		what = fmt.Sprintf("; its largest repetition, %s, expands to %d instructions", rep, size)
 	}
 	if c.worst.Complete {
-		return fmt.Sprintf("%q has a DFA of %d states whose construction costs about %.1f ms on the first answer (%.1f ms with its steps on %d KB; %s)%s; a smaller count, or a narrower class inside it, builds fewer states",
-			a.Run(), c.worst.States, c.build/1e6, onAnswer(c.ns, c.build), costAnswerBytes>>10, bound, what)
+		pruned := ""
+		if c.worst.Simulated {
+			pruned = " (pruned by simulation: the copies of a repetition that cover others dropped)"
+		}
+		return fmt.Sprintf("%q has a DFA of %d states%s whose construction costs about %.1f ms on the first answer (%.1f ms with its steps on %d KB; %s)%s; a smaller count, or a narrower class inside it, builds fewer states",
+			a.Run(), c.worst.States, pruned, c.build/1e6, onAnswer(c.ns, c.build), costAnswerBytes>>10, bound, what)
 	}
-	return fmt.Sprintf("%q has no small DFA (more than %d states), and regexp can keep %d threads alive on every byte of a text built against it (about %.0f ms on %d MB; %s: at most %d threads)%s; a shorter count, or a class that cannot match the literal after it, keeps fewer alive",
-		a.Run(), exploreStates, c.threads, float64(costArgsBytes)*c.ns/1e6, costArgsBytes>>20, bound, maxLiveThreads, what)
+	pruned := ""
+	if c.worst.SimStates > 0 {
+		pruned = fmt.Sprintf(", %d pruned by simulation", c.worst.SimStates)
+		if c.worst.SimStates >= exploreStates {
+			pruned = ", also pruned by simulation"
+		}
+	}
+	return fmt.Sprintf("%q has no small DFA (more than %d states%s), and regexp can keep %d threads alive on every byte of a text built against it (about %.0f ms on %d MB; %s: at most %d threads)%s; a shorter count, a count that is not exact before the end or a literal, or a class that cannot match the literal after it, keeps fewer alive",
+		a.Run(), exploreStates, pruned, c.threads, float64(costArgsBytes)*c.ns/1e6, costArgsBytes>>20, bound, maxLiveThreads, what)
 }
 
 // checkRuleCost bounds the rule as a whole: the sum, over the distinct regexes its

@@ -88,7 +88,7 @@ func decodeJSONValue(s string) (any, bool) {
 // store runs it through Validate, so a rule behaves the same everywhere: PostgreSQL would
 // refuse such text with an error that names no field ("invalid byte sequence for encoding
 // UTF8: 0x00"), SQLite would store it and put the raw byte into the prompt. Trees are
-// walked to MaxPredicateNodes nodes: validate refuses a larger one.
+// walked to MaxPredicateNodes atoms: validate refuses a larger one.
 func checkEncoding(r *Rule) error {
 	fields := [...]struct{ name, value string }{
 		{"name", r.Name}, {"scope", r.Scope}, {"condition", r.Condition},
@@ -122,22 +122,22 @@ func checkEncoding(r *Rule) error {
 			}
 		}
 	}
-	nodes := 0
+	var nodes treeCount
 	if r.Predicate != nil {
 		if err := r.Predicate.checkEncoding("predicate", &nodes); err != nil {
 			return err
 		}
 	}
 	if r.AppliesWhen != nil {
-		nodes = 0
+		nodes = treeCount{}
 		return r.AppliesWhen.checkEncoding("applies_when", &nodes)
 	}
 	return nil
 }
 
 // checkEncoding is checkEncoding of Rule for a tree at path.
-func (p *Predicate) checkEncoding(path string, nodes *int) error {
-	if *nodes++; *nodes > MaxPredicateNodes {
+func (p *Predicate) checkEncoding(path string, nodes *treeCount) error {
+	if nodes.count(p, path) != nil {
 		return nil // refused for its size
 	}
 	atoms := [...]struct{ key, value string }{

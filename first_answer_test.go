@@ -39,6 +39,9 @@ func firstAnswerRules() []Rule {
 		tree("alt400_tree", copies...),
 		textRule("opt400", `(?:a?){400}a{400}`),
 		tree("opt400_tree", copies2[:4]...),
+		// Validated only pruned by simulation (Worst.Simulated).
+		textRule("pkheader18", `-----BEGIN[ A-Z0-9_-]{0,18}PRIVATE KEY`),
+		textRule("e_w20", `e\w{20}`),
 	}
 	for i, p := range append(slices.Clone(secretShapes), piiShapes...) {
 		rules = append(rules, textRule(fmt.Sprintf("shape%02d", i), p))

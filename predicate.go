@@ -46,11 +46,23 @@ type Predicate struct {
 
 // Limits on a predicate tree, enforced by Validate. A tree is data a master types or a
 // file carries; the bounds keep one rule from costing the hot path more than a few dozen
-// plain conditions would.
+// plain conditions would. MaxPredicateNodes counts the atoms (the leaves: every key but
+// all_of, any_of and not_); the combinators cost nothing the matcher runs and are bounded
+// by MaxPredicateDepth, so an any_of of 64 contains_regex words is a tree that validates.
 const (
 	MaxPredicateNodes = 64
 	MaxPredicateDepth = 8
 )
+
+// maxPredicateWalk bounds the nodes, combinators included, that a walk of a tree visits:
+// a tree of MaxPredicateNodes atoms nested MaxPredicateDepth deep has fewer, so only a
+// tree refused anyway (combinators with no atom below them) reaches it.
+const maxPredicateWalk = MaxPredicateNodes * MaxPredicateDepth
+
+// isCombinator reports whether p is an all_of, any_of or not_ node (and nothing else).
+func (p *Predicate) isCombinator() bool {
+	return (p.AllOf != nil || p.AnyOf != nil || p.Not != nil) && len(p.keys()) == 1
+}
 
 // Contains, NotContains, StartsWith, EndsWith, MaxWords, MinWords, MaxChars, AllOf, AnyOf
 // and Not build nodes, for trees written in Go.
@@ -139,14 +151,32 @@ func (p *Predicate) write(b *strings.Builder) {
 // "applies_when"); an error names the bad node, e.g. predicate.all_of[1].ends_with_regex.
 // check is the check of each regex (checkRegex, or the engine's through its cache).
 func validatePredicate(p *Predicate, path string, check func(field, pattern string) error) error {
-	nodes := 0
-	return p.validate(path, 1, &nodes, check)
+	var n treeCount
+	return p.validate(path, 1, &n, check)
 }
 
-func (p *Predicate) validate(path string, depth int, nodes *int, check func(field, pattern string) error) error {
-	*nodes++
-	if *nodes > MaxPredicateNodes {
-		return invalid(path, "the tree has more than %d nodes", MaxPredicateNodes)
+// treeCount is what a walk of a tree has met so far: its atoms, and all its nodes.
+type treeCount struct{ atoms, nodes int }
+
+// count adds p; it reports an error, naming path, when the tree has too many atoms (or,
+// for a tree refused anyway, too many nodes to walk on).
+func (n *treeCount) count(p *Predicate, path string) error {
+	n.nodes++
+	if !p.isCombinator() {
+		n.atoms++
+	}
+	if n.atoms > MaxPredicateNodes {
+		return invalid(path, "the tree has more than %d atoms (the conditions at its leaves; all_of, any_of and not_ are not counted)", MaxPredicateNodes)
+	}
+	if n.nodes > maxPredicateWalk {
+		return invalid(path, "the tree has more than %d nodes", maxPredicateWalk)
+	}
+	return nil
+}
+
+func (p *Predicate) validate(path string, depth int, nodes *treeCount, check func(field, pattern string) error) error {
+	if err := nodes.count(p, path); err != nil {
+		return err
 	}
 	if depth > MaxPredicateDepth {
 		return invalid(path, "nested deeper than %d levels", MaxPredicateDepth)

@@ -3,6 +3,7 @@ package streamrules
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -170,14 +171,22 @@ func TestPredicateValidation(t *testing.T) {
 			}
 			r.Predicate = &p
 		}, "predicate.not_.not_.not_.not_.not_.not_.not_.not_"},
-		{"too many nodes", func(r *Rule) {
-			kids := make([]Predicate, MaxPredicateNodes)
+		{"too many atoms", func(r *Rule) {
+			kids := make([]Predicate, MaxPredicateNodes+1)
 			for i := range kids {
 				kids[i] = Contains("x")
 			}
 			p := AllOf(kids...)
 			r.Predicate = &p
-		}, "predicate.all_of[63]"}, // the 65th node: all_of itself is the first
+		}, "predicate.all_of[64]"}, // the 65th atom: all_of itself is not counted
+		{"too many atoms under combinators", func(r *Rule) {
+			kids := make([]Predicate, MaxPredicateNodes+1)
+			for i := range kids {
+				kids[i] = Not(AnyOf(Contains("x")))
+			}
+			p := AllOf(kids...)
+			r.Predicate = &p
+		}, "predicate.all_of[64].not_.any_of[0]"},
 		{"over-long regex", func(r *Rule) { p := Contains(strings.Repeat("a", MaxConditionBytes+1)); r.Predicate = &p }, "predicate.contains_regex"},
 		{"field on a text rule", func(r *Rule) { r.Field = "a.b" }, "field"},
 		{"severity", func(r *Rule) { r.Severity = "critical" }, "severity"},
@@ -202,6 +211,41 @@ func TestPredicateValidation(t *testing.T) {
 	r.Normalize()
 	if err := Validate(&r, testEnvs); err != nil {
 		t.Errorf("negated predicate: %v", err)
+	}
+}
+
+// TestPredicateCountsAtoms: MaxPredicateNodes counts the leaves alone. 64 word atoms,
+// each under combinators (over 150 nodes), validate, run as one alternation (flatAny: an
+// any_of of any_of, all_of of one, not_ of not_), and judge as the naive tree does; a
+// 65th atom is refused (TestPredicateValidation).
+func TestPredicateCountsAtoms(t *testing.T) {
+	t.Parallel()
+	kids := make([]Predicate, MaxPredicateNodes)
+	for i := range kids {
+		w := Contains(fmt.Sprintf(`\bw%dx\b`, i))
+		switch i % 3 {
+		case 0:
+			kids[i] = AllOf(AnyOf(w))
+		case 1:
+			kids[i] = Not(Not(w))
+		default:
+			kids[i] = AnyOf(AllOf(w))
+		}
+	}
+	p := AnyOf(AnyOf(kids[:32]...), AllOf(AnyOf(kids[32:]...)))
+	r := treeTextRule(p)
+	r.Normalize()
+	if err := Validate(&r, nil); err != nil {
+		t.Fatalf("64 atoms under combinators: %v", err)
+	}
+	j := mustJudge(t, r)
+	if n := len(j.match.as); n != 1 {
+		t.Errorf("the tree's matcher runs %d patterns, want 1", n)
+	}
+	for _, text := range []string{"a w63x here", "w7x", "W33X", "w64x and w7xx", ""} {
+		if got := j.Check(text, nil).Status == StatusViolation; got != naiveHolds(&p, text) {
+			t.Errorf("%q: fired %v, the naive tree %v", text, got, !got)
+		}
 	}
 }
 

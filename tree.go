@@ -88,6 +88,7 @@ func compilePredicate(p *Predicate, ps *patterns) predNode {
 		op, list = opNot, []Predicate{*p.Not}
 	}
 	if op == opAny {
+		list = flatAny(list)
 		if alt, first, ok := wordAlternation(list); ok {
 			// One pattern for the plain contains atoms: the matcher runs one alternation
 			// where it would verify each atom apart (64 word atoms in windows of their
@@ -111,6 +112,41 @@ func compilePredicate(p *Predicate, ps *patterns) predNode {
 		n.kids[i] = compilePredicate(&list[i], ps)
 	}
 	return n
+}
+
+// flatAny returns the branches of an any_of as the matcher may run them: an any_of
+// nested in it gives its branches, and an all_of or any_of of one branch, or a not_ of a
+// not_, is that branch, so the contains atoms of any_of(any_of(a, b), all_of(c)) go into
+// one alternation as those of any_of(a, b, c) do (the tree holds exactly when one branch
+// does). The list is returned as it is when nothing changes.
+func flatAny(list []Predicate) []Predicate {
+	var out []Predicate
+	changed := false
+	var add func(p *Predicate)
+	add = func(p *Predicate) {
+		switch {
+		case p.isCombinator() && p.AnyOf != nil:
+			changed = true
+			for i := range p.AnyOf {
+				add(&p.AnyOf[i])
+			}
+		case p.isCombinator() && p.AllOf != nil && len(p.AllOf) == 1:
+			changed = true
+			add(&p.AllOf[0])
+		case p.isCombinator() && p.Not != nil && p.Not.isCombinator() && p.Not.Not != nil:
+			changed = true
+			add(p.Not.Not)
+		default:
+			out = append(out, *p)
+		}
+	}
+	for i := range list {
+		add(&list[i])
+	}
+	if !changed {
+		return list
+	}
+	return out
 }
 
 // mergeable reports whether p is a contains_regex atom an any_of may run as a branch of

@@ -9,10 +9,10 @@ import (
 	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
-// wordListRules are the same 63 words as one rule two ways: an any_of of 63
-// contains_regex atoms (64 nodes, the most a tree may have), and one alternation.
+// wordListRules are the same 64 words as one rule two ways: an any_of of 64
+// contains_regex atoms (64 atoms, the most a tree may have), and one alternation.
 func wordListRules() (tree, alt Rule) {
-	words := corpus.Words(63)
+	words := corpus.Words(64)
 	var atoms []Predicate
 	for _, w := range words {
 		atoms = append(atoms, Contains(corpus.WordAtom(w)))
@@ -25,7 +25,7 @@ func wordListRules() (tree, alt Rule) {
 
 // BenchmarkWordLists judges a 4 KB real answer and 64 KB of the words packed between
 // word characters (wordListText: no \b holds, so every occurrence is verified) against
-// the 63 words as a tree and as an alternation, and the naive loop (each word's regexp
+// the 64 words as a tree and as an alternation, and the naive loop (each word's regexp
 // in turn) in the same run.
 //
 //	go test -run '^$' -bench WordLists -benchmem -count 3
@@ -34,7 +34,7 @@ func BenchmarkWordLists(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	words := corpus.Words(63)
+	words := corpus.Words(64)
 	texts := []struct{ name, text string }{
 		{"answer4KB", corpus.AnswerText(answers, 4096, 0)},
 		{"packed64KB", wordListText(words, 64<<10)},
@@ -71,7 +71,7 @@ func BenchmarkWordLists(b *testing.B) {
 	}
 }
 
-// TestWordListTreeIsAlternation: the 63-word tree validates, runs as one pattern in the
+// TestWordListTreeIsAlternation: the 64-word tree validates, runs as one pattern in the
 // matcher (its atoms are one alternation), and judges every text as the alternation and
 // as the naive any_of do, on texts with a word, with a word glued to letters, and with
 // none.
@@ -82,7 +82,7 @@ func TestWordListTreeIsAlternation(t *testing.T) {
 	if n := len(jt.match.as); n != 1 {
 		t.Errorf("the tree's matcher runs %d patterns, want 1", n)
 	}
-	for _, text := range []string{"nothing here", "a Banned17 word", "xbanned17x glued", "banned62", "banned63 is not on the list", "中文 banned0"} {
+	for _, text := range []string{"nothing here", "a Banned17 word", "xbanned17x glued", "banned63", "banned64 is not on the list", "中文 banned0"} {
 		if got, want := jt.Check(text, nil).Status, ja.Check(text, nil).Status; got != want {
 			t.Errorf("%q: tree %s, alternation %s", text, got, want)
 		}

@@ -70,5 +70,8 @@ type DFA struct {
 	runes []uint32 // rune instructions reached by closure
 	out   []int32
 	key   []byte
-	work  int64 // instructions followed, tested and interned so far (see Exploration.Work)
+	// sim, when set, prunes new states (Simulate); simTmp is prune's scratch.
+	sim    *sim
+	simTmp []uint32
+	work   int64 // instructions followed, tested and interned so far (see Exploration.Work)
 }

@@ -40,6 +40,16 @@
 // pattern regexp would run too slowly relies on that; the construction is then a cost
 // bounded once per DFA, not a reason to hand the text to regexp.
 //
+// # Simulation
+//
+// Simulate prunes the states of a DFA: it computes which pending instructions simulate
+// which (every match from one is a match of the same pattern from the other), one
+// relation per kind of the character before, and a new state keeps only the instructions
+// no other one of it (nor, for an unanchored search, the start) simulates. The verdicts
+// are regexp's (the differential test); the states of a bounded repetition over a wide
+// class, `[ A-Z0-9_-]{0,20}PRIVATE KEY`, fall from 976 to 368. The relation is bounded
+// in instructions and work: past them Simulate does nothing and says so.
+//
 // A DFA is safe for concurrent use: readers follow transitions with atomic loads;
 // new states and transitions are made under a mutex.
 //
@@ -55,4 +65,5 @@
 //   - cursor.go: the streaming Cursor (Start, Feed, End).
 //   - explore.go: MatchesEvery, Explore and Own: questions about the DFA itself, and
 //     the owning of a DFA explored whole.
+//   - simulate.go: Simulate, the simulation relation, and the pruning of new states.
 package lazydfa

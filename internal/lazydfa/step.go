@@ -30,6 +30,7 @@ func (d *DFA) step(st *state, r rune, rkind uint8) {
 	}
 	slices.Sort(d.pcs)
 	d.pcs = slices.Compact(d.pcs)
+	d.prune(rkind)
 }
 
 // closure follows, under mu, the empty transitions from st's pending instructions (and
@@ -38,15 +39,21 @@ func (d *DFA) step(st *state, r rune, rkind uint8) {
 // d.out (sorted, without repeats). It depends on the kind of the next rune, not on the
 // rune: escape reads it once per kind.
 func (d *DFA) closure(st *state, rkind uint8) {
-	flags := syntax.EmptyOpContext(repRune[st.kind], repRune[rkind])
+	d.closeFrom(st.pcs, st.kind, !d.anchored || st.kind == kindStart, rkind)
+}
+
+// closeFrom is closure of the instructions pcs pending after a character of kind kind,
+// with the starts when starts is set.
+func (d *DFA) closeFrom(pcs []uint32, kind uint8, starts bool, rkind uint8) {
+	flags := syntax.EmptyOpContext(repRune[kind], repRune[rkind])
 	d.gen++
 	if d.gen == 0 {
 		clear(d.seen)
 		d.gen = 1
 	}
 	d.runes, d.out = d.runes[:0], d.out[:0]
-	stack := append(d.stack[:0], st.pcs...)
-	if !d.anchored || st.kind == kindStart {
+	stack := append(d.stack[:0], pcs...)
+	if starts {
 		stack = append(stack, d.starts...)
 	}
 	for len(stack) > 0 {

@@ -52,6 +52,7 @@ type Analysis struct {
 	dfa, dfa0, dfa1 *lazydfa.DFA
 	dfaMade         atomic.Bool  // dfa is set
 	own             atomic.Int64 // states of the DFA when owned (see Own); 0: not owned
+	sim             atomic.Bool  // the DFA is owned simulated (Worst.Simulated); stored before own
 	direct          bool         // run on every text without the prefilter (anchored at the start)
 	prefix          bool         // the regexp starts with a case-sensitive literal (regexp skips ahead with strings.Index)
 	insts           int          // instructions of the compiled program of run
@@ -390,6 +391,9 @@ func (a *Analysis) lazy() *lazydfa.DFA {
 			// sees the other.
 			a.dfaMade.Store(true)
 			if n := a.own.Load(); n > 0 {
+				if a.sim.Load() {
+					a.dfa.Simulate()
+				}
 				a.dfa.Own(int(n))
 			}
 		}

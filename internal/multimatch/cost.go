@@ -196,6 +196,13 @@ type Worst struct {
 	// never gives up (lazydfa.DFA.Own), and no text costs more than Work of construction
 	// and a table step per byte.
 	Complete bool
+	// Simulated says the DFA is complete only pruned by simulation (lazydfa.DFA.Simulate):
+	// plain, it had more than limit states. Own then makes the pattern's DFA simulated
+	// too, and Work includes computing the relation.
+	Simulated bool
+	// SimStates is what the DFA pruned by simulation came to when WorstCase tried it and
+	// it was not kept (past limit: limit; 0: not tried, or the relation was too costly).
+	SimStates int
 }
 
 // WorstCase bounds what the pattern's form that runs can cost on any text, adversarial
@@ -215,12 +222,36 @@ func (a *Analysis) WorstCase(limit int) Worst {
 		return w
 	}
 	x := d.Explore(limit)
+	var simWork int64
+	if !x.Complete || x.States > simAbove {
+		// Past the limit plain, or large: pruned by simulation, wide bounded repetitions
+		// (`[ A-Z0-9_-]{0,20}PRIVATE KEY`) may have far fewer states. Kept when it is
+		// complete and cheaper to build.
+		d, err = lazydfa.Compile(a.runText)
+		if err != nil {
+			return w
+		}
+		if sw, ok := d.Simulate(); ok {
+			sx := d.Explore(limit)
+			if sx.Complete && (!x.Complete || sx.Work+sw < x.Work) {
+				x, simWork, w.Simulated = sx, sw, true
+			} else {
+				w.SimStates = sx.States
+			}
+		}
+	}
 	w.States, w.Work, w.Bytes = x.States, x.Work, x.Bytes
 	if x.Complete {
 		w.Threads, w.Complete = x.Widest, true
+		if w.Simulated {
+			w.Work += simWork
+		}
 	}
 	return w
 }
+
+// simAbove is the size past which WorstCase tries simulation on a complete DFA.
+const simAbove = 64
 
 // Own makes the pattern's DFA owned (lazydfa.DFA.Own) with the states WorstCase found:
 // the caller relies on the DFA never handing a text to regexp. The first answer builds
@@ -229,8 +260,14 @@ func (a *Analysis) Own(w Worst) {
 	if !w.Complete {
 		return
 	}
+	if w.Simulated {
+		a.sim.Store(true)
+	}
 	a.own.Store(int64(w.States))
 	if a.dfaMade.Load() {
+		if w.Simulated {
+			a.dfa.Simulate()
+		}
 		a.dfa.Own(w.States)
 	}
 }
