@@ -28,7 +28,9 @@ import (
 //   - The DFA of the cut form is built whole, up to exploreStates states
 //     ([multimatch.Analysis.WorstCase]; plain, or pruned by simulation where the plain one
 //     is past the limit or large and the pruned one is complete and cheaper to build:
-//     then the pattern's own DFA is pruned alike), on a DFA of its own that the process's memory
+//     then the pattern's own DFA is pruned alike; one complete only pruned is kept only
+//     when it costs less than the regexp estimate below, for a pattern that estimate is
+//     valid for), on a DFA of its own that the process's memory
 //     limit does not apply to: the verdict depends on the rule alone. When that is all of
 //     it, the pattern's DFA is owned ([multimatch.Analysis.Own]): it never gives up to
 //     regexp and keeps its states whatever the other DFAs hold, so every run, the first
@@ -135,11 +137,11 @@ func patternCost(a *multimatch.Analysis, explore bool) regexCost {
 			// that gives up to regexp, with regexp's estimate as its bound (valid: the
 			// pattern is not wide). The pruned DFA is owned only when it costs less than
 			// that, so simulation never makes a pattern, or a rule adding its patterns
-			// up, cost more than it did. (Its Threads are those of pruned states: fewer
+			// up, cost more than it did (when neither fits, the refusal names the DFA). (Its Threads are those of pruned states: fewer
 			// than regexp keeps, so the estimate is the plain one.)
 			re := regexCost{ns: regexpNs(a.WorstCase(0).Threads), threads: a.WorstCase(0).Threads, worst: w}
 			re.worst.Complete, re.worst.Simulated, re.worst.SimStates = false, false, w.States
-			if share(re) <= share(dfa) {
+			if fits(re.ns, re.build) && share(re) <= share(dfa) {
 				return re
 			}
 		}
