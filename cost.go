@@ -28,7 +28,9 @@ import (
 //   - The DFA of the cut form is built whole, up to exploreStates states
 //     ([multimatch.Analysis.WorstCase]; plain, or pruned by simulation where the plain one
 //     is past the limit or large and the pruned one is complete and cheaper to build:
-//     then the pattern's own DFA is pruned alike), on a DFA of its own that the process's memory
+//     then the pattern's own DFA is pruned alike; one complete only pruned is kept only
+//     when it costs less than the regexp estimate below, for a pattern that estimate is
+//     valid for), on a DFA of its own that the process's memory
 //     limit does not apply to: the verdict depends on the rule alone. When that is all of
 //     it, the pattern's DFA is owned ([multimatch.Analysis.Own]): it never gives up to
 //     regexp and keeps its states whatever the other DFAs hold, so every run, the first
@@ -128,10 +130,38 @@ func patternCost(a *multimatch.Analysis, explore bool) regexCost {
 	}
 	w := a.WorstCase(limit)
 	if w.Complete && w.Bytes <= maxOwnedBytes {
+		dfa := regexCost{ns: costDFANs, build: float64(w.Work) * costWorkNs, threads: w.Threads, worst: w}
+		if w.Simulated && !wideUnbounded(a) {
+			// Complete only pruned by simulation: plain, the DFA is past the limit, so
+			// without it the pattern runs as it did before simulation, on the lazy DFA
+			// that gives up to regexp, with regexp's estimate as its bound (valid: the
+			// pattern is not wide). The pruned DFA is owned only when it costs less than
+			// that, so simulation never makes a pattern, or a rule adding its patterns
+			// up, cost more than it did (when neither fits, the refusal names the DFA). (Its Threads are those of pruned states: fewer
+			// than regexp keeps, so the estimate is the plain one.)
+			re := regexCost{ns: regexpNs(a.WorstCase(0).Threads), threads: a.WorstCase(0).Threads, worst: w}
+			re.worst.Complete, re.worst.Simulated, re.worst.SimStates = false, false, w.States
+			if fits(re.ns, re.build) && share(re) <= share(dfa) {
+				return re
+			}
+		}
 		a.Own(w)
-		return regexCost{ns: costDFANs, build: float64(w.Work) * costWorkNs, threads: w.Threads, worst: w}
+		return dfa
 	}
 	return regexCost{ns: regexpNs(w.Threads), threads: w.Threads, worst: w}
+}
+
+// share is the larger of the shares of the two bounds that cost c takes.
+func share(c regexCost) float64 {
+	return max((c.ns*costAnswerBytes+c.build)/float64(costAnswerLimit.Nanoseconds()),
+		(c.ns*costArgsBytes+c.build)/float64(costArgsLimit.Nanoseconds()))
+}
+
+// wideUnbounded reports whether the pattern has more wide instructions than regexp's
+// thread estimate is trusted for (maxWide), neither anchored nor behind a rare literal:
+// only a DFA built whole bounds its cost.
+func wideUnbounded(a *multimatch.Analysis) bool {
+	return a.WideInsts() > maxWide && !a.Anchored() && !a.RarePrefix()
 }
 
 // checkRegex checks one regular expression of a rule, field naming it in the error:
@@ -158,7 +188,7 @@ func analyzeRegex(field, pattern string) (*multimatch.Analysis, regexCost, error
 		return nil, regexCost{}, invalid(field, "too costly: the program has %d instructions; the limit is %d", n, maxInsts)
 	}
 	c := patternCost(a, false)
-	wide := a.WideInsts() > maxWide && !a.Anchored() && !a.RarePrefix()
+	wide := wideUnbounded(a)
 	if wide || !fits(c.ns, c.build) {
 		c = patternCost(a, true)
 	}

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/streamrules/streamrules/internal/multimatch"
 )
 
 // TestCostBoundAdmitsWordLists: a list of words, the commonest rule there is, keeps no
@@ -76,6 +78,37 @@ func TestSimulationAdmits(t *testing.T) {
 			if got, want := j.Check(text, nil).Status == StatusViolation, re.MatchString(text); got != want {
 				t.Errorf("%q on %q: %v, regexp %v", tt.pattern, text, got, want)
 			}
+		}
+	}
+}
+
+// TestSimulationNeverRaisesCost: patterns whose plain DFA is past the limit and whose
+// pruned one is complete but costly to build keep regexp's estimate, as before
+// simulation, and the cost is the same however often, and in whatever order, it is
+// computed, on the same analysis or a fresh one.
+func TestSimulationNeverRaisesCost(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{`\n(?:\w+\s+){25,}e`, `"[a-z]{46,}\S{36,}e(?:\S+\s*)+`} {
+		fresh := func() *multimatch.Analysis {
+			a, err := multimatch.Analyze(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		if w := fresh().WorstCase(exploreStates); !w.Simulated {
+			t.Fatalf("%q: %+v, want a DFA complete only simulated (the case this test is for)", p, w)
+		}
+		a := fresh()
+		want := patternCost(a, false)
+		for i, c := range []regexCost{patternCost(a, true), patternCost(a, true), patternCost(fresh(), true)} {
+			if c.ns != want.ns || c.build != want.build || c.worst.Complete {
+				t.Errorf("%q: cost %d is %.0f ns/byte and %.1f ms (%+v), want regexp's %.0f ns/byte", p, i, c.ns, c.build/1e6, c.worst, want.ns)
+			}
+		}
+		_, c, err := analyzeRegex("condition", p)
+		if err != nil || !fits(c.ns, c.build) || c.ns != want.ns {
+			t.Errorf("%q: %v, %.0f ns/byte", p, err, c.ns)
 		}
 	}
 }
