@@ -3,10 +3,10 @@ package streamrules_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/seeds"
 )
 
@@ -25,16 +25,7 @@ var onceShell = streamrules.Rule{Name: "once_shell", Scope: "tool:shell", Mode: 
 
 func claimEngine(t *testing.T, wrap func(*streamrules.MemoryStore) streamrules.Store) *streamrules.Engine {
 	t.Helper()
-	mem, err := streamrules.NewMemoryStore([]streamrules.Rule{onceShell}, seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), wrap(mem), &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
+	return enginetest.New(t, wrap(enginetest.Store(t, onceShell)), nil)
 }
 
 func remindsOnce(t *testing.T, eng *streamrules.Engine, chat string) int {

@@ -2,7 +2,6 @@ package streamrules_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -12,36 +11,8 @@ import (
 	"github.com/streamrules/streamrules"
 )
 
-// quietEngine is an engine on rules (cfg nil: the defaults) that logs nothing, closed
-// when the test ends.
-func quietEngine(t testing.TB, cfg *streamrules.Config, rules ...streamrules.Rule) *streamrules.Engine {
-	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg == nil {
-		cfg = &streamrules.Config{}
-	}
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	eng, err := streamrules.New(context.Background(), store, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
-}
-
 var deploy = streamrules.Rule{Name: "no_prod_deploy", Scope: "tool:deploy", Mode: streamrules.ModeInterrupt,
 	Condition: `"target":"prod"`, When: []string{seeds.EnvClientOps}, Text: "No deploys to prod while a client is on."}
-
-func outcomesOf(m *streamrules.Move) string {
-	var out []string
-	for _, f := range m.Firings() {
-		out = append(out, string(f.Outcome))
-	}
-	return strings.Join(out, ",")
-}
 
 // TestGateRetries: with two retries, a call declared again is discarded again (the first
 // discard missed_again), then refused after the ceiling (that discard's outcome, with no

@@ -2,27 +2,18 @@ package streamrules_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/seeds"
 )
 
 // seededEngine is an engine over the nine seeds.
 func seededEngine(t *testing.T) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(seedRules(t), seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	return eng
+	return enginetest.WithRules(t, nil, seedRules(t)...)
 }
 
 // released streams answer through a held scanner in 8-byte chunks and returns what was

@@ -2,12 +2,11 @@ package streamrules_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/internal/streamrulestest"
-	"github.com/streamrules/streamrules/seeds"
 
 	"github.com/streamrules/streamrules"
 	_ "github.com/streamrules/streamrules/shellcmd" // the shell reader
@@ -18,16 +17,7 @@ const forcedRM = `^rm\s(?:\S+\s)*-r\s(?:\S+\s)*-f(?:\s|$)|^rm\s(?:\S+\s)*-f\s(?:
 
 func shellEngine(t *testing.T, rules ...streamrules.Rule) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
+	return enginetest.WithRules(t, nil, rules...)
 }
 
 // TestShellGateFailsClosed: what the reader cannot read completely (a parse error, each

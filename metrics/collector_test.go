@@ -15,9 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/metrics"
 	"github.com/streamrules/streamrules/rulesdb"
-	"github.com/streamrules/streamrules/seeds"
 )
 
 func rules() []streamrules.Rule {
@@ -31,11 +31,7 @@ func rules() []streamrules.Rule {
 
 func memStore(t *testing.T) *streamrules.MemoryStore {
 	t.Helper()
-	mem, err := streamrules.NewMemoryStore(rules(), seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mem
+	return enginetest.Store(t, rules()...)
 }
 
 // queueStats stands in for a store with a write queue.
@@ -45,12 +41,7 @@ func queueStats() metrics.StoreStats {
 
 func newEngine(t *testing.T, store streamrules.Store, col *metrics.Collector) *streamrules.Engine {
 	t.Helper()
-	eng, err := streamrules.New(context.Background(), store, col.Instrument(&streamrules.Config{Logger: slog.New(slog.DiscardHandler)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
+	return enginetest.New(t, store, col.Instrument(&streamrules.Config{}))
 }
 
 // play runs three moves: a reminder complied with and a discard corrected; a would-fire

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/internal/testlog"
 	"github.com/streamrules/streamrules/rulesdb"
@@ -84,18 +85,10 @@ func seeded(t *testing.T, dsn string) *rulesdb.Store {
 
 func newEngine(t *testing.T, s streamrules.Store, log *slog.Logger) *streamrules.Engine {
 	t.Helper()
-	if log == nil {
-		log = quietLogger()
-	}
-	eng, err := streamrules.New(context.Background(), s, &streamrules.Config{Logger: log})
-	if err != nil {
-		t.Fatalf("streamrules.New: %v", err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
+	return enginetest.New(t, s, &streamrules.Config{Logger: log}) // log nil: quiet
 }
 
-func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func quietLogger() *slog.Logger { return testlog.Quiet() }
 
 func capture() (*slog.Logger, *testlog.Buffer) { return testlog.New() }
 

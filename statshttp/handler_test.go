@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,35 +11,20 @@ import (
 	"time"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/internal/testlog"
-	"github.com/streamrules/streamrules/seeds"
 	"github.com/streamrules/streamrules/statshttp"
 )
 
 // newEngine starts an engine on store, quiet; it is closed when the test ends.
 func newEngine(t *testing.T, store streamrules.Store) *streamrules.Engine {
 	t.Helper()
-	return newEngineLogging(t, store, slog.New(slog.DiscardHandler))
-}
-
-// newEngineLogging starts an engine on store that logs to log.
-func newEngineLogging(t *testing.T, store streamrules.Store, log *slog.Logger) *streamrules.Engine {
-	t.Helper()
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: log})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
+	return enginetest.New(t, store, nil)
 }
 
 func newMemoryStore(t *testing.T, rules ...streamrules.Rule) *streamrules.MemoryStore {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
-	if err != nil {
-		t.Fatalf("NewMemoryStore: %v", err)
-	}
-	return store
+	return enginetest.Store(t, rules...)
 }
 
 // plainStore is a store with only Store's own methods: it cannot count firings.
@@ -49,7 +33,7 @@ type plainStore struct{ streamrules.Store }
 func TestStatsNeedsAFiringCounter(t *testing.T) {
 	t.Parallel()
 	log, buf := testlog.New()
-	eng := newEngineLogging(t, plainStore{newMemoryStore(t)}, log) // the handler logs on the engine's logger
+	eng := enginetest.New(t, plainStore{newMemoryStore(t)}, &streamrules.Config{Logger: log}) // the handler logs on the engine's logger
 	rec := httptest.NewRecorder()
 	statshttp.Handler(eng).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/stats", nil))
 	if rec.Code != http.StatusInternalServerError {

@@ -3,8 +3,6 @@ package tracing_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/internal/enginetest"
 	"github.com/streamrules/streamrules/internal/openaitest"
 	"github.com/streamrules/streamrules/internal/scripted"
 	"github.com/streamrules/streamrules/middleware"
@@ -94,31 +93,12 @@ type rig struct {
 // quietEngine is an engine on rules that logs nothing, closed when the test ends.
 func quietEngine(t testing.TB, rules ...streamrules.Rule) *streamrules.Engine {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng
+	return enginetest.WithRules(t, nil, rules...)
 }
 
 func newRig(t testing.TB, opts *tracing.Options, rules []streamrules.Rule, model llms.Model) *rig {
 	t.Helper()
-	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{
-		MaxRetriesPerMove: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
+	eng := enginetest.WithRules(t, &streamrules.Config{MaxRetriesPerMove: 2}, rules...)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	seer := &spanSeer{}

@@ -47,3 +47,6 @@ func New() (*slog.Logger, *Buffer) {
 	b := &Buffer{}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
 }
+
+// Quiet returns a logger that writes nothing, for tests that do not read the log.
+func Quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
