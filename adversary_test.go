@@ -167,7 +167,7 @@ func searchAdversaryBy(p string, trials int, seed uint64, cost func(text string)
 	return best
 }
 
-// wordListText is the text that made the word list of issue 26 quadratic: its words
+// wordListText is the text that once made the word list quadratic: its words
 // packed between runs of word characters, so no \b holds around any and every window
 // widens over the run (internal/multimatch's TestVerifyReadLinear has the same shape).
 func wordListText(words []string, n int) string {

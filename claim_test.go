@@ -8,7 +8,7 @@ import (
 )
 
 // TestClaimOverlappingMovesMemory: on the memory store with one engine, two moves of one
-// chat running at once fire a `once` rule exactly once, 50 of 50 (issue 22); a rule
+// chat running at once fire a `once` rule exactly once, 50 of 50; a rule
 // without a repeat limit fires in both.
 func TestClaimOverlappingMovesMemory(t *testing.T) {
 	once := softRule("once_shell", "shell", "")

@@ -14,7 +14,7 @@ import (
 	corpus "github.com/streamrules/streamrules/internal/workload"
 )
 
-// worstKnown are the costly rules of issue 10 and their relatives. Those that validate
+// worstKnown are the costliest rules found when the cost bound was first set, and their relatives. Those that validate
 // run as their cut form (`(?s)[\s\S]{0,1000}z` as `z`).
 var worstKnown = []string{
 	`(?s)[\s\S]{0,1000}z`,
@@ -84,7 +84,7 @@ func worstTexts(tb testing.TB) (answer, args string) {
 	return answer, string(data)
 }
 
-// issue26Rules are the rule shapes of issue 26 (item 4) that passed the per-regex bound
+// issue26Rules are the rule shapes, found by a hardening review, that passed the per-regex bound
 // and broke the bound as rules: a chain a frequent narrow character restarts, the same
 // behind a cut edge, an any_of of 63 such regexes (and of 63 cheap ones), and a field
 // path over 1 MB of arguments with a trivial condition (BenchmarkFieldWalk measures the
@@ -111,12 +111,12 @@ func issue26Rules() []Rule {
 	}
 }
 
-// wordListWords are the words of issue 26's word list, a rule `(?i)\b(damn|…|git)\b`
+// wordListWords are the words of the word list that was once quadratic, a rule `(?i)\b(damn|…|git)\b`
 // whose windows were quadratic on wordListText.
 var wordListWords = []string{"damn", "hell", "crap", "bloody", "bugger", "bollocks", "arse", "wanker", "tosser", "git"}
 
 // BenchmarkWorstRules proves the cost bound per rule, on texts built against each rule:
-// the worst rules known and issue 26's shapes, plus the worst of a search over 400
+// the worst rules known and the hardening review's shapes, plus the worst of a search over 400
 // repetition-heavy patterns (ranked by their time on 16 KB of a real answer). For each
 // that validates, searchAdversary builds a text against its patterns (12 random
 // weightings of their own characters, literals and CJK, matches broken; the costliest on

@@ -10,7 +10,7 @@ import (
 // TestRuleReadLinear: the matcher's work on texts built against a rule grows linearly
 // with the text. Work is counted, not timed: the bytes the verification reads
 // (multimatch.Set.Read), whose cost per byte the bound charges. For rules whose windows
-// widen over words and lines (issue 26's word list, an any_of of 63 words, and the \b and
+// widen over words and lines (the word list that was once quadratic, an any_of of 63 words, and the \b and
 // $ rules of worstKnown), on a text searchAdversaryBy builds to make the matcher read
 // most and on the packed word list, the bytes read per byte at 1 MB stay within a small
 // factor of those at 64 KB, and within a few per pattern. Widening each window of the word list

@@ -262,7 +262,7 @@ func FuzzScannerSound(f *testing.F) {
 // then judged at its end as usual, and a second early rule in the same move still cuts.
 //
 // The rule's DFA is exponential on random a/b text. (The rule these tests had,
-// `[ab]*a[ab]{14}c`, is refused since issue 26: on a text of a's regexp keeps a thread
+// `[ab]*a[ab]{14}c`, is refused by the cost bound: on a text of a's regexp keeps a thread
 // per [ab]. This one enters its chain after two characters, which the cost estimate
 // does not count: see the README's cost section.)
 func TestScannerGivesUpQuietly(t *testing.T) {

@@ -141,7 +141,7 @@ func (w *reloadWorld) rule(name string) Rule {
 		r.Negate = true
 	case 1:
 		r.Condition = ""
-		// One condition and words: since issue 26 the bound is per rule, and three
+		// One condition and words: the bound is per rule, and three
 		// conditions that may each fall to regexp (40 ns a byte and more) exceed it.
 		r.Predicate = &Predicate{AnyOf: []Predicate{{ContainsRegex: w.cond()}, {AllOf: []Predicate{{NotContainsRegex: w.word()}, {ContainsRegex: w.word()}}}}}
 	case 2:

@@ -176,7 +176,7 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-// TestOutcomeSetByItsRecorderStays: a firing recorded with its outcome (a fix, issue 13)
+// TestOutcomeSetByItsRecorderStays: a firing recorded with its outcome (a fix)
 // keeps it through End.
 func TestOutcomeSetByItsRecorderStays(t *testing.T) {
 	t.Parallel()

@@ -192,7 +192,8 @@ func (s *Store) saveMoveSQLite(ctx context.Context, chatID string, inc int64, no
 		if _, err := s.exec(ctx, tx, b.String(), args...); err != nil {
 			return err
 		}
-		// Issue 11: the per-rule counters grow in the same transaction (stats.go).
+		// The per-rule counters grow in the same transaction as the stat rows (stats.go), so a
+		// counter never disagrees with the rows it counts.
 		query, args := s.counterUpsert(firings)
 		if _, err := s.exec(ctx, tx, query, args...); err != nil {
 			return err

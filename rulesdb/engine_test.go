@@ -251,7 +251,7 @@ func TestRoundTrips(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := seeded(t, dsn)
-		// Issue 22: End queues by default (group commit, 0 statements); ReadYourWrites
+		// End queues by default (group commit, 0 statements); ReadYourWrites
 		// measures the write of one move alone.
 		eng, err := streamrules.New(ctx, s, &streamrules.Config{Logger: quietLogger(), ReadYourWrites: true})
 		if err != nil {
@@ -272,7 +272,7 @@ func TestRoundTrips(t *testing.T) {
 			move.CheckAnswer(mctx, "ok 👍\n↩ #1")
 		}
 		move.CheckAnswer(mctx, "no tail") // fires
-		// Issue 22: a rule with a repeat limit claims its firing (one statement, once per
+		// A rule with a repeat limit claims its firing (one statement, once per
 		// move); nothing else sends any.
 		got := s.Stats().RoundTrips - before
 		claims := int64(0)
@@ -316,7 +316,7 @@ func TestWireRoundTrips(t *testing.T) {
 	rulesdb.SetDialer(cfg, d)
 	s := open(t, dsn, cfg)
 	ctx := context.Background()
-	// Issue 22: ReadYourWrites, so End writes its own move (the default queues it).
+	// ReadYourWrites, so End writes its own move (the default queues it).
 	eng, err := streamrules.New(ctx, s, &streamrules.Config{Logger: quietLogger(), ReadYourWrites: true})
 	if err != nil {
 		t.Fatal(err)

@@ -147,7 +147,7 @@ func TestFiringDiffStored(t *testing.T) {
 		if !reflect.DeepEqual(got[0].Diff, diff) || got[1].Diff != nil {
 			t.Errorf("diffs read back %+v and %+v, want %+v and none", got[0].Diff, got[1].Diff, diff)
 		}
-		// Issue 14 (migration 0006): an early cut and where it fell.
+		// Migration 0006: an early cut and where it fell.
 		if got[0].Early || got[0].CutAtBytes != 0 || !got[1].Early || got[1].CutAtBytes != 517 {
 			t.Errorf("early read back %v/%d and %v/%d, want false/0 and true/517", got[0].Early, got[0].CutAtBytes, got[1].Early, got[1].CutAtBytes)
 		}

@@ -78,18 +78,18 @@ WHERE stream_chat_writer.seq < excluded.seq`,
 	// round trip. Counter incremented (not overwritten) and last-fired kept at its maximum,
 	// both by ON CONFLICT, so concurrent moves of one chat add up. Rules are upserted in
 	// name order, so two moves of one chat cannot deadlock on stream_chat_rule.
-	// Issue 11: the stat rows carry their outcome ($11), and the "counted" CTE adds the
+	// The stat rows carry their outcome ($11), and the "counted" CTE adds the
 	// move's firings, aggregated per (rule, outcome) in Go ($15-$18, stats.go), to the
 	// per-rule counters. In (rule, outcome) order for the same reason as above: two moves
 	// firing the same rules lock their counter rows in one order. Aggregated in Go rather
 	// than from "stat"'s RETURNING: 8% less server CPU per move (BenchmarkSaveMove).
-	// Issue 13: a fix's diff ($12); issue 14: an early cut and where ($13, $14).
+	// A fix's diff is $12; an early cut and where it fell, $13 and $14.
 	//
 	// Migration 0008: a firing's delivery and manifest read ($21, $22), and the
 	// "delivered" CTE adds the move's firings per (rule, delivery) to the delivery
 	// counters ($23-$26, delivery.go), in that order for the same reason.
 	//
-	// Idempotency (issue 8, migration 0003): the guard CTE raises this Store's last written
+	// Idempotency (migration 0003): the guard CTE raises this Store's last written
 	// seq for the chat ($19 writer, $20 seq) and returns a row only if the record is new;
 	// every other CTE takes its rows FROM guard (or checks EXISTS), so a record written
 	// before, whose answer was lost, changes nothing the second time. Keep the guard in any

@@ -514,7 +514,7 @@ func heldBy(dfas []*DFA) int64 {
 
 // TestManyDistinctRunesGiveUp: non-ASCII runes that every instruction treats alike are one
 // class, so a text of many distinct Chinese runes finds its steps cached and is decided
-// (issue 26: it made every DFA give up and handed the text to regexp). A pattern that
+// (it once made every DFA give up and handed the text to regexp). A pattern that
 // tells more runes apart than a state caches (maxOther) still gives up on them: those
 // steps are never cached, and count against the budget.
 func TestManyDistinctRunesGiveUp(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// wordList is the rule shape of issue 26 that the windows made quadratic: a plain
+// wordList is the rule shape that the windows once made quadratic: a plain
 // alternation of words between \b.
 const wordList = `(?i)\b(damn|hell|crap|bloody|bugger|bollocks|arse|wanker|tosser|git)\b`
 

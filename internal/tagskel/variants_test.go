@@ -178,7 +178,7 @@ func TestNeutralizedVariantsReadAsNoTag(t *testing.T) {
 			t.Errorf("%s: %q neutralised to %q, which a reader still takes for a tag: %q", v.Name, in, out, readAsAReader(out))
 		}
 	}
-	// The new forms of issue 26 are all among those the decoder reads.
+	// The forms the hardening review added are all among those the decoder reads.
 	for _, name := range []string{"all in tag characters", "tag character <", "tag characters spell &lt;",
 		"small capital M", "small capitals", "octal \\074", "\\U0000003c", "\\u{3c}", "CSS \\3c", "JavaScript %u003C"} {
 		found := false
