@@ -16,7 +16,7 @@ func ExampleMove_ThinkingScanner() {
 	store, err := streamrules.NewMemoryStore([]streamrules.Rule{{
 		Name: "look_before_refusing_thinking", Scope: streamrules.ScopeThinking, Condition: `(?i)can't see the (image|picture)`,
 		When: []string{seeds.EnvPicture}, Text: "The picture is here: look at it.",
-	}})
+	}}, seeds.Environments()...)
 	if err != nil {
 		panic(err)
 	}

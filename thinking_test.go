@@ -43,7 +43,7 @@ func TestValidateThinking(t *testing.T) {
 			t.Parallel()
 			r := good()
 			tt.edit(&r)
-			if err := Validate(&r, nil); err != nil {
+			if err := Validate(&r, testEnvs); err != nil {
 				t.Errorf("refused: %v", err)
 			}
 		})
@@ -64,7 +64,7 @@ func TestValidateThinking(t *testing.T) {
 			r := good()
 			tt.edit(&r)
 			var ve *ValidationError
-			if err := Validate(&r, nil); !errors.As(err, &ve) || ve.Field != tt.field {
+			if err := Validate(&r, testEnvs); !errors.As(err, &ve) || ve.Field != tt.field {
 				t.Errorf("err %v, want a ValidationError on %q", err, tt.field)
 			}
 		})

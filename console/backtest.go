@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/streamrules/streamrules/replay"
-	"github.com/streamrules/streamrules/seeds"
 )
 
 // example is a backtest example cut at its marks, so the template highlights the match
@@ -51,15 +50,9 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Every rule, disabled ones too: a backtest asks "what if it were on" (replay.Options.AsStored).
-	var extra []string
-	for _, e := range h.knownEnvironments() {
-		if !isBuiltin(e) {
-			extra = append(extra, e)
-		}
-	}
 	d := backtestData{File: hdr.Filename, Ran: true}
 	rep, err := replay.Run(r.Context(), rules, []replay.Source{{Name: hdr.Filename, R: file}},
-		&replay.Options{Environments: extra, Examples: 3, Logger: h.cfg.Logger})
+		&replay.Options{Environments: h.knownEnvironments(), Examples: 3, Logger: h.cfg.Logger})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		status := http.StatusUnprocessableEntity
@@ -94,13 +87,4 @@ func cutExample(ex replay.Example) example {
 	}
 	out.Before, out.Match, out.After = before, match, after
 	return out
-}
-
-func isBuiltin(e string) bool {
-	for _, b := range seeds.Environments() {
-		if b == e {
-			return true
-		}
-	}
-	return false
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/streamrules/streamrules/console"
 	"github.com/streamrules/streamrules/internal/pgtest"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -67,7 +68,7 @@ var testRules = []streamrules.Rule{
 func newFixture(t *testing.T, dsn string, cfg *console.Config) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Logger: quiet(), ReloadInterval: -1})
+	store, err := rulesdb.Open(ctx, dsn, &rulesdb.Config{Logger: quiet(), ReloadInterval: -1, Environments: seeds.Environments()})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -27,7 +27,7 @@ import (
 func BenchmarkGateway(b *testing.B) {
 	answer := strings.Repeat("All is well here. ", 44) + "↩ #1" // 800 bytes
 	up := openaitest.NewFunc(b, func(openaitest.Request) scripted.Reply { return scripted.Reply{Text: answer, Chunk: 4} })
-	store, err := streamrules.NewMemoryStore(seeds.MustDefault().Rules)
+	store, err := streamrules.NewMemoryStore(seeds.MustDefault().Rules, seeds.Environments()...)
 	if err != nil {
 		b.Fatal(err)
 	}

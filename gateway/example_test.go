@@ -26,7 +26,7 @@ func Example() {
 	}))
 	defer upstream.Close()
 
-	store, _ := streamrules.NewMemoryStore(seeds.MustDefault().Rules)
+	store, _ := streamrules.NewMemoryStore(seeds.MustDefault().Rules, seeds.Environments()...)
 	eng, err := streamrules.New(context.Background(), store, &streamrules.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)

@@ -55,7 +55,7 @@ func newRigWith(t *testing.T, cfg *streamrules.Config, rules []streamrules.Rule,
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
-	store, err := streamrules.NewMemoryStore(rules)
+	store, err := streamrules.NewMemoryStore(rules, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,13 @@ import (
 
 	"github.com/streamrules/streamrules"
 	"github.com/streamrules/streamrules/rulesdb"
+	"github.com/streamrules/streamrules/seeds"
 )
 
 func TestCRUD(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s := open(t, dsn, &rulesdb.Config{Environments: []string{"prod"}})
+		s := open(t, dsn, &rulesdb.Config{Environments: append(seeds.Environments(), "prod")})
 		var notified int
 		var mu sync.Mutex
 		cancel := s.Subscribe(func() { mu.Lock(); notified++; mu.Unlock() })

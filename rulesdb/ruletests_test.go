@@ -134,7 +134,7 @@ func TestSeedWave5Tests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep := ruletest.Run(rules); !rep.OK() {
+		if rep := ruletest.Run(rules, s.Environments()...); !rep.OK() {
 			t.Errorf("the stored seeds fail their tests: %+v", rep)
 		}
 	})

@@ -107,8 +107,10 @@ func (r Report) Counts() (examples, failed, untested int) {
 	return examples, failed, untested
 }
 
-// Run runs the tests of each rule (see RunRule); environments are the host's, beyond
-// the builtin ones, that the rules' `when` may name.
+// Run runs the tests of each rule (see RunRule); environments are the names the rules'
+// `when` may use, all of them (there are no builtin ones): the set's Environments
+// (rulefile.Set, seeds.Set) or the store's (rulesdb.Store.Environments), as the engine
+// that loads the rules knows them. With none, a rule with a `when` is refused.
 func Run(rules []streamrules.Rule, environments ...string) Report {
 	rep := Report{Rules: make([]RuleReport, 0, len(rules))}
 	for _, r := range rules {

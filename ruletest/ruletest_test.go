@@ -59,7 +59,7 @@ func TestRunRule(t *testing.T) {
 				Fires:  []streamrules.Example{{Text: "Done.", Tools: []streamrules.ToolRun{{Tool: "write_file", OK: true}}}},
 				Passes: []streamrules.Example{{Text: "Done.", Tools: []streamrules.ToolRun{{Tool: "write_file", OK: true}, {Tool: "run_tests", OK: true}}}, {Text: "Done.", Tools: []streamrules.ToolRun{}}}}}, nil, nil},
 		{"when: a host environment", streamrules.Rule{Name: "slack_only", Scope: "text", Condition: "x", When: []string{"slack", seeds.EnvTelegram}, Text: "t",
-			Tests: &streamrules.RuleTests{Fires: ex("x"), Passes: ex("y")}}, []string{"slack"}, nil},
+			Tests: &streamrules.RuleTests{Fires: ex("x"), Passes: ex("y")}}, []string{"slack", seeds.EnvTelegram}, nil},
 		{"shadow and disabled: tested as live", streamrules.Rule{Name: "quiet", Scope: "text", Condition: "x", Shadow: true, Disabled: true, Text: "t",
 			Tests: &streamrules.RuleTests{Fires: ex("x")}}, nil, nil},
 	}

@@ -29,7 +29,7 @@ func TestSeedsCarryTests(t *testing.T) {
 			t.Errorf("%s: %d passes examples, want at least two", r.Name, len(r.Tests.Passes))
 		}
 	}
-	rep := ruletest.Run(set.Rules)
+	rep := ruletest.Run(set.Rules, set.Environments...)
 	for _, rr := range rep.Rules {
 		if rr.Err != nil {
 			t.Errorf("%s: %v", rr.Rule, rr.Err)

@@ -22,7 +22,7 @@ func TestThinkingSeed(t *testing.T) {
 	if !ok || r.Scope != streamrules.ScopeThinking {
 		t.Fatalf("rule %+v", r)
 	}
-	store, err := streamrules.NewMemoryStore([]streamrules.Rule{r})
+	store, err := streamrules.NewMemoryStore([]streamrules.Rule{r}, seeds.Environments()...)
 	if err != nil {
 		t.Fatal(err)
 	}
