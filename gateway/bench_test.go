@@ -43,7 +43,9 @@ func BenchmarkGateway(b *testing.B) {
 	defer gw.Close()
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
+	// The benchmark's client, direct or through the gateway, is configured as the gateway's
+	// own upstream client: like with like on both hops.
+	client := &http.Client{Transport: gateway.UpstreamTransport()}
 	for _, stream := range []bool{false, true} {
 		for _, par := range []int{1, 100} {
 			for _, target := range []struct{ name, url string }{{"direct", up.URL}, {"gateway", srv.URL}} {

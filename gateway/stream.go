@@ -40,6 +40,33 @@ type sseWriter struct {
 	buf      bytes.Buffer
 	prefix   []byte // a content chunk up to its text (content)
 	suffix   []byte // and after it
+	// hold: the events written go out together at the next flush, not one flush each.
+	// Set only while the events to come were released with them (the upstream lines
+	// already read, the end of a stream): the caller flushes before anything can block.
+	hold  bool
+	dirty bool // written since the last flush
+}
+
+// send writes an event's bytes and flushes them, unless held for the next flush.
+func (s *sseWriter) send(b []byte) error {
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	if s.hold {
+		s.dirty = true
+		return nil
+	}
+	s.dirty = false
+	return s.rc.Flush()
+}
+
+// flush sends what was held.
+func (s *sseWriter) flush() error {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	return s.rc.Flush()
 }
 
 // chunkHead is what every chunk of the client's stream repeats: the first upstream chunk's.
@@ -70,10 +97,7 @@ func (s *sseWriter) data(b []byte) error {
 	s.buf.WriteString("data: ")
 	s.buf.Write(b)
 	s.buf.WriteString("\n\n")
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.send(s.buf.Bytes())
 }
 
 // chunk writes a chunk with one choice: delta (an object's fields, without braces) and a
@@ -130,10 +154,7 @@ func (s *sseWriter) content(text []byte) error {
 	s.buf.Write(appendJSONString(s.buf.AvailableBuffer(), text))
 	s.buf.Write(s.suffix)
 	s.buf.WriteString("\n\n")
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.send(s.buf.Bytes())
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it without HTML
@@ -238,8 +259,25 @@ type streamed struct {
 }
 
 // callStream makes one streaming upstream call. held: content waits for the release;
-// otherwise it goes to the client chunk by chunk.
+// otherwise it goes to the client chunk by chunk. What the client may have is flushed
+// before every wait for the upstream: the events made of lines read together go out in
+// one write and flush, and none waits for more than the lines already read.
 func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*streamed, error) {
+	st, err := t.readStream(ctx, sse, held)
+	sse.hold = false
+	if ferr := sse.flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	return st, err
+}
+
+// lineWaiting reports whether br holds a whole line already: reading it cannot block.
+func lineWaiting(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+func (t *tour) readStream(ctx context.Context, sse *sseWriter, held bool) (*streamed, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var timer *time.Timer
@@ -271,6 +309,8 @@ func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 		if timer != nil {
 			timer.Reset(t.g.cfg.UpstreamTimeout)
 		}
+		// The next line is here already: this line's events wait for its (no flush each).
+		sse.hold = rerr == nil && lineWaiting(br)
 		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
 			data = bytes.TrimSpace(data)
 			if string(data) == "[DONE]" {
@@ -281,6 +321,11 @@ func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 				if err == errCut {
 					return st, nil
 				}
+				return st, err
+			}
+		}
+		if !sse.hold {
+			if err := sse.flush(); err != nil {
 				return st, err
 			}
 		}
@@ -513,6 +558,8 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 		if again {
 			continue // the refusal goes upstream as the call's result; the client gets what follows
 		}
+		// From here to [DONE] nothing waits: one write and flush for the lot.
+		sse.hold = true
 		for _, c := range resp.calls {
 			if !containsID(kept, c.ID) {
 				continue
@@ -538,6 +585,10 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 			}
 		}
 		if err := sse.data([]byte("[DONE]")); err != nil {
+			return nil, err
+		}
+		sse.hold = false
+		if err := sse.flush(); err != nil {
 			return nil, err
 		}
 		return kept, nil
