@@ -23,3 +23,56 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestChunkShape: a chunk whose text is read from the learnt shape decodes, in full, as
+// the same plain content delta; anything else is decoded in full.
+func TestChunkShape(t *testing.T) {
+	const learnt = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],"usage":null}`
+	var cs chunkShape
+	cs.learn([]byte(learnt))
+	if cs.prefix == nil {
+		t.Fatal("no shape learnt from a plain content chunk")
+	}
+	for _, c := range []struct {
+		data string
+		fast bool
+	}{
+		{learnt, true},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"All is well é ↩ #1"},"logprobs":null,"finish_reason":null}],"usage":null}`, true},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}],"usage":null}`, true},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a\"b"},"logprobs":null,"finish_reason":null}],"usage":null}`, false},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a\nb"},"logprobs":null,"finish_reason":null}],"usage":null}`, false},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":"stop"}],"usage":null}`, false},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"x":1,"y":"z"},"logprobs":null,"finish_reason":null}],"usage":null}`, false},
+		{`{"id":"c2","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}],"usage":null}`, false},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"\xff"},"logprobs":null,"finish_reason":null}],"usage":null}`, false},
+		{`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"b":"c"},"logprobs":null,"finish_reason":null}],"usage":null}`, false},
+	} {
+		text, ok := cs.text([]byte(c.data))
+		if ok != c.fast {
+			t.Errorf("%s: fast %v, want %v", c.data, ok, c.fast)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var ch chunkIn
+		if err := json.Unmarshal([]byte(c.data), &ch); err != nil || !ch.contentOnly() || *ch.Choices[0].Delta.Content != text {
+			t.Errorf("%s: fast text %q, decoded %+v (%v)", c.data, text, ch, err)
+		}
+	}
+	// No shape where the text's place is not one key: a duplicate key, or text only in a second choice
+	// (an "index" other than 0 is refused by contentOnly before learning).
+	for _, data := range []string{
+		`{"choices":[{"index":0,"delta":{"content":"a","content":"b"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"a"}}],"choices":[{"index":0,"delta":{"content":"b"}}]}`,
+		`{"id":"\"content\":","choices":[{"delta":{"role":"x"}},{"delta":{"content":"a"}}]}`,
+	} {
+		if _, _, ok := contentSpan([]byte(data)); ok {
+			t.Errorf("%s: span found", data)
+		}
+	}
+	if s, e, ok := contentSpan([]byte(` { "choices" : [ { "delta" : { "content" : "a b" } } ] } `)); !ok || s != 43 || e != 48 {
+		t.Errorf("spaced chunk: span %d..%d %v", s, e, ok)
+	}
+}
