@@ -377,9 +377,11 @@ type streamed struct {
 	cut       *streamrules.Verdict
 	cutAt     int
 	shape     chunkShape // the upstream's plain content chunks
-	reasoning [][]byte   // reasoning chunks held until the answer's text is released
-	first     time.Time  // the upstream's first content
-	seen      time.Time  // the client's first content
+	plain     chunkIn    // a plain content chunk read by its shape, and its text
+	plainText string
+	reasoning [][]byte  // reasoning chunks held until the answer's text is released
+	first     time.Time // the upstream's first content
+	seen      time.Time // the client's first content
 }
 
 // callStream makes one streaming upstream call. held: content waits for the release;
@@ -473,12 +475,18 @@ func (t *tour) readStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 
 // readChunk reads one upstream chunk into st and sends the client what it may have.
 func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data []byte, scan *streamrules.Scanner, held bool, cancel context.CancelCauseFunc) error {
-	var ch chunkIn
+	var ch *chunkIn
 	if text, ok := st.shape.text(data); ok && sse.head.set {
-		ch.Choices = make([]chunkChoiceIn, 1)
-		ch.Choices[0].Delta.Content = &text
+		// One chunk made per stream, its text replaced each time.
+		if st.plain.Choices == nil {
+			st.plain.Choices = make([]chunkChoiceIn, 1)
+			st.plain.Choices[0].Delta.Content = &st.plainText
+		}
+		st.plainText = text
+		ch = &st.plain
 	} else {
-		if err := json.Unmarshal(data, &ch); err != nil {
+		ch = &chunkIn{}
+		if err := json.Unmarshal(data, ch); err != nil {
 			return fmt.Errorf("gateway: the upstream sent a chunk that is not JSON: %w", err)
 		}
 		if st.shape.prefix == nil && sse.head.set && ch.contentOnly() {
@@ -558,7 +566,8 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			continue // held whole
 		}
 		if v, ok := scan.Scan(ctx, st.text); ok {
-			st.cut, st.cutAt = &v, len(st.text)
+			cut := v
+			st.cut, st.cutAt = &cut, len(st.text)
 			cancel(errCut)
 			return errCut
 		}
@@ -569,7 +578,7 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			if err := sse.content(rel[len(st.shown):]); err != nil {
 				return err
 			}
-			st.shown = append(st.shown[:0:0], rel...)
+			st.shown = append(st.shown, rel[len(st.shown):]...) // what the client got
 			st.noteSeen()
 		}
 	}
