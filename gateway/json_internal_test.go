@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"testing"
 )
 
@@ -75,4 +78,63 @@ func TestChunkShape(t *testing.T) {
 	if s, e, ok := contentSpan([]byte(` { "choices" : [ { "delta" : { "content" : "a b" } } ] } `)); !ok || s != 43 || e != 48 {
 		t.Errorf("spaced chunk: span %d..%d %v", s, e, ok)
 	}
+}
+
+// parseObjectDecoder is parseObject as it was, with encoding/json's Decoder: the reference.
+func parseObjectDecoder(b []byte) (object, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, errNotObject
+	}
+	var o object
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		o = append(o, field{key, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	return o, nil
+}
+
+// FuzzParseObject: the scanning parser reads what the Decoder read, key by key and value
+// by value, and refuses what it refused.
+func FuzzParseObject(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}],"d":"x\"y","e\u0041":null,"f":true,"a":-1.5e3} `,
+		`{"model":`, `[1]`, `"s"`, `{"a":1} x`, `{"a":1}{}`, `{"a":{"b":[[],{}]},"c":"\\"}`, "", `{"a":"\u2028"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gerr := parseObject([]byte(s))
+		want, werr := parseObjectDecoder([]byte(s))
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, the Decoder's %v", s, gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d fields, the Decoder's %d", s, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].key != want[i].key || string(got[i].raw) != string(want[i].raw) {
+				t.Fatalf("%q: field %d %q=%s, the Decoder's %q=%s", s, i, got[i].key, got[i].raw, want[i].key, want[i].raw)
+			}
+		}
+	})
 }
