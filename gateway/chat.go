@@ -140,7 +140,10 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request) (*request,
 		q.usage = so.IncludeUsage
 	}
 	raw, ok := obj.get("messages")
-	if !ok || json.Unmarshal(raw, &q.raws) != nil || len(q.raws) == 0 {
+	if ok {
+		q.raws, err = parseArray(raw)
+	}
+	if !ok || err != nil || len(q.raws) == 0 {
 		return nil, bad("gateway: messages must be a non-empty array")
 	}
 	q.msgs = make([]wireMsg, len(q.raws))

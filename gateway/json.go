@@ -58,6 +58,36 @@ func parseObject(b []byte) (object, error) {
 	return o, nil
 }
 
+// parseArray reads a JSON array's items (null: none), each as b's own bytes.
+func parseArray(b []byte) ([]json.RawMessage, error) {
+	if !json.Valid(b) {
+		var v []json.RawMessage
+		err := json.Unmarshal(b, &v)
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return nil, err
+	}
+	i := skipSpace(b, 0)
+	if b[i] == 'n' { // valid, so null
+		return nil, nil
+	}
+	if b[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	items := []json.RawMessage{}
+	i = skipSpace(b, i+1)
+	for b[i] != ']' {
+		end := skipValue(b, i)
+		items = append(items, json.RawMessage(b[i:end:end]))
+		i = skipSpace(b, end)
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return items, nil
+}
+
 // The skips read valid JSON (json.Valid said so): each returns where its token ends.
 
 func skipSpace(b []byte, i int) int {
@@ -137,13 +167,30 @@ func (o object) bytes() []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(f.key)
-		b.Write(k)
+		if plainKey(f.key) {
+			b.WriteByte('"')
+			b.WriteString(f.key)
+			b.WriteByte('"')
+		} else {
+			k, _ := json.Marshal(f.key)
+			b.Write(k)
+		}
 		b.WriteByte(':')
 		b.Write(f.raw)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// plainKey reports whether json.Marshal writes key as it is, in quotes: printable ASCII
+// without quote, backslash or what it escapes for HTML.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // array writes raw values as a JSON array.

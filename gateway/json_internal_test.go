@@ -138,3 +138,36 @@ func FuzzParseObject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseArray: the scanning array reader reads what json.Unmarshal into
+// []json.RawMessage read, and refuses what it refused; object keys are written as
+// json.Marshal writes them.
+func FuzzParseArray(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ 1 , "a,]" , {"b":[2]} , null ] `, `null`, ` null `, `[1,]`, `{}`, `[1] [2]`, "", `["\u003c"]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gerr := parseArray([]byte(s))
+		var want []json.RawMessage
+		werr := json.Unmarshal([]byte(s), &want)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, Unmarshal's %v", s, gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d items, Unmarshal's %d", s, len(got), len(want))
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Fatalf("%q: item %d %s, Unmarshal's %s", s, i, got[i], want[i])
+			}
+		}
+		o := object{{s, json.RawMessage("1")}}
+		k, _ := json.Marshal(s)
+		if string(o.bytes()) != "{"+string(k)+":1}" {
+			t.Fatalf("%q: key written %s, json.Marshal %s", s, o.bytes(), k)
+		}
+	})
+}

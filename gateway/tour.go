@@ -203,8 +203,8 @@ func (t *tour) call(ctx context.Context) (*response, error) {
 		t.total.add(resp.usage)
 	}
 	raw, _ := obj.get("choices")
-	var choices []json.RawMessage
-	if json.Unmarshal(raw, &choices) != nil || len(choices) == 0 {
+	choices, err := parseArray(raw)
+	if err != nil || len(choices) == 0 {
 		return nil, errors.New("gateway: the upstream answer has no choices")
 	}
 	choice, err := parseObject(choices[0])
@@ -244,8 +244,7 @@ func (resp *response) readMessage() error {
 func (t *tour) writeJSON(w http.ResponseWriter, resp *response) {
 	obj := resp.obj
 	raw, _ := obj.get("choices")
-	var choices []json.RawMessage
-	_ = json.Unmarshal(raw, &choices)
+	choices, _ := parseArray(raw)
 	choice, _ := parseObject(choices[0])
 	choice = choice.set("message", resp.message.bytes())
 	if len(resp.calls) > 0 {
