@@ -107,6 +107,8 @@ type ruleSet struct {
 
 	gates    []*compiledRule // the live tool rules in mode interrupt, by name (gate.go)
 	anyGates bool            // some tool rule is in mode interrupt, live or in shadow
+
+	thinking thinkingSet // the thinking rules (thinking.go)
 }
 
 // compile builds the rule set of the stored rows. prev is the set in force (nil: none, a
@@ -257,6 +259,9 @@ func (e *Engine) place(set *ruleSet, r Rule, p *compiledRule) *compiledRule {
 		}
 		return nil
 	}
+	if r.Scope == ScopeThinking {
+		return placeThinking(set, c, p) // thinking.go
+	}
 	c.index = len(set.text)
 	set.text = append(set.text, c)
 	if c.release == nil {
@@ -292,6 +297,7 @@ func (e *Engine) compileMatchers(set *ruleSet, next analysisCache, prev *ruleSet
 		}
 		tr.match = e.compileGroup(tr.rules, next, prevTool, prev)
 	}
+	e.compileThinking(set, next, prev) // thinking.go
 }
 
 // firstWarning reports whether this bad row, in this version, has not been logged yet.

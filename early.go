@@ -423,7 +423,7 @@ func (m *Move) earlyMissed(rules []*compiledRule, cutAt int) (Verdict, []Firing)
 		v.Rules = append(v.Rules, r.Name)
 		blocks = append(blocks, InterruptBlock(r.Name, r.Text))
 		fired = append(fired, m.record(Firing{Rule: r.Name, Mode: ModeInterrupt, Retry: true, Early: true, CutAtBytes: cutAt,
-			Delivery: DeliveryFull})) // an interrupt is never cut (delivery.go)
+			Thinking: r.Scope == ScopeThinking, Delivery: DeliveryFull})) // an interrupt is never cut (delivery.go)
 	}
 	v.Interrupt = strings.Join(blocks, "\n")
 	return v, fired

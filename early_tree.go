@@ -27,7 +27,7 @@ func (s *Scanner) initTrees(live []*compiledRule) {
 	var atoms []*lazydfa.DFA
 	var counts []relCount
 	for _, r := range live {
-		if !(r.Early || s.m.eng.earlyAll) || r.early != nil || r.Fix != nil || r.Field != "" ||
+		if !(r.Early || s.m.eng.earlyAll || r.Scope == ScopeThinking) || r.early != nil || r.Fix != nil || r.Field != "" ||
 			r.Predicate == nil && r.AppliesWhen == nil {
 			continue
 		}

@@ -46,7 +46,7 @@ func TestBadRowsSkippedWithOneWarningEach(t *testing.T) {
 	st.PutRaw(with(textRule("bad_text", ""), func(r *Rule) { r.Text = strings.Repeat("x", 401) }))
 	st.PutRaw(with(softRule("bad_repeat", "shell", ""), func(r *Rule) { r.Repeat = "twice" }))
 	st.PutRaw(softRule("Bad Name", "shell", ""))
-	st.PutRaw(with(softRule("bad_scope", "shell", ""), func(r *Rule) { r.Scope = "thinking" }))
+	st.PutRaw(with(softRule("bad_scope", "shell", ""), func(r *Rule) { r.Scope = "thought" }))
 	// A hand edit that gives a second row the same name (MemoryStore keys by the raw name,
 	// so " good_soft" is a second row that normalizes to "good_soft").
 	st.PutRaw(with(softRule(" good_soft", "shell", ""), func(r *Rule) { r.Text = "the duplicate" }))

@@ -49,8 +49,12 @@ func (e *Engine) logSummary(set *ruleSet) {
 	for i, sk := range set.skipped {
 		names[i] = sk.Name
 	}
-	e.log.Info("stream rules loaded", "loaded", len(set.all), "disabled", set.disabled,
-		"skipped", len(set.skipped), "skipped_rules", names, "held_speech", heldSpeech(set))
+	attrs := []any{"loaded", len(set.all), "disabled", set.disabled,
+		"skipped", len(set.skipped), "skipped_rules", names, "held_speech", heldSpeech(set)}
+	if th := thinkingSummary(set); th != "" {
+		attrs = append(attrs, "thinking", th) // thinking.go
+	}
+	e.log.Info("stream rules loaded", attrs...)
 }
 
 // maxHeldInSummary bounds the rules the load summary describes: the line stays readable,

@@ -17,6 +17,8 @@ import (
 const (
 	ScopeText       = "text"
 	ScopeToolPrefix = "tool:"
+	// ScopeThinking reads the model's reasoning (thinking.go): mode interrupt, like text.
+	ScopeThinking = "thinking"
 )
 
 // Mode is what a rule does when it fires. It follows from the scope.
@@ -193,7 +195,7 @@ func (r *Rule) Tool() string {
 // scope: interrupt for text, remind for a tool (which may also be interrupt).
 func ModeForScope(scope string) Mode {
 	switch {
-	case scope == ScopeText:
+	case scope == ScopeText || scope == ScopeThinking:
 		return ModeInterrupt
 	case strings.HasPrefix(scope, ScopeToolPrefix) && len(scope) > len(ScopeToolPrefix):
 		return ModeRemind
@@ -288,7 +290,7 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	}
 	want := ModeForScope(r.Scope)
 	if want == "" {
-		return invalid("scope", "%q is neither %q nor %q", r.Scope, ScopeText, ScopeToolPrefix+"<name>")
+		return invalid("scope", "%q is not %q, %q nor %q", r.Scope, ScopeText, ScopeThinking, ScopeToolPrefix+"<name>")
 	}
 	if tool := r.Tool(); tool != "" && !toolNameRE.MatchString(tool) {
 		return invalid("scope", "tool name %q has characters a tool name cannot have", tool)
@@ -301,6 +303,9 @@ func validate(r *Rule, known []string, checkRegex func(field, pattern string) er
 	}
 	if r.Shell && r.Tool() == "" {
 		return invalid("shell", "only a tool rule reads shell commands; a text rule sees the answer")
+	}
+	if err := validateThinking(r); err != nil { // thinking.go
+		return err
 	}
 	if err := checkRegex("condition", r.Condition); err != nil {
 		return err

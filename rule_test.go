@@ -52,7 +52,7 @@ func TestValidateRejects(t *testing.T) {
 		{"name too long", "name", nil, func(r *Rule) { r.Name = "a" + strings.Repeat("b", MaxNameBytes) }},
 		{"scope tools:x", "scope", nil, func(r *Rule) { r.Scope = "tools:x"; r.Mode = "" }},
 		{"scope tool: without name", "scope", nil, func(r *Rule) { r.Scope = "tool:"; r.Mode = "" }},
-		{"scope thinking", "scope", nil, func(r *Rule) { r.Scope = "thinking"; r.Mode = "" }},
+		{"scope thought", "scope", nil, func(r *Rule) { r.Scope = "thought"; r.Mode = "" }},
 		{"scope empty", "scope", nil, func(r *Rule) { r.Scope = ""; r.Mode = "" }},
 		{"scope TEXT", "scope", nil, func(r *Rule) { r.Scope = "TEXT"; r.Mode = "" }},
 		{"scope tool name with space", "scope", nil, func(r *Rule) { r.Scope = "tool:write file" }},
@@ -180,8 +180,8 @@ func TestNormalize(t *testing.T) {
 		},
 		{
 			name: "unknown scope derives nothing",
-			in:   Rule{Name: "a", Scope: "thinking"},
-			want: Rule{Name: "a", Scope: "thinking", When: []string{}},
+			in:   Rule{Name: "a", Scope: "thought"},
+			want: Rule{Name: "a", Scope: "thought", When: []string{}},
 		},
 		{
 			name: "given mode is kept (Validate judges it)",
@@ -265,7 +265,8 @@ func TestModeForScopeAndTool(t *testing.T) {
 		{"tool:a:b", ModeRemind, "a:b"},
 		{"tool:", "", ""},
 		{"tools:x", "", ""},
-		{"thinking", "", ""},
+		{"thought", "", ""},
+		{"thinking", ModeInterrupt, ""},
 		{"", "", ""},
 	}
 	for _, tt := range tests {

@@ -92,6 +92,9 @@ func (h SpeechHold) HoldsTour() bool { return h.Kind == HoldTour || h.Otherwise 
 // It costs the rule's release plan (a regexp parse and compile per pattern); the
 // engine's load summary reads the plans the engine keeps anyway.
 func SpeechHoldOf(r *Rule) SpeechHold {
+	if r.Scope == ScopeThinking {
+		return thinkingHold(r) // thinking.go
+	}
 	if r.Tool() != "" || r.Shadow {
 		return holdOf(r, nil)
 	}
@@ -118,6 +121,9 @@ func (c *compiledRule) speechHold() SpeechHold {
 
 // holdOf is r's verdict from its release plan p (nil for tool and shadowed rules).
 func holdOf(r *Rule, p *releasePlan) SpeechHold {
+	if r.Scope == ScopeThinking {
+		return thinkingHold(r) // thinking.go
+	}
 	h := SpeechHold{When: strings.Join(r.When, ", ")}
 	switch {
 	case r.Shadow:

@@ -52,8 +52,12 @@
 //     "error:" or "error ", is a failed call; any other, a successful one.
 //   - Hard: the final response is judged (Move.CheckResponse). A miss with a retry left
 //     is discarded unseen and replayed once, with the discarded answer (neutralised) and
-//     the <system-interrupt> added to the upstream copy; a fix repairs in place. The
-//     client gets only the accepted answer; usage counts every upstream call.
+//     the <system-interrupt> added to the upstream copy; a fix repairs in place. Before
+//     it, the response's reasoning (message.reasoning_content, or reasoning) is judged by
+//     the thinking rules (Move.CheckThinking): a miss discards the whole response, its
+//     reasoning, text and calls, on the same retry ceiling, and the replay gets its text
+//     and the interrupt, never its reasoning. The client gets only the accepted answer;
+//     usage counts every upstream call.
 //   - Gates: the tool_calls of a response are judged before the client sees them. With a
 //     retry left a match discards the response like a text miss. After the ceiling (or,
 //     streaming, once some of its text was released) the call is refused in place: it
@@ -69,13 +73,16 @@
 // With early interrupt a certain miss cuts the upstream stream at once. Tool-call deltas
 // are assembled and held until the response ends, then sent whole (one delta per call),
 // without the calls a gate refused. Reasoning deltas are held with the answer they
-// precede. The client's stream is one id, one role, the accepted text, the calls, a
-// finish chunk, the usage of every upstream call summed (with
-// stream_options.include_usage) and [DONE]. A client that goes away cancels the upstream
-// call; an upstream stream that breaks off gets the client an error event, then a cut
-// connection (never a short answer passing for a whole one), and the move is ended.
-// Config.UpstreamTimeout bounds the wait for the upstream's headers and for each next
-// chunk.
+// precede. While a thinking rule is armed they are scanned as they come
+// (Move.ThinkingScanner) and the upstream stream is cut at the first certain miss; the
+// answer's first text ends the reasoning, which is judged whole then, before any text is
+// released. The client never gets a byte of a discarded response's reasoning. The
+// client's stream is one id, one role, the accepted text, the calls, a finish chunk, the
+// usage of every upstream call summed (with stream_options.include_usage) and [DONE]. A
+// client that goes away cancels the upstream call; an upstream stream that breaks off
+// gets the client an error event, then a cut connection (never a short answer passing for
+// a whole one), and the move is ended. Config.UpstreamTimeout bounds the wait for the
+// upstream's headers and for each next chunk.
 //
 // Fields the gateway does not act on (response_format, images, vendor fields) go upstream
 // as the client wrote them. n>1 is refused with a 400: the rules judge one answer. An

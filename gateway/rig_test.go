@@ -20,7 +20,7 @@ import (
 	"github.com/streamrules/streamrules/seeds"
 )
 
-// rig is a gateway over the nine seeds, in front of a recording OpenAI-protocol
+// rig is a gateway over the ten seeds, in front of a recording OpenAI-protocol
 // upstream, served over real HTTP.
 type rig struct {
 	t    *testing.T

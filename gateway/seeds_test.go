@@ -25,6 +25,7 @@ type seedCase struct {
 	prompt   string
 	replies  []scripted.Reply
 	final    string   // the client's final answer
+	thought  string   // the reasoning the client got (the accepted response's)
 	calls    []string // the tool calls the client got, "name args"
 	upstream int      // upstream requests in all
 	check    func(t *testing.T, reqs []openaitest.Request)
@@ -54,6 +55,18 @@ func seedCases() []seedCase {
 		{rule: "look_before_refusing", hdr: []string{"X-Streamrules-Env: picture"}, prompt: "what is in the photo?",
 			replies: []scripted.Reply{{Text: "Sorry, I can't see the image."}, {Text: "It shows a cat on a mat.", Chunk: 5}}, final: "It shows a cat on a mat.", upstream: 2,
 			check: lastHas(1, 0, `rule="look_before_refusing"`)},
+		{rule: "look_before_refusing_thinking", hdr: []string{"X-Streamrules-Env: picture"}, prompt: "describe the photo",
+			replies: []scripted.Reply{
+				{Reasoning: "The user wants the photo described. But I can't see the image, so I will say I cannot. " + strings.Repeat("Wording the apology. ", 30), Text: "I cannot tell.", Chunk: 8},
+				{Reasoning: "The photo shows a cat on a mat.", Text: "It shows a cat on a mat.", Chunk: 5}},
+			final: "It shows a cat on a mat.", thought: "The photo shows a cat on a mat.", upstream: 2,
+			check: func(t *testing.T, reqs []openaitest.Request) {
+				t.Helper()
+				lastHas(1, 0, `rule="look_before_refusing_thinking"`)(t, reqs)
+				if bytes.Contains(reqs[1].Raw, []byte("see the image")) || bytes.Contains(reqs[1].Raw, []byte("apology")) || bytes.Contains(reqs[1].Raw, []byte("reasoning")) {
+					t.Errorf("the discarded reasoning went back upstream: %s", reqs[1].Raw)
+				}
+			}},
 		{rule: "unbacked_tool_claim", prompt: "read it aloud please",
 			replies: []scripted.Reply{{Text: "Audio saved: a.mp3", Chunk: 3}}, final: "I could not make the audio: the speech tool did not run.", upstream: 1},
 		{rule: "verify_before_done", prompt: "write a.go",
@@ -76,11 +89,14 @@ func seedCases() []seedCase {
 
 // clientResult is what a client saw of a move.
 type clientResult struct {
-	Final    string   `json:"final"`
-	Streamed string   `json:"streamed"` // the final tour's streamed text
-	Calls    []string `json:"calls"`
-	Error    string   `json:"error"`
-	Usage    *struct {
+	Final    string `json:"final"`
+	Streamed string `json:"streamed"`  // the final tour's streamed text
+	Thought  string `json:"reasoning"` // the final message's reasoning (streaming: its deltas, summed)
+	// StreamedThought is every reasoning delta the client got over the whole move.
+	StreamedThought string   `json:"streamed_reasoning"`
+	Calls           []string `json:"calls"`
+	Error           string   `json:"error"`
+	Usage           *struct {
 		Total int `json:"total_tokens"`
 	} `json:"usage"`
 }
@@ -120,6 +136,12 @@ func TestSeedsEveryRuleEveryClient(t *testing.T) {
 					if stream && got.Streamed != c.final {
 						t.Errorf("client streamed %q, want %q", got.Streamed, c.final)
 					}
+					if got.Thought != c.thought {
+						t.Errorf("client's reasoning %q, want %q", got.Thought, c.thought)
+					}
+					if stream && got.StreamedThought != c.thought {
+						t.Errorf("client was streamed the reasoning %q, want %q", got.StreamedThought, c.thought)
+					}
 					if strings.Join(got.Calls, "\n") != strings.Join(c.calls, "\n") {
 						t.Errorf("client's calls %q, want %q", got.Calls, c.calls)
 					}
@@ -148,11 +170,14 @@ func runLangChainGo(t *testing.T, r *rig, c seedCase, stream bool) clientResult 
 	ctx := context.Background()
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, c.prompt)}
 	var out clientResult
+	var thought chunks // every reasoning delta of the move
 	for tour := 0; tour < 6; tour++ {
 		var ch chunks
 		opts := []llms.CallOption{llms.WithTools(toolDefs)}
 		if stream {
-			opts = append(opts, llms.WithStreamingFunc(ch.fn))
+			opts = append(opts, llms.WithStreamingFunc(ch.fn), llms.WithStreamingReasoningFunc(func(ctx context.Context, r, _ []byte) error {
+				return thought.fn(ctx, r)
+			}))
 		}
 		resp, err := llm.GenerateContent(ctx, msgs, opts...)
 		if err != nil {
@@ -160,7 +185,8 @@ func runLangChainGo(t *testing.T, r *rig, c seedCase, stream bool) clientResult 
 		}
 		choice := resp.Choices[0]
 		if len(choice.ToolCalls) == 0 {
-			out.Final, out.Streamed = choice.Content, ch.text()
+			out.Final, out.Streamed, out.Thought = choice.Content, ch.text(), choice.ReasoningContent
+			out.StreamedThought = thought.text()
 			return out
 		}
 		ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}

@@ -229,8 +229,8 @@ type chunkChoiceIn struct {
 	Delta struct {
 		Role    string  `json:"role"`
 		Content *string `json:"content"`
-		// Reasoning deltas (DeepSeek, vLLM, OpenRouter name them either way): not judged,
-		// held with the answer they precede.
+		// Reasoning deltas (DeepSeek, vLLM, OpenRouter name them either way): judged by
+		// the thinking rules, held with the answer they precede.
 		ReasoningContent string `json:"reasoning_content"`
 		Reasoning        string `json:"reasoning"`
 		ToolCalls        []struct {
@@ -379,10 +379,23 @@ type streamed struct {
 	shape     chunkShape // the upstream's plain content chunks
 	plain     chunkIn    // a plain content chunk read by its shape, and its text
 	plainText string
-	reasoning [][]byte  // reasoning chunks held until the answer's text is released
+	reasoning [][]byte // reasoning chunks held until the answer's text is released
+	think     *thinkWatch
 	first     time.Time // the upstream's first content
 	seen      time.Time // the client's first content
 }
+
+// thinkWatch is one upstream call's watch on the reasoning (thinking rules).
+type thinkWatch struct {
+	armed   bool                 // a thinking rule could discard the response: its reasoning is held and judged as it streams
+	scan    *streamrules.Scanner // the early scanner; nil: no armed rule a prefix decides
+	judged  bool                 // the whole reasoning was judged (at the answer's first text)
+	thought []byte               // the reasoning streamed so far
+}
+
+// open reports whether the reasoning is still unjudged while it could discard the
+// response: the answer's text and the reasoning wait.
+func (w *thinkWatch) open() bool { return w != nil && w.armed && !w.judged }
 
 // callStream makes one streaming upstream call. held: content waits for the release;
 // otherwise it goes to the client chunk by chunk. What the client may have is flushed
@@ -424,6 +437,12 @@ func (t *tour) readStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 		scan = t.om.move.HeldScanner()
 	}
 	st := &streamed{}
+	if move := t.om.move; move.HasThinkingRules() {
+		st.think = &thinkWatch{armed: move.ThinkingArmed()}
+		if st.think.armed {
+			st.think.scan = move.ThinkingScanner()
+		}
+	}
 	br := bufio.NewReaderSize(hr.Body, 32<<10)
 	for {
 		line, rerr := br.ReadSlice('\n')
@@ -526,12 +545,17 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 		if c.FinishReason != nil {
 			st.finish = *c.FinishReason
 		}
-		plain := !held && t.calls == 1 && len(c.Delta.ToolCalls) == 0 && c.FinishReason == nil && isNull(ch.Usage) && len(ch.Choices) == 1
+		plain := !held && !st.think.open() && t.calls == 1 && len(c.Delta.ToolCalls) == 0 && c.FinishReason == nil && isNull(ch.Usage) && len(ch.Choices) == 1
+		if r := c.Delta.ReasoningContent + c.Delta.Reasoning; r != "" && st.think != nil {
+			if err := st.reasoningChunk(ctx, r, cancel); err != nil {
+				return err
+			}
+		}
 		if c.Delta.Content == nil || *c.Delta.Content == "" {
 			if !plain && c.Delta.ReasoningContent+c.Delta.Reasoning != "" {
 				// Held: sent before the answer's first released text, dropped with a discard.
 				st.reasoning = append(st.reasoning, bytes.Clone(data))
-				if !held {
+				if !held && !st.think.open() {
 					return st.flushReasoning(sse)
 				}
 			}
@@ -544,12 +568,22 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			}
 			continue
 		}
+		if st.think.open() {
+			// The answer's first text ends the reasoning: judged whole before any text is
+			// released (negate rules too).
+			if err := st.textBegins(ctx, t.om.move, cancel); err != nil {
+				return err
+			}
+		}
 		if st.first.IsZero() {
 			st.first = time.Now()
 		}
 		st.text = append(st.text, *c.Delta.Content...)
 		if !held {
 			// Nothing can discard the answer: the text goes on as it came.
+			if err := st.flushReasoning(sse); err != nil {
+				return err
+			}
 			if plain {
 				sse.roleSent = sse.roleSent || c.Delta.Role != ""
 				if err := sse.data(data); err != nil {
@@ -583,6 +617,55 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 		}
 	}
 	return nil
+}
+
+// reasoningChunk takes a reasoning delta: it is kept for the thinking rules and, while one
+// is armed, scanned; at the first certain miss the upstream call is cut.
+func (st *streamed) reasoningChunk(ctx context.Context, r string, cancel context.CancelCauseFunc) error {
+	w := st.think
+	w.thought = append(w.thought, r...)
+	if !w.open() || w.scan == nil {
+		return nil
+	}
+	v, ok := w.scan.Scan(ctx, w.thought)
+	if !ok {
+		return nil
+	}
+	w.scan = nil
+	return st.cutThinking(v, cancel)
+}
+
+// textBegins judges the whole reasoning at the answer's first text chunk.
+func (st *streamed) textBegins(ctx context.Context, move *streamrules.Move, cancel context.CancelCauseFunc) error {
+	w := st.think
+	w.judged, w.scan = true, nil
+	if v := move.CheckThinking(ctx, string(w.thought)); v.Discard {
+		return st.cutThinking(v, cancel)
+	}
+	return nil
+}
+
+// cutThinking stops the upstream call at a thinking miss: the response is discarded, its
+// reasoning never sent, to the client or back upstream.
+func (st *streamed) cutThinking(v streamrules.Verdict, cancel context.CancelCauseFunc) error {
+	st.cut, st.cutAt, st.reasoning = &v, len(st.text), nil
+	cancel(errCut)
+	return errCut
+}
+
+// thinkingVerdict judges a finished response's reasoning where the stream has not: a
+// reasoning judged whole at the first text passes; a response the client saw part of, or
+// one no thinking rule could discard, is never discarded (a miss after the ceiling reminds
+// later, a shadowed rule is counted).
+func (st *streamed) thinkingVerdict(ctx context.Context, move *streamrules.Move) streamrules.Verdict {
+	w := st.think
+	if w == nil || w.judged {
+		return streamrules.Verdict{}
+	}
+	if len(st.shown) > 0 || !w.armed {
+		return move.CheckShownThinking(ctx, string(w.thought))
+	}
+	return move.CheckThinking(ctx, string(w.thought))
 }
 
 // flushReasoning sends the held reasoning chunks, as they came.
@@ -654,11 +737,20 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 			return nil, err
 		}
 		if st.cut != nil {
-			st.report(ctx, move, 0, true)
+			if held {
+				st.report(ctx, move, 0, true)
+			}
 			t.msgs = withInterrupt(t.msgs, string(st.text[:st.cutAt]), st.cut.Interrupt)
 			continue
 		}
 		resp := st.response(string(st.text))
+		if tv := st.thinkingVerdict(ctx, move); tv.Discard {
+			if held {
+				st.report(ctx, move, len(st.shown), true)
+			}
+			t.msgs = withInterrupt(t.msgs, resp.content, tv.Interrupt)
+			continue
+		}
 		var v streamrules.Verdict
 		if len(st.shown) > 0 {
 			v = move.CheckShownResponse(ctx, resp.content, declared(resp.calls))

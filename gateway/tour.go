@@ -67,6 +67,14 @@ func (t *tour) run(ctx context.Context, w http.ResponseWriter) ([]string, error)
 			t.fail(w, err)
 			return nil, err
 		}
+		if move.HasThinkingRules() {
+			// The reasoning first, as the model wrote it: a miss discards the whole response
+			// (reasoning, text and calls) unseen; the replay gets its text, never its reasoning.
+			if v := move.CheckThinking(ctx, resp.reasoning()); v.Discard {
+				t.msgs = withInterrupt(t.msgs, resp.content, v.Interrupt)
+				continue
+			}
+		}
 		v := move.CheckResponse(ctx, resp.content, declared(resp.calls))
 		if v.Discard {
 			t.msgs = withInterrupt(t.msgs, resp.content, v.Interrupt)
@@ -237,6 +245,20 @@ func (resp *response) readMessage() error {
 		}
 	}
 	return nil
+}
+
+// reasoning is the message's reasoning text: reasoning_content (DeepSeek, vLLM), or where
+// that is absent reasoning (OpenRouter, some vLLM builds); "" when it has none.
+func (resp *response) reasoning() string {
+	for _, name := range []string{"reasoning_content", "reasoning"} {
+		if raw, ok := resp.message.get(name); ok && !isNull(raw) {
+			var s string
+			if json.Unmarshal(raw, &s) == nil && s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 // writeJSON answers a non-streaming request: the upstream's object with the accepted

@@ -181,7 +181,7 @@ func TestSeededRulesOnPostgres(t *testing.T) {
 	}
 	want := map[string]int64{
 		"write_diff_over_write_file": 0, "local_shell_for_his_machine": 1, "telegram_markdown_image": 0,
-		"telegram_reply_tail": 0, "look_before_refusing": 0, "telegram_react_not_emoji": 1, "destructive_shell": 0,
+		"telegram_reply_tail": 0, "look_before_refusing": 0, "look_before_refusing_thinking": 0, "telegram_react_not_emoji": 1, "destructive_shell": 0,
 		"unbacked_tool_claim": 0, "verify_before_done": 0,
 	}
 	if len(stats.Rules) != len(want) {

@@ -40,6 +40,9 @@ type providerShims struct {
 	// the answer from what was already buffered; each would hand a cut answer to the agent
 	// as done, and keep streaming to the client after the cancel.
 	cutStreamNilError bool
+	// redactedThinking: the anthropic client fails a response with a redacted_thinking
+	// block ("unknown content type"); see compat_thinking.go.
+	redactedThinking bool
 }
 
 func (s providerShims) any() bool { return s != providerShims{} }
@@ -55,7 +58,8 @@ func shimsFor(m llms.Model) providerShims {
 	}
 	switch t.PkgPath() + "." + t.Name() {
 	case "github.com/tmc/langchaingo/llms/anthropic.LLM":
-		return providerShims{readsOnlyTools: true, choicePerBlock: true, objectArgsOnly: true, firstPartOnly: true, cutStreamNilError: true}
+		return providerShims{readsOnlyTools: true, choicePerBlock: true, objectArgsOnly: true, firstPartOnly: true, cutStreamNilError: true,
+			redactedThinking: true}
 	case "github.com/tmc/langchaingo/llms/ollama.LLM", "github.com/tmc/langchaingo/llms/mistral.Model":
 		return providerShims{cutStreamNilError: true}
 	}
@@ -65,7 +69,11 @@ func shimsFor(m llms.Model) providerShims {
 // adaptProvider wraps m in the shims its client needs, or returns m unchanged.
 func adaptProvider(m llms.Model) llms.Model {
 	if s := shimsFor(m); s.any() {
-		return &compatModel{Model: m, shims: s}
+		c := &compatModel{Model: m, given: m, shims: s}
+		if s.redactedThinking {
+			c.Model = withRedactedThinking(m) // a copy of the client (compat_thinking.go)
+		}
+		return c
 	}
 	return m
 }
@@ -73,6 +81,7 @@ func adaptProvider(m llms.Model) llms.Model {
 // compatModel applies providerShims around one client.
 type compatModel struct {
 	llms.Model
+	given llms.Model // the client as the host gave it (Model may be a shimmed copy)
 	shims providerShims
 }
 

@@ -103,6 +103,18 @@
 // streaming func as the text. Inside a move the model wrapper keeps those chunks out of
 // the client's stream (Config.StreamToolCalls lets them through).
 //
+// # The model's reasoning
+//
+// While a thinking rule (scope thinking) is armed, the model wrapper installs a reasoning
+// func, whether or not the host gave one, and feeds the reasoning to the move's thinking
+// scanner: at the first certain miss the provider is stopped while the model still
+// thinks, and the tour is replayed with the interrupt; the cut reasoning is never sent
+// back. The answer's text waits until the reasoning is judged (at its first chunk), then
+// streams as the text rules allow. [Reasoning] reads a response's reasoning (the openai
+// client's reasoning_content, Anthropic's thinking blocks). The reasoning reaches the
+// host's client only through its own llms.WithStreamingReasoningFunc, and in a held tour
+// only with the accepted response, in one piece: a discarded response's reasoning never.
+//
 // Outside a move (no streamrules.Move in the context) every wrapper passes straight
 // through, but for the provider shims of Guard.Model (compat.go): they close gaps of
 // some LangChainGo clients that break stock agents with or without rules.

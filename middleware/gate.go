@@ -32,7 +32,7 @@ func checkResponse(ctx context.Context, move *streamrules.Move, format AnswerFor
 // rule could discard it, or a gate could (its tool-call chunks and agent events are then
 // held; its text streams as the text rules let it).
 func mustHold(move *streamrules.Move) bool {
-	return move.Armed()
+	return move.Armed() || move.ThinkingArmed() // thinking.go
 }
 
 // DeclaredCalls returns the tool calls a response declares, each with the input its tool

@@ -39,6 +39,10 @@ type MoveRecord struct {
 	// judges: a rule under test must see what the model says unguarded. "" when the
 	// move's only answer said nothing (tool calls alone).
 	Answer string
+	// Reasoning is the model's reasoning in the move's first response that had some, up
+	// to the one of Answer: what the thinking rules judged first ("" when the model gave
+	// none). A cut one is as far as it streamed.
+	Reasoning string
 	// Discarded are the answers a rule discarded, in order (the first is Answer when the
 	// rules discarded it; a response that declared only calls adds none).
 	Discarded []string
@@ -69,6 +73,7 @@ type moveRec struct {
 	before    int // len(ran) when answer was given
 	discarded []string
 	accepted  string
+	reasoning string // see MoveRecord.Reasoning
 }
 
 // withRecord gives a move begun in env its record, when the guard records.
@@ -141,7 +146,7 @@ func (g *Guard) record(ctx context.Context, move *streamrules.Move, output strin
 	}
 	r.mu.Lock()
 	m := MoveRecord{Chat: move.ChatID(), Move: move.Number(), Env: r.env, Vars: move.Vars(),
-		Answer: r.answer, Discarded: slices.Clone(r.discarded), Accepted: r.accepted}
+		Answer: r.answer, Reasoning: r.reasoning, Discarded: slices.Clone(r.discarded), Accepted: r.accepted}
 	if !r.answered {
 		m.Answer = output
 	}

@@ -36,6 +36,9 @@
 //     read: every call comes before the answer; a tool rule sees the calls before its own.
 //   - answer: what the model said first in the move: the first answer the text rules
 //     judged, before a discard or a fix (see below). It is what a backtest judges.
+//   - reasoning: the model's reasoning in the move's first response that had some (up to
+//     the answer's), what the thinking rules judge, before the answer; a thinking discard
+//     spends the move's retry, as live. Absent: the model gave none.
 //   - discarded, accepted: the answers the rules discarded live, and the one the client
 //     got (absent: answer). Kept for the record; a backtest does not judge them.
 //   - tools[].refused: the call was stopped by a gate live and never ran.

@@ -52,6 +52,9 @@ type openAIMessage struct {
 	FunctionCall *openAIFunction `json:"function_call"` // the legacy form
 	ToolCallID   string          `json:"tool_call_id"`  // a "tool" message: the call it answers
 	OK           *bool           `json:"ok"`            // a "tool" message: false when the host logged a failure
+	// ReasoningContent is an assistant message's reasoning (DeepSeek, vLLM…): the move's
+	// Reasoning is its first, up to the answer.
+	ReasoningContent string `json:"reasoning_content"`
 }
 
 type openAICall struct {
@@ -224,6 +227,9 @@ func openAIMoves(line []byte, o *OpenAIOptions) ([]Move, error) {
 		case "assistant":
 			if cur == nil {
 				continue // an assistant message before any user one opens nothing
+			}
+			if cur.Reasoning == "" && strings.TrimSpace(m.ReasoningContent) != "" {
+				cur.Reasoning = m.ReasoningContent
 			}
 			if len(m.ToolCalls) > 0 || m.FunctionCall != nil {
 				for _, c := range m.ToolCalls {

@@ -39,7 +39,7 @@ func (r *Recorder) RecordMove(_ context.Context, m middleware.MoveRecord) error 
 // said first, Accepted is set where the client got another answer, and each call keeps
 // whether it failed or a gate refused it.
 func FromRecord(m middleware.MoveRecord) Move {
-	mv := Move{Chat: m.Chat, Move: m.Move, Env: m.Env, Input: m.Input, Answer: m.Answer, Discarded: m.Discarded, Vars: m.Vars}
+	mv := Move{Chat: m.Chat, Move: m.Move, Env: m.Env, Input: m.Input, Answer: m.Answer, Reasoning: m.Reasoning, Discarded: m.Discarded, Vars: m.Vars}
 	if m.Accepted != m.Answer {
 		acc := m.Accepted
 		mv.Accepted = &acc

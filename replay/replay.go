@@ -373,6 +373,9 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		rem := mv.ToolReminders(cctx, c.Name, c.Args)
 		endTool(tool, middleware.ToolResult{Reminders: rem})
 	}
+	// The reasoning first, as the middleware judges it; a thinking discard spends the
+	// move's retry, so the answer's misses after it are kept, as they would be live.
+	mv.CheckThinking(mctx, m.Reasoning)
 	mv.CheckAnswer(mctx, m.Answer)
 	// Every transcript line is a move that ended with an answer: counted, as End(nil) counts it.
 	err := mv.End(mctx, nil)
@@ -488,7 +491,7 @@ func (rp *Replayer) Report() *Report {
 		// fires per call, a soft rule on one call of its move), so the column compares
 		// like with like.
 		r.RateOf = rateOfMoves
-		if r.Scope != streamrules.ScopeText {
+		if r.Scope != streamrules.ScopeText && r.Scope != streamrules.ScopeThinking {
 			r.RateOf = rateOfCalls
 		}
 		switch {

@@ -41,7 +41,11 @@ func applicability(rs *ruleStat, mv *streamrules.Move, m *Move) Applicability {
 	}
 	tool := rs.rule.Tool()
 	if tool == "" {
-		if rs.judge.Check(m.Answer, factsOf(m, len(m.Tools))).Status == streamrules.StatusNotApplicable {
+		target := m.Answer
+		if rs.rule.Scope == streamrules.ScopeThinking {
+			target = m.Reasoning
+		}
+		if rs.judge.Check(target, factsOf(m, len(m.Tools))).Status == streamrules.StatusNotApplicable {
 			return NotApplicable
 		}
 		return Applies

@@ -39,6 +39,10 @@ type Move struct {
 	// after the rules, it would hold only what got past them. Without rules live it is
 	// simply the move's answer.
 	Answer string `json:"answer"`
+	// Reasoning is the model's reasoning in the tour of Answer (reasoning_content, or
+	// Anthropic's thinking blocks), what the thinking rules judge, before the answer. Absent:
+	// the model gave none, and no thinking rule can fire.
+	Reasoning string `json:"reasoning,omitempty"`
 	// Discarded are the answers the rules discarded live, in order (the first is Answer
 	// when they discarded it). A backtest does not judge them: it judges Answer once, as
 	// a transcript has no replays. Absent: none was.
@@ -116,6 +120,7 @@ type wireMove struct {
 	Input     *string           `json:"input"`
 	Tools     []wireTool        `json:"tools"`
 	Answer    string            `json:"answer"`
+	Reasoning string            `json:"reasoning"`
 	Discarded []string          `json:"discarded"`
 	Accepted  *string           `json:"accepted"`
 	Vars      map[string]string `json:"vars"`
@@ -137,6 +142,7 @@ type wireShape struct {
 	Tools     *[]wireToolShape   `json:"tools"`
 	Input     *string            `json:"input"`
 	Answer    *string            `json:"answer"`
+	Reasoning *string            `json:"reasoning"`
 	Discarded *[]string          `json:"discarded"`
 	Accepted  *string            `json:"accepted"`
 	Vars      *map[string]string `json:"vars"`
@@ -164,7 +170,7 @@ func ParseMove(line []byte) (Move, error) {
 	if err := checkLine(line); err != nil {
 		return Move{}, err
 	}
-	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Input: w.Input, Answer: w.Answer,
+	m := Move{Chat: w.Chat, Move: w.Move, Env: w.Env, Input: w.Input, Answer: w.Answer, Reasoning: w.Reasoning,
 		Discarded: w.Discarded, Accepted: w.Accepted, Vars: w.Vars}
 	if len(w.Tools) > 0 {
 		m.Tools = make([]ToolCall, len(w.Tools))

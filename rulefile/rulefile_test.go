@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml invalid UTF-8", strings.Replace(goodYAML, "placeholder", "place\xffholder", 1), 7, 0, "", "not valid UTF-8"},
 		{"yaml two documents", goodYAML + "---\nversion: 3\n", 15, 0, "", "more than one"},
 		{"yaml syntax", "version: 1\nrules:\n  - name: x\n   scope: text\n", 4, 0, "", "not YAML"},
-		{"json bad scope", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\", \"text\": \"t\"},\n  {\"name\": \"b\",\n   \"scope\": \"thinking\", \"text\": \"t\"}]}", 5, 2, "scope", `rule #2 "b": streamrules: invalid scope`},
+		{"json bad scope", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\", \"text\": \"t\"},\n  {\"name\": \"b\",\n   \"scope\": \"thought\", \"text\": \"t\"}]}", 5, 2, "scope", `rule #2 "b": streamrules: invalid scope`},
 		{"json duplicate key", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\",\n   \"text\": \"t\", \"text\": \"u\"}]}", 4, 1, "text", `duplicate field "text"`},
 		{"json key in another case", "{\"Version\": 1, \"rules\": []}", 1, 0, "Version", `did you mean "version"`},
 		{"json invalid UTF-8", "{\"version\": 1,\n \"rules\": [\n  {\"name\": \"a\", \"scope\": \"text\",\n   \"text\": \"t\xc3\"}]}", 4, 1, "text", "not valid UTF-8"},

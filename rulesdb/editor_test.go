@@ -122,7 +122,7 @@ func TestValidationRejected(t *testing.T) {
 	}{
 		{"invalid regex", func(r *streamrules.Rule) { r.Condition = `(unclosed` }, "condition"},
 		{"invalid regex lookahead", func(r *streamrules.Rule) { r.Condition = `foo(?!bar)` }, "condition"},
-		{"unknown scope", func(r *streamrules.Rule) { r.Scope = "thinking" }, "scope"},
+		{"unknown scope", func(r *streamrules.Rule) { r.Scope = "thought" }, "scope"},
 		{"empty tool scope", func(r *streamrules.Rule) { r.Scope = "tool:" }, "scope"},
 		{"scope/mode mismatch", func(r *streamrules.Rule) { r.Mode = streamrules.ModeRemind }, "mode"},
 		{"tool scope with an unknown mode", func(r *streamrules.Rule) { r.Scope, r.Mode = "tool:shell", "block" }, "mode"},

@@ -33,7 +33,7 @@ func TestBadRowSkipped(t *testing.T) {
 		// A new process on the same database (no notification of the edit pending).
 		s = open(t, dsn, &rulesdb.Config{ReloadInterval: -1})
 		loaded, err := s.LoadRules(ctx)
-		if err != nil || len(loaded) != 9 {
+		if err != nil || len(loaded) != 10 {
 			t.Fatalf("LoadRules: %d rules, %v", len(loaded), err)
 		}
 		log, buf := capture()
@@ -43,8 +43,8 @@ func TestBadRowSkipped(t *testing.T) {
 			!strings.Contains(strings.Join(warnings, "\n"), "look_before_refusing") || !strings.Contains(warnings[0], "level=WARN") {
 			t.Fatalf("warnings: %q", warnings)
 		}
-		if got := len(eng.Rules()); got != 7 {
-			t.Errorf("engine loaded %d rules, want 7", got)
+		if got := len(eng.Rules()); got != 8 {
+			t.Errorf("engine loaded %d rules, want 8", got)
 		}
 		mctx, move := eng.BeginMove(ctx, "chat-bad-row", streamrules.EnvTelegram, streamrules.EnvPicture)
 		v := move.CheckAnswer(mctx, "![x](https://x.test/x.png)")
@@ -162,7 +162,7 @@ func TestStatsOutliveRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]int64{"destructive_shell": 0, "look_before_refusing": 0, "telegram_markdown_image": 0, "telegram_react_not_emoji": 1, "telegram_reply_tail": 1,
+		want := map[string]int64{"destructive_shell": 0, "look_before_refusing": 0, "look_before_refusing_thinking": 0, "telegram_markdown_image": 0, "telegram_react_not_emoji": 1, "telegram_reply_tail": 1,
 			"unbacked_tool_claim": 0, "verify_before_done": 0, "write_diff_over_write_file": 0}
 		if len(stats.Rules) != len(want) {
 			t.Errorf("stats %+v", stats)
@@ -189,7 +189,7 @@ func TestStatsOutliveRule(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 			t.Errorf("GET: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Rules) != 8 {
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Rules) != 9 {
 			t.Errorf("body %+v, %v", body, err)
 		}
 		post, err := http.Post(srv.URL+"/v1/stats", "application/json", strings.NewReader("{}"))
@@ -490,7 +490,7 @@ func TestUnreadableRowWarnsOnce(t *testing.T) {
 	s2 := open(t, dsn, &rulesdb.Config{ReloadInterval: -1, Logger: log})
 	for i := 0; i < 3; i++ {
 		rules, err := s2.LoadRules(context.Background())
-		if err != nil || len(rules) != 8 {
+		if err != nil || len(rules) != 9 {
 			t.Fatalf("LoadRules: %d rules, %v", len(rules), err)
 		}
 	}

@@ -64,7 +64,7 @@ func ExampleOpen() {
 	// Output:
 	// discard: true [telegram_reply_tail]
 	// discard: false
-	// application/json 9 rules
+	// application/json 10 rules
 	// telegram_reply_tail fired 1 map[corrected:1 fixed:0 kept:0 missed_again:0] last fired: true
 }
 
@@ -104,9 +104,9 @@ func ExampleStore_Seed() {
 	fmt.Println("v2 kept:", rep.Kept)
 	fmt.Println("v2 deleted:", rep.Deleted)
 	// Output:
-	// v1 added: 9
+	// v1 added: 10
 	// v1 again applied: false
-	// v2 updated: [write_diff_over_write_file local_shell_for_his_machine telegram_reply_tail look_before_refusing destructive_shell unbacked_tool_claim verify_before_done]
+	// v2 updated: [write_diff_over_write_file local_shell_for_his_machine telegram_reply_tail look_before_refusing look_before_refusing_thinking destructive_shell unbacked_tool_claim verify_before_done]
 	// v2 kept: [telegram_markdown_image]
 	// v2 deleted: [telegram_react_not_emoji]
 }

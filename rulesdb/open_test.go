@@ -118,7 +118,7 @@ func TestOpenSQLiteMemory(t *testing.T) {
 	t.Parallel()
 	s := seeded(t, "sqlite::memory:")
 	rules, err := s.ListRules(context.Background())
-	if err != nil || len(rules) != 9 {
+	if err != nil || len(rules) != 10 {
 		t.Fatalf("%d rules, %v", len(rules), err)
 	}
 }

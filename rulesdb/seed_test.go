@@ -25,7 +25,7 @@ func TestSeedTwice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rep.Applied || len(rep.Added) != 9 || rep.StoredVersion != 0 {
+		if !rep.Applied || len(rep.Added) != 10 || rep.StoredVersion != 0 {
 			t.Errorf("first seed: %+v", rep)
 		}
 		first, _ := s.ListRules(ctx)
@@ -37,7 +37,7 @@ func TestSeedTwice(t *testing.T) {
 		// And through Open, as a replica starting later would.
 		s2 := seeded(t, dsn)
 		again, _ := s2.ListRules(ctx)
-		if len(again) != 9 || !slices.EqualFunc(first, again, func(a, b streamrules.Rule) bool {
+		if len(again) != 10 || !slices.EqualFunc(first, again, func(a, b streamrules.Rule) bool {
 			return a.ID == b.ID && a.UpdatedAt.Equal(b.UpdatedAt) && a.Text == b.Text
 		}) {
 			t.Errorf("rules changed by a second seeding:\n%+v\n%+v", first, again)
@@ -91,7 +91,7 @@ func TestConcurrentSeeders(t *testing.T) {
 		for _, r := range reports {
 			if r.Applied {
 				applied++
-				if len(r.Added) != 9 {
+				if len(r.Added) != 10 {
 					t.Errorf("the seeding report: %+v", r)
 				}
 			}
@@ -105,7 +105,7 @@ func TestConcurrentSeeders(t *testing.T) {
 		if err := s.DB().Get(&tomb, "SELECT COUNT(*) FROM stream_rule_seed"); err != nil {
 			t.Fatal(err)
 		}
-		if len(rules) != 9 || tomb != 9 {
+		if len(rules) != 10 || tomb != 10 {
 			t.Errorf("%d rules, %d seed names", len(rules), tomb)
 		}
 	})
@@ -152,7 +152,7 @@ func TestCalibrationWave(t *testing.T) {
 		sorted := func(l []string) string { l = slices.Clone(l); slices.Sort(l); return strings.Join(l, ",") }
 		if !rep.Applied || rep.StoredVersion != v1.Version || rep.Version != v1.Version+1 ||
 			sorted(rep.Added) != "no_lorem_ipsum" ||
-			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,telegram_reply_tail,unbacked_tool_claim,verify_before_done,write_diff_over_write_file" ||
+			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,look_before_refusing_thinking,telegram_reply_tail,unbacked_tool_claim,verify_before_done,write_diff_over_write_file" ||
 			sorted(rep.Kept) != "telegram_markdown_image" ||
 			sorted(rep.Deleted) != "telegram_react_not_emoji" {
 			t.Fatalf("report %+v", rep)
@@ -188,7 +188,7 @@ func TestCalibrationWave(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sorted(rep.Kept) != "mine_first,telegram_markdown_image,telegram_reply_tail" ||
-			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,no_lorem_ipsum,unbacked_tool_claim,verify_before_done,write_diff_over_write_file" ||
+			sorted(rep.Updated) != "destructive_shell,local_shell_for_his_machine,look_before_refusing,look_before_refusing_thinking,no_lorem_ipsum,unbacked_tool_claim,verify_before_done,write_diff_over_write_file" ||
 			len(rep.Added) != 0 || sorted(rep.Deleted) != "telegram_react_not_emoji" {
 			t.Errorf("version 3 report %+v", rep)
 		}

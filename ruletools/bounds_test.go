@@ -170,7 +170,7 @@ func TestStrictToolJSON(t *testing.T) {
 				{ruletools.ListName, `{"LIMIT":5}`, "LIMIT"},
 				{ruletools.ListName, `{"limit":5,"limit":6}`, "limit"},
 				{ruletools.ListName, `{"limit":1000}`, "limit"},
-				{ruletools.ListName, `{"scope":"thinking"}`, "scope"},
+				{ruletools.ListName, `{"scope":"thought"}`, "scope"},
 			}
 			for _, c := range cases {
 				res := call(t, ctx, tl[c.tool], c.input)

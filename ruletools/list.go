@@ -23,7 +23,7 @@ const (
 // listInput is stream_rule_list's input: filters, a page size and a cursor.
 type listInput struct {
 	Name    string `json:"name"`    // part of the rule's name
-	Scope   string `json:"scope"`   // "text", "tool" (every tool rule) or "tool:<name>"
+	Scope   string `json:"scope"`   // "text", "thinking", "tool" (every tool rule) or "tool:<name>"
 	Enabled *bool  `json:"enabled"` // only enabled (true) or disabled (false) rules
 	Loaded  *bool  `json:"loaded"`  // only rules the engine runs (true) or does not (false)
 	Limit   int    `json:"limit"`   // page size: 1 to maxListLimit; 0 means defaultListLimit
@@ -31,14 +31,14 @@ type listInput struct {
 	Tests   bool   `json:"tests"`   // show each rule's tests; false: left out (the page holds more rules)
 }
 
-const listWant = `{"name": "part of a name", "scope": "text" | "tool" | "tool:<name>", "enabled": bool, "loaded": bool, "limit": 1-100, "cursor": "...", "tests": bool}, every field optional`
+const listWant = `{"name": "part of a name", "scope": "text" | "thinking" | "tool" | "tool:<name>", "enabled": bool, "loaded": bool, "limit": 1-100, "cursor": "...", "tests": bool}, every field optional`
 
 func (in *listInput) check() (field, msg string) {
 	switch {
 	case in.Limit < 0 || in.Limit > maxListLimit:
 		return "limit", fmt.Sprintf(`"limit" is %d, must be 1 to %d`, in.Limit, maxListLimit)
 	case in.Scope != "" && in.Scope != "tool" && streamrules.ModeForScope(in.Scope) == "":
-		return "scope", fmt.Sprintf(`"scope" %q is none of "text", "tool", "tool:<name>"`, ruleinput.Excerpt(in.Scope))
+		return "scope", fmt.Sprintf(`"scope" %q is none of "text", "thinking", "tool", "tool:<name>"`, ruleinput.Excerpt(in.Scope))
 	}
 	if in.Limit == 0 {
 		in.Limit = defaultListLimit

@@ -100,7 +100,7 @@ func TestRefuseWithoutMaster(t *testing.T) {
 			t.Parallel()
 			s, eng, byName := setup(t, st.make)
 			before, err := s.ListRules(context.Background())
-			if err != nil || len(before) != 9 {
+			if err != nil || len(before) != 10 {
 				t.Fatalf("ListRules: %d rules, %v", len(before), err)
 			}
 			loadedBefore := eng.Rules()
@@ -226,7 +226,7 @@ func TestCRUDAsMaster(t *testing.T) {
 			ctx, _ := eng.BeginMove(context.Background(), "master-chat", streamrules.EnvMaster)
 
 			res := call(t, ctx, tl["stream_rule_list"], "")
-			if !res.OK || len(res.Rules) != 9 || len(res.Environments) != 4 {
+			if !res.OK || len(res.Rules) != 10 || len(res.Environments) != 4 {
 				t.Fatalf("list: %+v", res)
 			}
 			for _, r := range res.Rules {
@@ -277,7 +277,7 @@ func TestCRUDAsMaster(t *testing.T) {
 				t.Errorf("delete again: %+v", res)
 			}
 			rules, _ := s.ListRules(context.Background())
-			if len(rules) != 8 || len(eng.Rules()) != 8 {
+			if len(rules) != 9 || len(eng.Rules()) != 9 {
 				t.Errorf("%d rules stored, %d loaded", len(rules), len(eng.Rules()))
 			}
 		})
@@ -295,7 +295,7 @@ func TestBadInputAsOutput(t *testing.T) {
 				tool, input, field string
 			}{
 				{"stream_rule_create", `{"name":"r1","scope":"text","condition":"(","text":"t"}`, "condition"},
-				{"stream_rule_create", `{"name":"r1","scope":"thinking","text":"t"}`, "scope"},
+				{"stream_rule_create", `{"name":"r1","scope":"thought","text":"t"}`, "scope"},
 				{"stream_rule_create", `{"name":"r1","scope":"text","mode":"remind","text":"t"}`, "mode"},
 				{"stream_rule_create", `{"name":"r1","scope":"text","when":["whatsapp"],"text":"t"}`, "when"},
 				{"stream_rule_create", `{"name":"r1","scope":"text","text":"` + strings.Repeat("x", 401) + `"}`, "text"},

@@ -30,12 +30,13 @@
 //
 // # The default set
 //
-// [Default] returns the embedded seeds.json (version 5): nine chronic misses: two soft,
-// six hard on the answer, one gate on shell calls. Since version 5 (a calibration wave
-// that changes no verdict) each carries tests: at least two answers or calls it must
-// fire on and two it must not, the context rules' with the move's input and tool record.
-// local_shell_for_his_machine has fires examples only: its empty condition fires on every
-// shell call of a client_ops move, so no call passes it.
+// [Default] returns the embedded seeds.json (version 6): ten chronic misses: two soft,
+// six hard on the answer, one on the model's reasoning, one gate on shell calls. Since
+// version 5 (a calibration wave that changes no verdict) each carries tests: at least two
+// answers or calls it must fire on and two it must not, the context rules' with the move's
+// input and tool record. local_shell_for_his_machine has fires examples only: its empty
+// condition fires on every shell call of a client_ops move, so no call passes it. Version
+// 6 adds look_before_refusing_thinking.
 //
 //   - write_diff_over_write_file (tool:write_file, after:5): edit existing files with
 //     write_diff, not a full rewrite.
@@ -48,6 +49,9 @@
 //     (streamrules.Move.SetVar), with no replay.
 //   - look_before_refusing (text, when picture, after:3): "I can't see the image" while
 //     the picture is in context and visible.
+//   - look_before_refusing_thinking (thinking, when picture, after:3, since version 6):
+//     the same refusal in the model's reasoning, cut while the model still thinks; it
+//     fires only where the provider streams reasoning text.
 //   - telegram_react_not_emoji (text, when telegram): a bare emoji is a reaction; call
 //     telegram_react instead.
 //   - destructive_shell (tool:shell, mode interrupt, when client_ops): the cmd field read

@@ -18,12 +18,13 @@ func ExampleDefault() {
 		fmt.Printf("%-28s %-16s %-9s when=%v repeat=%q\n", r.Name, r.Scope, r.Mode, r.When, r.Repeat)
 	}
 	// Output:
-	// version 5
+	// version 6
 	// write_diff_over_write_file   tool:write_file  remind    when=[] repeat="after:5"
 	// local_shell_for_his_machine  tool:shell       remind    when=[client_ops] repeat="once"
 	// telegram_markdown_image      text             interrupt when=[telegram] repeat=""
 	// telegram_reply_tail          text             interrupt when=[telegram] repeat=""
 	// look_before_refusing         text             interrupt when=[picture] repeat="after:3"
+	// look_before_refusing_thinking thinking         interrupt when=[picture] repeat="after:3"
 	// telegram_react_not_emoji     text             interrupt when=[telegram] repeat=""
 	// destructive_shell            tool:shell       interrupt when=[client_ops] repeat=""
 	// unbacked_tool_claim          text             interrupt when=[] repeat=""

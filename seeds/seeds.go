@@ -17,8 +17,8 @@ var defaultJSON []byte
 // DefaultJSON returns the embedded seed file, as Default parses it.
 func DefaultJSON() []byte { return bytes.Clone(defaultJSON) }
 
-// Default returns the seeded rule set shipped with streamrules: nine chronic misses: two
-// soft, six hard on the answer, one gate on shell calls.
+// Default returns the seeded rule set shipped with streamrules: ten chronic misses: two
+// soft, six hard on the answer, one on the model's reasoning, one gate on shell calls.
 func Default() (Set, error) {
 	set, err := Parse(defaultJSON)
 	if err != nil {

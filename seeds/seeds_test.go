@@ -31,15 +31,16 @@ func TestDefault(t *testing.T) {
 		repeat string
 		negate bool
 	}{
-		"write_diff_over_write_file":  {"tool:write_file", streamrules.ModeRemind, "", "after:5", false},
-		"local_shell_for_his_machine": {"tool:shell", streamrules.ModeRemind, "client_ops", "once", false},
-		"telegram_markdown_image":     {"text", streamrules.ModeInterrupt, "telegram", "", false},
-		"telegram_reply_tail":         {"text", streamrules.ModeInterrupt, "telegram", "", true},
-		"look_before_refusing":        {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
-		"telegram_react_not_emoji":    {"text", streamrules.ModeInterrupt, "telegram", "", false},
-		"destructive_shell":           {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
-		"unbacked_tool_claim":         {"text", streamrules.ModeInterrupt, "", "", false},
-		"verify_before_done":          {"text", streamrules.ModeInterrupt, "", "", false},
+		"write_diff_over_write_file":    {"tool:write_file", streamrules.ModeRemind, "", "after:5", false},
+		"local_shell_for_his_machine":   {"tool:shell", streamrules.ModeRemind, "client_ops", "once", false},
+		"telegram_markdown_image":       {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"telegram_reply_tail":           {"text", streamrules.ModeInterrupt, "telegram", "", true},
+		"look_before_refusing":          {"text", streamrules.ModeInterrupt, "picture", "after:3", false},
+		"look_before_refusing_thinking": {"thinking", streamrules.ModeInterrupt, "picture", "after:3", false},
+		"telegram_react_not_emoji":      {"text", streamrules.ModeInterrupt, "telegram", "", false},
+		"destructive_shell":             {"tool:shell", streamrules.ModeInterrupt, "client_ops", "", false},
+		"unbacked_tool_claim":           {"text", streamrules.ModeInterrupt, "", "", false},
+		"verify_before_done":            {"text", streamrules.ModeInterrupt, "", "", false},
 	}
 	if len(set.Rules) != len(want) {
 		t.Fatalf("%d rules, want %d: %v", len(set.Rules), len(want), set.Names())
@@ -171,7 +172,7 @@ func TestSeedsInEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if got := len(eng.Rules()); got != 9 {
+	if got := len(eng.Rules()); got != 10 {
 		t.Fatalf("engine loaded %d rules", got)
 	}
 
@@ -232,7 +233,7 @@ func TestParseErrors(t *testing.T) {
 		{"no version", `{"rules":[` + good + `]}`, "", "version"},
 		{"zero version", `{"version":0,"rules":[` + good + `]}`, "", "version"},
 		{"bad regex", `{"version":1,"rules":[{"name":"b_rule","scope":"text","condition":"(","text":"t"}]}`, "condition", `"b_rule"`},
-		{"bad scope", `{"version":1,"rules":[{"name":"b_rule","scope":"thinking","text":"t"}]}`, "scope", `"b_rule"`},
+		{"bad scope", `{"version":1,"rules":[{"name":"b_rule","scope":"thought","text":"t"}]}`, "scope", `"b_rule"`},
 		{"mode mismatch", `{"version":1,"rules":[{"name":"b_rule","scope":"text","mode":"remind","text":"t"}]}`, "mode", `"b_rule"`},
 		{"unknown when", `{"version":1,"rules":[{"name":"b_rule","scope":"text","when":["whatsapp"],"text":"t"}]}`, "when", "whatsapp"},
 		{"long text", `{"version":1,"rules":[{"name":"b_rule","scope":"text","text":"` + strings.Repeat("x", 401) + `"}]}`, "text", `"b_rule"`},

@@ -103,6 +103,7 @@ const (
 	keyDiscarded    = attribute.Key("streamrules.discarded")
 	keyCutEarly     = attribute.Key("streamrules.cut_early")
 	keyCutAt        = attribute.Key("streamrules.cut_at_bytes")
+	keyThinking     = attribute.Key("streamrules.thinking") // a thinking rule's firing, or a cut in the reasoning
 	keyReleased     = attribute.Key("streamrules.released_early_bytes")
 	keyFixed        = attribute.Key("streamrules.fixed")
 	keyRules        = attribute.Key("streamrules.rules")
@@ -229,6 +230,9 @@ func (t *Tracer) firingAttrs(attrs []attribute.KeyValue, move *streamrules.Move,
 	if f.Early {
 		attrs = append(attrs, earlyTrue, keyCutAt.Int(f.CutAtBytes))
 	}
+	if f.Thinking {
+		attrs = append(attrs, thinkingTrue)
+	}
 	if f.Tool != "" {
 		attrs = append(attrs, keyTool.String(f.Tool))
 	}
@@ -262,6 +266,7 @@ var (
 	earlyTrue     = keyEarly.Bool(true)
 	discardedTrue = keyDiscarded.Bool(true)
 	cutEarlyTrue  = keyCutEarly.Bool(true)
+	thinkingTrue  = keyThinking.Bool(true)
 	fixedTrue     = keyFixed.Bool(true)
 	refusedTrue   = keyRefused.Bool(true)
 	judgedTrue    = keyJudged.Bool(true)
@@ -314,6 +319,9 @@ func (s *modelSpan) record(r middleware.ModelResult) {
 	}
 	if r.CutEarly {
 		attrs = append(attrs, cutEarlyTrue, keyCutAt.Int(r.CutAtBytes))
+	}
+	if r.CutInThinking {
+		attrs = append(attrs, thinkingTrue)
 	}
 	if r.Fixed {
 		attrs = append(attrs, fixedTrue)

@@ -198,11 +198,11 @@ func TestBinary(t *testing.T) {
 			dir := t.TempDir()
 			exported := filepath.Join(dir, "rules.yaml")
 			run(0, "export", "-o", exported)
-			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 9 rules") {
+			if r := run(0, "validate", exported); !strings.Contains(r.stdout, "ok, 10 rules") {
 				t.Errorf("validate export: %+v", r)
 			}
 			// The seeds' tests went through the database and the file: they still pass.
-			if r := run(0, "test", exported); !strings.Contains(r.stdout, exported+": ok, 9 rules, 39 examples") || !strings.Contains(r.stderr, "tested 9 rules: 39 examples, 0 failed") {
+			if r := run(0, "test", exported); !strings.Contains(r.stdout, exported+": ok, 10 rules, 43 examples") || !strings.Contains(r.stderr, "tested 10 rules: 43 examples, 0 failed") {
 				t.Errorf("test export: %+v", r)
 			}
 
@@ -245,7 +245,7 @@ func TestBinary(t *testing.T) {
 			again := filepath.Join(dir, "again.yaml")
 			run(0, "export", "-o", again)
 			if r := run(1, "test", again); !strings.Contains(r.stderr, again+`: rule "telegram_react_not_emoji": tests.passes[1] "🎉\n↩ #12": must pass, but it fires`) ||
-				!strings.Contains(r.stdout, again+": 1 failed, 9 rules, 39 examples") {
+				!strings.Contains(r.stdout, again+": 1 failed, 10 rules, 43 examples") {
 				t.Errorf("test of a failing example: %+v", r)
 			}
 
@@ -262,20 +262,20 @@ func TestBinary(t *testing.T) {
 			}
 			r := run(0, "rules", "list", "--json")
 			jsonOK(r, &list)
-			if len(list.Rules) != 9 || r.stderr != "" {
+			if len(list.Rules) != 10 || r.stderr != "" {
 				t.Errorf("list: %+v %q", list, r.stderr)
 			}
 			run(0, "rules", "shadow", "telegram_reply_tail")
 			jsonOK(run(0, "rules", "list", "--json"), &list)
-			if list.Rules[5].Name != "telegram_reply_tail" || !list.Rules[5].Shadow || !list.Rules[5].Loaded {
-				t.Errorf("after shadow: %+v", list.Rules[5])
+			if list.Rules[6].Name != "telegram_reply_tail" || !list.Rules[6].Shadow || !list.Rules[6].Loaded {
+				t.Errorf("after shadow: %+v", list.Rules[6])
 			}
 			run(0, "rules", "enforce", "telegram_reply_tail")
 			run(0, "rules", "disable", "telegram_reply_tail")
 			run(0, "rules", "enable", "telegram_reply_tail")
 			jsonOK(run(0, "rules", "list", "--json"), &list)
-			if !list.Rules[5].Enabled || !list.Rules[5].Loaded || list.Rules[5].Shadow {
-				t.Errorf("after enable: %+v", list.Rules[5])
+			if !list.Rules[6].Enabled || !list.Rules[6].Loaded || list.Rules[6].Shadow {
+				t.Errorf("after enable: %+v", list.Rules[6])
 			}
 
 			// Stats, and a replay of the database's rules.
@@ -286,7 +286,7 @@ func TestBinary(t *testing.T) {
 				} `json:"rules"`
 			}
 			jsonOK(run(0, "stats", "--json"), &stats)
-			if len(stats.Rules) != 9 {
+			if len(stats.Rules) != 10 {
 				t.Errorf("stats: %+v", stats)
 			}
 			tr := filepath.Join(dir, "week.jsonl")

@@ -35,7 +35,7 @@ func TestExportImport(t *testing.T) {
 		path := writeTemp(t, "rules."+format, exported)
 		before := listJSON(t, env)
 		r := must(t, cli(t, env, "", "import", path))
-		if strings.Contains(r.stdout, "~") || strings.Contains(r.stdout, "+") || !strings.Contains(r.stderr, "0 to create, 0 to update, 9 unchanged") {
+		if strings.Contains(r.stdout, "~") || strings.Contains(r.stdout, "+") || !strings.Contains(r.stderr, "0 to create, 0 to update, 10 unchanged") {
 			t.Errorf("re-import of the export changed something:\n%s%s", r.stdout, r.stderr)
 		}
 		if after := listJSON(t, env); !reflect.DeepEqual(after, before) {
@@ -74,7 +74,7 @@ func TestExportImport(t *testing.T) {
 			t.Errorf("dry run lacks %q:\n%s", w, dry.stdout)
 		}
 	}
-	if !strings.Contains(dry.stderr, "would import") || !strings.Contains(dry.stderr, "1 to create, 2 to update, 7 unchanged") {
+	if !strings.Contains(dry.stderr, "would import") || !strings.Contains(dry.stderr, "1 to create, 2 to update, 8 unchanged") {
 		t.Errorf("dry run summary: %q", dry.stderr)
 	}
 	if after := listJSON(t, env); !reflect.DeepEqual(after, before) {
@@ -90,7 +90,7 @@ func TestExportImport(t *testing.T) {
 			}
 		} `json:"changes"`
 	}
-	if err := json.Unmarshal([]byte(must(t, cli(t, env, "", "import", "--dry-run", "--json", path)).stdout), &doc); err != nil || !doc.DryRun || len(doc.Changes) != 10 {
+	if err := json.Unmarshal([]byte(must(t, cli(t, env, "", "import", "--dry-run", "--json", path)).stdout), &doc); err != nil || !doc.DryRun || len(doc.Changes) != 11 {
 		t.Errorf("dry run --json: %v %+v", err, doc)
 	}
 
@@ -109,7 +109,7 @@ func TestExportImport(t *testing.T) {
 	}
 	// And the file is now what the database holds.
 	again := must(t, cli(t, env, "", "import", "--dry-run", path))
-	if !strings.Contains(again.stderr, "0 to create, 0 to update, 10 unchanged") {
+	if !strings.Contains(again.stderr, "0 to create, 0 to update, 11 unchanged") {
 		t.Errorf("after import: %s", again.stderr)
 	}
 }
@@ -126,7 +126,7 @@ func TestValidate(t *testing.T) {
 	if !strings.Contains(r.stderr, bad+`:8: rule #2 "b": streamrules: invalid condition: `) {
 		t.Errorf("stderr: %q", r.stderr)
 	}
-	if !strings.Contains(r.stdout, good+": ok, 1 rule") || !strings.Contains(r.stdout, "seeds.json: ok, 9 rules") {
+	if !strings.Contains(r.stdout, good+": ok, 1 rule") || !strings.Contains(r.stdout, "seeds.json: ok, 10 rules") {
 		t.Errorf("stdout: %q", r.stdout)
 	}
 	if r := cli(t, nil, "", "validate", custom); r.code != 2 || !strings.Contains(r.stderr, `invalid when: unknown environment "prod"`) {
@@ -161,7 +161,7 @@ func TestStats(t *testing.T) {
 	}
 	r := must(t, cli(t, env, "", "stats", "--json"))
 	var stats streamrules.Stats
-	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil || len(stats.Rules) != 10 || r.stderr != "" {
+	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil || len(stats.Rules) != 11 || r.stderr != "" {
 		t.Fatalf("stats --json: %v %+v %q", err, stats, r.stderr)
 	}
 	by := map[string]streamrules.RuleStat{}
@@ -174,8 +174,8 @@ func TestStats(t *testing.T) {
 	if st := by["telegram_markdown_image"]; st.Fired != 0 || st.Shadow != 1 {
 		t.Errorf("telegram_markdown_image: %+v", st)
 	}
-	if st := by["gone_rule"]; stats.Rules[9].Rule != "gone_rule" || st.Fired != 1 || st.Outcomes[streamrules.OutcomeComplied] != 1 {
-		t.Errorf("deleted rule: %+v", stats.Rules[9])
+	if st := by["gone_rule"]; stats.Rules[10].Rule != "gone_rule" || st.Fired != 1 || st.Outcomes[streamrules.OutcomeComplied] != 1 {
+		t.Errorf("deleted rule: %+v", stats.Rules[10])
 	}
 	table := must(t, cli(t, env, "", "stats")).stdout
 	for _, want := range []string{"telegram_reply_tail  1  corrected 1", "gone_rule (deleted)"} {

@@ -145,12 +145,12 @@ func TestRulesCommands(t *testing.T) {
 		t.Errorf("second seed: %q", r.stdout)
 	}
 	rules := listJSON(t, env)
-	if len(rules) != 9 || !rules["telegram_reply_tail"].Loaded || rules["telegram_reply_tail"].Fired == nil {
+	if len(rules) != 10 || !rules["telegram_reply_tail"].Loaded || rules["telegram_reply_tail"].Fired == nil {
 		t.Fatalf("seeded list: %+v", rules)
 	}
 	table := must(t, cli(t, env, "", "rules", "list")).stdout
 	if lines := strings.Split(table, "\n"); !strings.HasPrefix(table, "NAME") ||
-		strings.Join(strings.Fields(lines[6]), " ") != "telegram_reply_tail text enabled yes 0 holds a bounded tail (16 bytes) when telegram" {
+		strings.Join(strings.Fields(lines[7]), " ") != "telegram_reply_tail text enabled yes 0 holds a bounded tail (16 bytes) when telegram" {
 		t.Errorf("table:\n%s", table)
 	}
 

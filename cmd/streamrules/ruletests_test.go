@@ -14,8 +14,8 @@ func TestTestCommand(t *testing.T) {
 	t.Parallel()
 	const seedsFile, constitution = "../../seeds/seeds.json", "../../examples/constitution/rules.yaml"
 	r := cli(t, nil, "", "test", seedsFile, constitution)
-	if r.code != 0 || !strings.Contains(r.stdout, seedsFile+": ok, 9 rules, 39 examples\n") ||
-		!strings.Contains(r.stdout, constitution+": ok, 7 rules, 27 examples\n") || r.stderr != "tested 16 rules: 66 examples, 0 failed\n" {
+	if r.code != 0 || !strings.Contains(r.stdout, seedsFile+": ok, 10 rules, 43 examples\n") ||
+		!strings.Contains(r.stdout, constitution+": ok, 7 rules, 27 examples\n") || r.stderr != "tested 17 rules: 70 examples, 0 failed\n" {
 		t.Errorf("seeds and constitution: %+v", r)
 	}
 

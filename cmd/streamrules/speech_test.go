@@ -28,8 +28,8 @@ func TestValidateSaysSpeech(t *testing.T) {
 			t.Errorf("validate does not say %q:\n%s", want, r.stdout)
 		}
 	}
-	if n := strings.Count(r.stdout, "\n  "); n != 9 {
-		t.Errorf("%d verdicts for 9 rules:\n%s", n, r.stdout)
+	if n := strings.Count(r.stdout, "\n  "); n != 10 {
+		t.Errorf("%d verdicts for 10 rules:\n%s", n, r.stdout)
 	}
 	own := writeTemp(t, "own.yaml", `version: 1
 rules:

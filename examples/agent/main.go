@@ -362,6 +362,8 @@ func (r *rig) play(ctx context.Context, from string, env []string, text string, 
 			notes = append(notes, fmt.Sprintf("refused: %s matched a %s call after the retry ceiling; the call never ran, its result says why", f.Rule, f.Tool))
 		case f.Outcome == streamrules.OutcomeUnreadable:
 			notes = append(notes, fmt.Sprintf("refused: %s could not read a %s call as a shell would, so it never ran; its result says why", f.Rule, f.Tool))
+		case f.Thinking && f.Early:
+			notes = append(notes, fmt.Sprintf("cut while thinking: %s matched the model's reasoning %d bytes in; the provider was stopped before the answer, and the replay cost one more model call (%d this move)", f.Rule, f.CutAtBytes, calls))
 		case f.Mode == streamrules.ModeInterrupt && f.Retry:
 			notes = append(notes, fmt.Sprintf("replayed: %s discarded the answer; the replay cost one more model call (%d this move)", f.Rule, calls))
 		case f.Outcome == streamrules.OutcomeKept:

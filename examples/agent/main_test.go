@@ -53,8 +53,8 @@ func seededNames(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Rules) != 9 {
-		t.Fatalf("seeds.Default() has %d rules, the session is written for 8", len(set.Rules))
+	if len(set.Rules) != 10 {
+		t.Fatalf("seeds.Default() has %d rules, the session is written for 10", len(set.Rules))
 	}
 	return set.Names()
 }
@@ -177,7 +177,7 @@ func TestOfflineSession(t *testing.T) {
 
 			// First run: seeds, and each seeded rule fires exactly once.
 			tr, out := playOffline(t, dsn)
-			if !strings.Contains(out, "seeded 9 rules now") {
+			if !strings.Contains(out, "seeded 10 rules now") {
 				t.Errorf("first run did not report seeding:\n%s", out)
 			}
 			db := readDB(t, dsn)
@@ -225,7 +225,7 @@ func TestOfflineSession(t *testing.T) {
 			// Second run on the same database: no seeding; local_shell_for_his_machine
 			// (once) stays silent, the others fire once more.
 			tr2, out2 := playOffline(t, dsn)
-			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 9 rules now") {
+			if !strings.Contains(out2, "nothing seeded") || strings.Contains(out2, "seeded 10 rules now") {
 				t.Errorf("second run seeded again:\n%s", out2)
 			}
 			db2 := readDB(t, dsn)
@@ -321,8 +321,8 @@ func checkClientView(t *testing.T, tr *transcript) {
 			}
 		}
 	}
-	if discarded != 4 {
-		t.Errorf("%d discarded responses, want 4 (one per hard rule without a fix, and the gate's)", discarded)
+	if discarded != 5 {
+		t.Errorf("%d discarded responses, want 5 (one per hard rule without a fix, the thinking rule's and the gate's)", discarded)
 	}
 	for _, bad := range []string{"![cat]", "can't see the picture", "👍\n↩"} {
 		if strings.Contains(client, bad) {
@@ -760,8 +760,8 @@ func TestLiveMasterStatsServer(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
 	}
-	if len(stats.Rules) != 9 {
-		t.Errorf("stats list %d rules, want the 8 seeded ones: %+v", len(stats.Rules), stats)
+	if len(stats.Rules) != 10 {
+		t.Errorf("stats list %d rules, want the 10 seeded ones: %+v", len(stats.Rules), stats)
 	}
 	checkMetrics(t, strings.TrimSuffix(url, "/v1/stats")+"/metrics")
 
@@ -863,8 +863,8 @@ func checkMetrics(t *testing.T, url string) {
 		t.Fatalf("%s%v missing from %s", name, labels, url)
 		return 0
 	}
-	if v := value("streamrules_engine_rules_loaded"); v != 9 {
-		t.Errorf("rules loaded %v, want 8", v)
+	if v := value("streamrules_engine_rules_loaded"); v != 10 {
+		t.Errorf("rules loaded %v, want 10", v)
 	}
 	if v := value("streamrules_engine_reloads_total", "result", "ok"); v < 1 {
 		t.Errorf("reloads %v, want the first load at least", v)

@@ -162,9 +162,16 @@ func hasUse(m Message, id string) bool {
 	return false
 }
 
-// blocks is the answer's content, as Claude lays it out: text first, then tool_use.
+// blocks is the answer's content, as Claude lays it out: thinking and redacted_thinking
+// first, then text, then tool_use.
 func (a *answer) anthropicBlocks() []map[string]any {
 	var out []map[string]any
+	if a.reasoning != "" {
+		out = append(out, map[string]any{"type": "thinking", "thinking": a.reasoning, "signature": "sig-" + a.id})
+	}
+	if a.redacted != "" {
+		out = append(out, map[string]any{"type": "redacted_thinking", "data": a.redacted})
+	}
 	for _, b := range a.blocks {
 		out = append(out, map[string]any{"type": "text", "text": b})
 	}
@@ -206,18 +213,30 @@ func anthropicEvents(a *answer) [][]byte {
 		for k, v := range b {
 			start[k] = v
 		}
-		if b["type"] == "text" {
+		switch b["type"] {
+		case "text":
 			start["text"] = ""
-		} else {
+		case "thinking":
+			start["thinking"], start["signature"] = "", ""
+		case "tool_use":
 			start["input"] = map[string]any{}
 		}
 		out = append(out, sse("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": start}))
-		if b["type"] == "text" {
+		switch b["type"] {
+		case "redacted_thinking": // whole in its start event
+		case "thinking":
+			for _, p := range scripted.SplitChunks(b["thinking"].(string), a.chunk) {
+				out = append(out, sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "thinking_delta", "thinking": p}}))
+			}
+			out = append(out, sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "signature_delta", "signature": b["signature"]}}))
+		case "text":
 			for _, p := range scripted.SplitChunks(b["text"].(string), a.chunk) {
 				out = append(out, sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": p}}))
 			}
-		} else {
+		default:
 			input := string(mustJSON(b["input"]))
 			for _, p := range scripted.SplitChunks(input, a.chunk) {
 				out = append(out, sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,

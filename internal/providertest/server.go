@@ -273,10 +273,14 @@ type answer struct {
 	chunk int
 	// blocks: the text as several content blocks (Anthropic; nil: one block, text).
 	blocks []string
+	// reasoning and redacted: a thinking block and a redacted_thinking block before the
+	// text (Anthropic; empty: none).
+	reasoning, redacted string
 }
 
 func (s *Server) answer(req Request, reply scripted.Reply) *answer {
-	a := &answer{kind: s.Kind, chunk: reply.Chunk, text: reply.Text, blocks: reply.Blocks}
+	a := &answer{kind: s.Kind, chunk: reply.Chunk, text: reply.Text, blocks: reply.Blocks,
+		reasoning: reply.Reasoning, redacted: reply.Redacted}
 	if a.blocks != nil {
 		a.text = strings.Join(a.blocks, "")
 	}

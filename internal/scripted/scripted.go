@@ -47,6 +47,10 @@ type Reply struct {
 	// text content blocks, streamed one after the other before any tool_use
 	// block (Text is then ignored).
 	Blocks []string
+	// Redacted, in providertest's Anthropic only, adds a redacted_thinking block with
+	// this data after the thinking block (Reasoning): what Claude sends where its safety
+	// systems encrypt part of the reasoning.
+	Redacted string
 	// Delay makes the model wait before answering; cancelling the context
 	// interrupts the wait. Useful for timeout and cancellation tests.
 	Delay time.Duration

@@ -16,7 +16,7 @@ const tools = [fn('write_file'), fn('shell'), fn('generate_speech')];
 const streaming = process.env.STREAM === '1';
 
 async function main() {
-  const out = { calls: [], streamed: '' };
+  const out = { calls: [], streamed: '', reasoning: '', streamed_reasoning: '' };
   const messages = [{ role: 'user', content: process.env.PROMPT || 'hi' }];
   for (let tour = 0; tour < 6; tour++) {
     const params = { model: 'gpt-test', messages, tools };
@@ -24,11 +24,15 @@ async function main() {
     if (streaming) {
       const s = client.chat.completions.stream({ ...params, stream_options: { include_usage: true } });
       let text = '';
+      let reasoning = '';
       s.on('content', (delta) => { text += delta; });
+      // The SDK's snapshot keeps only the last reasoning_content delta: sum them here.
+      s.on('chunk', (chunk) => { reasoning += chunk.choices?.[0]?.delta?.reasoning_content ?? ''; });
       const done = await s.finalChatCompletion();
-      msg = done.choices[0].message;
+      msg = { ...done.choices[0].message, reasoning_content: reasoning };
       usage = done.usage;
       out.streamed = text;
+      out.streamed_reasoning += reasoning;
     } else {
       const r = await client.chat.completions.create(params);
       msg = r.choices[0].message;
@@ -36,6 +40,7 @@ async function main() {
     }
     if (!msg.tool_calls || msg.tool_calls.length === 0) {
       out.final = msg.content;
+      out.reasoning = msg.reasoning_content ?? '';
       out.usage = usage;
       break;
     }
