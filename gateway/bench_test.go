@@ -20,7 +20,7 @@ import (
 )
 
 // BenchmarkGateway measures the gateway's overhead against a direct connection to the
-// same upstream in the same run: the nine seeds loaded, a Telegram move (text rules armed,
+// same upstream in the same run: the default seeds loaded, a Telegram move (text rules armed,
 // so a streamed answer is held and released as its plan allows) with a compliant answer
 // of 200 chunks. Read the ratios gateway/direct of ns/op, p50-µs and p99-µs, at 1 and at
 // 100 concurrent clients. Every request is a move of its own chat.
