@@ -31,8 +31,14 @@ func parseObject(b []byte) (object, error) {
 		}
 		return nil, err
 	}
+	return splitObject(b)
+}
+
+// splitObject is parseObject for b already known valid JSON or empty (a value cut out of
+// a document parseObject or parseArray read): not checked again.
+func splitObject(b []byte) (object, error) {
 	i := skipSpace(b, 0)
-	if b[i] != '{' {
+	if i == len(b) || b[i] != '{' {
 		return nil, errNotObject
 	}
 	var o object
@@ -68,7 +74,15 @@ func parseArray(b []byte) ([]json.RawMessage, error) {
 		}
 		return nil, err
 	}
+	return splitArray(b)
+}
+
+// splitArray is parseArray for b already known valid JSON or empty (see splitObject).
+func splitArray(b []byte) ([]json.RawMessage, error) {
 	i := skipSpace(b, 0)
+	if i == len(b) {
+		return nil, errors.New("not a JSON array")
+	}
 	if b[i] == 'n' { // valid, so null
 		return nil, nil
 	}
