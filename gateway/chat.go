@@ -140,7 +140,10 @@ func (g *Gateway) readRequest(w http.ResponseWriter, r *http.Request) (*request,
 		q.usage = so.IncludeUsage
 	}
 	raw, ok := obj.get("messages")
-	if !ok || json.Unmarshal(raw, &q.raws) != nil || len(q.raws) == 0 {
+	if ok {
+		q.raws, err = splitArray(raw)
+	}
+	if !ok || err != nil || len(q.raws) == 0 {
 		return nil, bad("gateway: messages must be a non-empty array")
 	}
 	q.msgs = make([]wireMsg, len(q.raws))
@@ -313,7 +316,7 @@ func (c *chat) upstreamMessages(q *request) []json.RawMessage {
 		switch m.Role {
 		case "tool":
 			if s, ok := c.splices[m.ToolCallID]; ok {
-				if o, err := parseObject(raw); err == nil {
+				if o, err := splitObject(raw); err == nil {
 					raw = o.set("content", s).bytes()
 				}
 			}
@@ -321,7 +324,7 @@ func (c *chat) upstreamMessages(q *request) []json.RawMessage {
 			var s string
 			if json.Unmarshal(m.Content, &s) == nil {
 				if n := streamrules.Neutralize(s); n != s {
-					if o, err := parseObject(raw); err == nil {
+					if o, err := splitObject(raw); err == nil {
 						raw = o.set("content", jsonString(n)).bytes()
 					}
 				}
@@ -435,7 +438,7 @@ func (u *usage) add(o usage) {
 // withUsage returns the usage object raw with its three counts set to u, its other
 // fields (details) as they came.
 func withUsage(raw json.RawMessage, u usage) json.RawMessage {
-	o, err := parseObject(raw)
+	o, err := splitObject(raw)
 	if err != nil {
 		o = nil
 	}

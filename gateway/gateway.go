@@ -30,6 +30,19 @@ const DefaultMaxBody = 8 << 20
 // DefaultIdleTimeout is how long an open move waits for its next tour by default.
 const DefaultIdleTimeout = 10 * time.Minute
 
+// DefaultMaxIdleConnsPerHost is how many idle connections to the upstream the default
+// client keeps: one per concurrent client, up to this many, are reused, not redialled.
+const DefaultMaxIdleConnsPerHost = 256
+
+// UpstreamTransport is the default client's transport: http.DefaultTransport's settings,
+// keeping up to DefaultMaxIdleConnsPerHost idle connections to the upstream.
+func UpstreamTransport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 0 // no overall bound: the per-host one bounds a gateway's one upstream
+	tr.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	return tr
+}
+
 // Config sets up a Gateway. Upstream is required.
 type Config struct {
 	// Upstream is the provider's OpenAI-compatible base URL, with its version path
@@ -41,7 +54,10 @@ type Config struct {
 	// gateway key). Never logged.
 	UpstreamKey string
 	// Client makes the upstream calls. Default: a client with no overall timeout (a
-	// stream lasts as long as it lasts; UpstreamTimeout bounds the waits).
+	// stream lasts as long as it lasts; UpstreamTimeout bounds the waits) over
+	// DefaultTransport's settings with up to DefaultMaxIdleConnsPerHost idle connections
+	// kept to the upstream (net/http's default keeps 2: under concurrent clients every
+	// other call would dial a new connection).
 	Client *http.Client
 	// UpstreamTimeout bounds the wait for the upstream's response headers, and, while it
 	// streams, for each next chunk. Default 0: no bound.
@@ -80,7 +96,7 @@ func New(eng *streamrules.Engine, cfg *Config) (*Gateway, error) {
 	}
 	c := *cfg
 	if c.Client == nil {
-		c.Client = &http.Client{}
+		c.Client = &http.Client{Transport: UpstreamTransport()}
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody

@@ -40,6 +40,33 @@ type sseWriter struct {
 	buf      bytes.Buffer
 	prefix   []byte // a content chunk up to its text (content)
 	suffix   []byte // and after it
+	// hold: the events written go out together at the next flush, not one flush each.
+	// Set only while the events to come were released with them (the upstream lines
+	// already read, the end of a stream): the caller flushes before anything can block.
+	hold  bool
+	dirty bool // written since the last flush
+}
+
+// send writes an event's bytes and flushes them, unless held for the next flush.
+func (s *sseWriter) send(b []byte) error {
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	if s.hold {
+		s.dirty = true
+		return nil
+	}
+	s.dirty = false
+	return s.rc.Flush()
+}
+
+// flush sends what was held.
+func (s *sseWriter) flush() error {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	return s.rc.Flush()
 }
 
 // chunkHead is what every chunk of the client's stream repeats: the first upstream chunk's.
@@ -70,10 +97,7 @@ func (s *sseWriter) data(b []byte) error {
 	s.buf.WriteString("data: ")
 	s.buf.Write(b)
 	s.buf.WriteString("\n\n")
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.send(s.buf.Bytes())
 }
 
 // chunk writes a chunk with one choice: delta (an object's fields, without braces) and a
@@ -130,10 +154,7 @@ func (s *sseWriter) content(text []byte) error {
 	s.buf.Write(appendJSONString(s.buf.AvailableBuffer(), text))
 	s.buf.Write(s.suffix)
 	s.buf.WriteString("\n\n")
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.send(s.buf.Bytes())
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it without HTML
@@ -194,33 +215,156 @@ func appendJSONString(dst, s []byte) []byte {
 
 // chunkIn is the part of an upstream chunk the gateway reads.
 type chunkIn struct {
-	ID                string `json:"id"`
-	Created           int64  `json:"created"`
-	Model             string `json:"model"`
-	SystemFingerprint string `json:"system_fingerprint"`
-	Choices           []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Role    string  `json:"role"`
-			Content *string `json:"content"`
-			// Reasoning deltas (DeepSeek, vLLM, OpenRouter name them either way): judged by
-			// the thinking rules, held with the answer they precede.
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-			ToolCalls        []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage json.RawMessage `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	ID                string          `json:"id"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	SystemFingerprint string          `json:"system_fingerprint"`
+	Choices           []chunkChoiceIn `json:"choices"`
+	Usage             json.RawMessage `json:"usage"`
+	Error             json.RawMessage `json:"error"`
+}
+
+type chunkChoiceIn struct {
+	Index int `json:"index"`
+	Delta struct {
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		// Reasoning deltas (DeepSeek, vLLM, OpenRouter name them either way): judged by
+		// the thinking rules, held with the answer they precede.
+		ReasoningContent string `json:"reasoning_content"`
+		Reasoning        string `json:"reasoning"`
+		ToolCalls        []struct {
+			Index    int    `json:"index"`
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// contentOnly reports whether ch is a plain content delta: one choice, index 0, text,
+// nothing else the gateway reads.
+func (ch *chunkIn) contentOnly() bool {
+	if len(ch.Choices) != 1 || !isNull(ch.Usage) || !isNull(ch.Error) {
+		return false
+	}
+	c := &ch.Choices[0]
+	d := &c.Delta
+	return c.Index == 0 && c.FinishReason == nil && d.Content != nil && d.Role == "" &&
+		d.ReasoningContent == "" && d.Reasoning == "" && len(d.ToolCalls) == 0
+}
+
+// chunkShape is a plain content chunk's bytes around its text, learnt from the first
+// one decoded in full. A later chunk with the same bytes around a plain JSON string
+// decodes as that chunk with that text (everything else the same bytes), so its text is
+// read without decoding it again: upstreams repeat every field but the text.
+type chunkShape struct {
+	prefix, suffix []byte
+}
+
+// learn takes the shape of data, a chunk that decoded as a plain content delta, if the
+// text's value can be placed in it exactly (one choices[0].delta.content key).
+func (cs *chunkShape) learn(data []byte) {
+	start, end, ok := contentSpan(data)
+	if !ok {
+		return
+	}
+	cs.prefix = bytes.Clone(data[:start])
+	cs.suffix = bytes.Clone(data[end:])
+}
+
+// text returns the chunk's text if data has the learnt shape around a JSON string
+// without escapes (any escape, or invalid UTF-8: decoded in full instead).
+func (cs *chunkShape) text(data []byte) (string, bool) {
+	if cs.prefix == nil || len(data) < len(cs.prefix)+len(cs.suffix)+2 ||
+		!bytes.HasPrefix(data, cs.prefix) || !bytes.HasSuffix(data, cs.suffix) {
+		return "", false
+	}
+	v := data[len(cs.prefix) : len(data)-len(cs.suffix)]
+	if v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	v = v[1 : len(v)-1]
+	for _, c := range v {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(v) {
+		return "", false
+	}
+	return string(v), true
+}
+
+// contentSpan finds the bytes of choices[0].delta.content's value in data: [start, end).
+// ok is false unless there is exactly one, and it is a string.
+func contentSpan(data []byte) (start, end int, ok bool) {
+	type frame struct {
+		obj     bool
+		wantKey bool
+		key     string
+		idx     int
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []frame
+	found := 0
+	for {
+		var valueAt int64 = -1
+		if n := len(stack); n > 0 && stack[n-1].obj && !stack[n-1].wantKey {
+			valueAt = dec.InputOffset() // after the key: the value follows its colon
+		}
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, 0, false
+		}
+		n := len(stack)
+		if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+			if key, isKey := tok.(string); isKey {
+				stack[n-1].key, stack[n-1].wantKey = key, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{obj: true, wantKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:n-1]
+			n--
+		default:
+			if _, isStr := tok.(string); isStr && n == 4 && stack[0].key == "choices" && !stack[1].obj && stack[1].idx == 0 &&
+				stack[2].key == "delta" && stack[3].key == "content" && valueAt >= 0 {
+				s := int(valueAt)
+				for s < len(data) && (data[s] == ' ' || data[s] == '\t' || data[s] == '\r' || data[s] == '\n' || data[s] == ':') {
+					s++
+				}
+				start, end = s, int(dec.InputOffset())
+				found++
+			}
+		}
+		// A value ended: the enclosing object wants its next key, an array its next item.
+		if n > 0 {
+			if stack[n-1].obj {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].idx++
+			}
+		}
+	}
+	if found != 1 || start >= end || data[start] != '"' || data[end-1] != '"' {
+		return 0, 0, false
+	}
+	return start, end, true
 }
 
 // streamed is one upstream stream, read.
@@ -232,6 +376,9 @@ type streamed struct {
 	done      bool // [DONE] came
 	cut       *streamrules.Verdict
 	cutAt     int
+	shape     chunkShape // the upstream's plain content chunks
+	plain     chunkIn    // a plain content chunk read by its shape, and its text
+	plainText string
 	reasoning [][]byte // reasoning chunks held until the answer's text is released
 	think     *thinkWatch
 	first     time.Time // the upstream's first content
@@ -251,8 +398,25 @@ type thinkWatch struct {
 func (w *thinkWatch) open() bool { return w != nil && w.armed && !w.judged }
 
 // callStream makes one streaming upstream call. held: content waits for the release;
-// otherwise it goes to the client chunk by chunk.
+// otherwise it goes to the client chunk by chunk. What the client may have is flushed
+// before every wait for the upstream: the events made of lines read together go out in
+// one write and flush, and none waits for more than the lines already read.
 func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*streamed, error) {
+	st, err := t.readStream(ctx, sse, held)
+	sse.hold = false
+	if ferr := sse.flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	return st, err
+}
+
+// lineWaiting reports whether br holds a whole line already: reading it cannot block.
+func lineWaiting(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+func (t *tour) readStream(ctx context.Context, sse *sseWriter, held bool) (*streamed, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var timer *time.Timer
@@ -290,6 +454,8 @@ func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 		if timer != nil {
 			timer.Reset(t.g.cfg.UpstreamTimeout)
 		}
+		// The next line is here already: this line's events wait for its (no flush each).
+		sse.hold = rerr == nil && lineWaiting(br)
 		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
 			data = bytes.TrimSpace(data)
 			if string(data) == "[DONE]" {
@@ -300,6 +466,11 @@ func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 				if err == errCut {
 					return st, nil
 				}
+				return st, err
+			}
+		}
+		if !sse.hold {
+			if err := sse.flush(); err != nil {
 				return st, err
 			}
 		}
@@ -323,9 +494,23 @@ func (t *tour) callStream(ctx context.Context, sse *sseWriter, held bool) (*stre
 
 // readChunk reads one upstream chunk into st and sends the client what it may have.
 func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data []byte, scan *streamrules.Scanner, held bool, cancel context.CancelCauseFunc) error {
-	var ch chunkIn
-	if err := json.Unmarshal(data, &ch); err != nil {
-		return fmt.Errorf("gateway: the upstream sent a chunk that is not JSON: %w", err)
+	var ch *chunkIn
+	if text, ok := st.shape.text(data); ok && sse.head.set {
+		// One chunk made per stream, its text replaced each time.
+		if st.plain.Choices == nil {
+			st.plain.Choices = make([]chunkChoiceIn, 1)
+			st.plain.Choices[0].Delta.Content = &st.plainText
+		}
+		st.plainText = text
+		ch = &st.plain
+	} else {
+		ch = &chunkIn{}
+		if err := json.Unmarshal(data, ch); err != nil {
+			return fmt.Errorf("gateway: the upstream sent a chunk that is not JSON: %w", err)
+		}
+		if st.shape.prefix == nil && sse.head.set && ch.contentOnly() {
+			st.shape.learn(data)
+		}
 	}
 	if !isNull(ch.Error) {
 		return fmt.Errorf("gateway: the upstream failed mid-stream: %s", ch.Error)
@@ -415,7 +600,8 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			continue // held whole
 		}
 		if v, ok := scan.Scan(ctx, st.text); ok {
-			st.cut, st.cutAt = &v, len(st.text)
+			cut := v
+			st.cut, st.cutAt = &cut, len(st.text)
 			cancel(errCut)
 			return errCut
 		}
@@ -426,7 +612,7 @@ func (t *tour) readChunk(ctx context.Context, sse *sseWriter, st *streamed, data
 			if err := sse.content(rel[len(st.shown):]); err != nil {
 				return err
 			}
-			st.shown = append(st.shown[:0:0], rel...)
+			st.shown = append(st.shown, rel[len(st.shown):]...) // what the client got
 			st.noteSeen()
 		}
 	}
@@ -605,6 +791,8 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 		if again {
 			continue // the refusal goes upstream as the call's result; the client gets what follows
 		}
+		// From here to [DONE] nothing waits: one write and flush for the lot.
+		sse.hold = true
 		for _, c := range resp.calls {
 			if !containsID(kept, c.ID) {
 				continue
@@ -630,6 +818,10 @@ func (t *tour) runStream(ctx context.Context, w http.ResponseWriter) ([]string, 
 			}
 		}
 		if err := sse.data([]byte("[DONE]")); err != nil {
+			return nil, err
+		}
+		sse.hold = false
+		if err := sse.flush(); err != nil {
 			return nil, err
 		}
 		return kept, nil

@@ -211,16 +211,16 @@ func (t *tour) call(ctx context.Context) (*response, error) {
 		t.total.add(resp.usage)
 	}
 	raw, _ := obj.get("choices")
-	var choices []json.RawMessage
-	if json.Unmarshal(raw, &choices) != nil || len(choices) == 0 {
+	choices, err := splitArray(raw)
+	if err != nil || len(choices) == 0 {
 		return nil, errors.New("gateway: the upstream answer has no choices")
 	}
-	choice, err := parseObject(choices[0])
+	choice, err := splitObject(choices[0])
 	if err != nil {
 		return nil, fmt.Errorf("gateway: upstream choice: %w", err)
 	}
 	mraw, _ := choice.get("message")
-	if resp.message, err = parseObject(mraw); err != nil {
+	if resp.message, err = splitObject(mraw); err != nil {
 		return nil, fmt.Errorf("gateway: upstream message: %w", err)
 	}
 	if err := resp.readMessage(); err != nil {
@@ -266,9 +266,8 @@ func (resp *response) reasoning() string {
 func (t *tour) writeJSON(w http.ResponseWriter, resp *response) {
 	obj := resp.obj
 	raw, _ := obj.get("choices")
-	var choices []json.RawMessage
-	_ = json.Unmarshal(raw, &choices)
-	choice, _ := parseObject(choices[0])
+	choices, _ := splitArray(raw)
+	choice, _ := splitObject(choices[0])
 	choice = choice.set("message", resp.message.bytes())
 	if len(resp.calls) > 0 {
 		if tr, ok := resp.message.get("tool_calls"); ok && string(tr) == "[]" {
