@@ -45,11 +45,6 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusRequestEntityTooLarge, "backtest", backtestData{Error: "the transcript is larger than the console takes"})
 		return
 	}
-	rules, err := h.cache.listRules(r.Context())
-	if err != nil {
-		h.storeFailed(w, r, err)
-		return
-	}
 	// Every rule, disabled ones too: a backtest asks "what if it were on" (replay.Options.AsStored).
 	var extra []string
 	for _, e := range h.knownEnvironments() {
@@ -57,9 +52,19 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 			extra = append(extra, e)
 		}
 	}
+	eng, err := h.cache.backtestEngine(r.Context(), &replay.Options{Environments: extra, Logger: h.cfg.Logger})
+	if err != nil {
+		var ce compileError
+		if errors.As(err, &ce) {
+			h.render(w, r, http.StatusUnprocessableEntity, "backtest", backtestData{File: hdr.Filename, Ran: true, Error: err.Error()})
+			return
+		}
+		h.storeFailed(w, r, err)
+		return
+	}
+	defer h.cache.release(eng)
 	d := backtestData{File: hdr.Filename, Ran: true}
-	rep, err := replay.Run(r.Context(), rules, []replay.Source{{Name: hdr.Filename, R: file}},
-		&replay.Options{Environments: extra, Examples: 3, Logger: h.cfg.Logger})
+	rep, err := eng.c.Run(r.Context(), []replay.Source{{Name: hdr.Filename, R: file}}, &replay.Options{Examples: 3})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		status := http.StatusUnprocessableEntity

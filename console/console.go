@@ -174,6 +174,7 @@ func New(store *rulesdb.Store, eng *streamrules.Engine, cfg *Config) (*Handler, 
 	m.HandleFunc("GET /console/backtest", h.backtestPage)
 	m.HandleFunc("POST /console/backtest", h.form(h.backtestPost))
 	m.HandleFunc("GET /console/firings", h.firings)
+	m.HandleFunc("GET /console/tests", h.testsPage)
 	m.HandleFunc("GET /console/login", h.loginPage)
 	m.HandleFunc("POST /console/login", h.form(h.loginPost))
 	m.HandleFunc("POST /console/logout", h.form(h.logoutPost))
