@@ -28,6 +28,8 @@ type backtestData struct {
 	UnknownEnv []string
 	Error      string
 	Ran        bool
+	Fired      int // rules that fired
+	Quiet      int // rules that did not fire, beyond the rows shown
 }
 
 func (h *Handler) backtestPage(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +78,19 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Moves, d.UnknownEnv = rep.Moves, rep.UnknownEnv
+	// Every rule that fired has its row; of those that did not, the first PageRows (by
+	// name), and a count of the rest: 10,000 rows would be a page nobody reads, and most
+	// of its server time.
+	quietShown := 0
 	for _, rr := range rep.Rules {
+		if rr.Fired > 0 {
+			d.Fired++
+		} else if quietShown >= h.cfg.PageRows {
+			d.Quiet++
+			continue
+		} else {
+			quietShown++
+		}
 		row := backtestRow{RuleReport: rr}
 		for _, ex := range rr.Examples {
 			row.Cut = append(row.Cut, cutExample(ex))

@@ -132,3 +132,16 @@ func TestCheckListen(t *testing.T) {
 		t.Errorf("CheckListen(:8080, nil) = %v: want the password and master keys named", err)
 	}
 }
+
+// A backtest lists every rule that fired and, of the rest, only the first PageRows: the
+// others are counted.
+func TestBacktestListsFiredRules(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		fx := newFixture(t, dsn, &console.Config{Password: testPassword, PageRows: 1})
+		body := upload(t, fx.client(t), "w.jsonl", `{"chat":"a","answer":"Wow!!"}`+"\n")
+		contains(t, body, `data-rule="no_shouting"`, "1 of 4 rules would have fired.", "And 2 more rules that did not fire")
+		if n := strings.Count(body, `<tr data-rule=`); n != 2 {
+			t.Errorf("%d rows, want 2: the one that fired and one that did not", n)
+		}
+	})
+}

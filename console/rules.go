@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -269,7 +270,7 @@ func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json
 	flag("shell", f.Shell, old.Shell)
 	flag("early", f.Early, old.Early)
 	tree := func(key, now, was string) {
-		if strings.TrimSpace(now) == strings.TrimSpace(was) {
+		if strings.TrimSpace(now) == strings.TrimSpace(was) || sameJSON(now, was) {
 			return
 		}
 		if strings.TrimSpace(now) == "" {
@@ -287,6 +288,12 @@ func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json
 	tree("fix", f.Fix, old.Fix)
 	tree("tests", f.Tests, old.Tests)
 	return f, fields, errs
+}
+
+// sameJSON: a and b are the same JSON, spaced differently.
+func sameJSON(a, b string) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, []byte(a)) == nil && json.Compact(&cb, []byte(b)) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -320,7 +327,13 @@ func (h *Handler) ruleEdit(w http.ResponseWriter, r *http.Request) {
 			case errors.As(err, &ve):
 				errs[fieldKey(ve.Field)] = atField(ve.Field, ve.Reason)
 			case errors.As(err, &fe) && fe.Field != "":
-				errs[fieldKey(fe.Field)] = atField(fe.Field, fe.Err.Error())
+				key, msg := fieldKey(fe.Field), atField(fe.Field, fe.Err.Error())
+				if !formKeys[key] {
+					// A key deep in a tree the rule file's shape refuses is named bare
+					// ("fire"): shown at the one tree the edit changed, else above the form.
+					key, msg = changedTree(fields), fe.Field+": "+fe.Err.Error()
+				}
+				errs[key] = msg
 			default:
 				if !errors.As(err, &fe) {
 					h.storeFailed(w, r, err)
@@ -355,6 +368,25 @@ func fieldKey(field string) string {
 		}
 	}
 	return field
+}
+
+// formKeys are the edit form's fields.
+var formKeys = map[string]bool{"scope": true, "mode": true, "condition": true, "when": true, "text": true, "repeat": true,
+	"field": true, "severity": true, "explanation": true, "hint": true, "delivery": true, "predicate": true,
+	"applies_when": true, "fix": true, "tests": true, "negate": true, "shell": true, "early": true}
+
+// changedTree is the one JSON tree an edit changes, "" for none or more than one.
+func changedTree(fields map[string]json.RawMessage) string {
+	key := ""
+	for _, k := range []string{"predicate", "applies_when", "fix", "tests"} {
+		if _, ok := fields[k]; ok {
+			if key != "" {
+				return ""
+			}
+			key = k
+		}
+	}
+	return key
 }
 
 // atField is an error's message as the form shows it at its field: an example of the
