@@ -41,7 +41,7 @@ func TestTestsPage(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("tests page: %d", code)
 		}
-		contains(t, body, "3 examples over 1 rules", "1 failed", "3 of 4 rules have no tests")
+		contains(t, body, "3 examples over 1 rule:", "1 failed", "3 of 4 rules have no tests")
 		for _, tt := range []struct{ field, want string }{
 			{"tests.fires[0]", `t-ok`},
 			{"tests.passes[0]", `t-ok`},
@@ -92,7 +92,7 @@ func TestTestsPage(t *testing.T) {
 			t.Fatalf("stored tests: %+v", got.Tests)
 		}
 		_, body = c.get("/console/tests")
-		contains(t, body, "3 examples over 1 rules", "0 failed")
+		contains(t, body, "3 examples over 1 rule:", "0 failed")
 		if strings.Contains(body, "t-fail") {
 			t.Error("a failing row after the fix")
 		}

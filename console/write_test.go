@@ -1,8 +1,8 @@
 package console_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
