@@ -564,10 +564,33 @@ type store struct {
 	*streamrules.MemoryStore
 }
 
-// chats is one backtest's chats' state.
+// chats is one backtest's chats' state, and the repeat-limited firings its moves
+// claimed (streamrules.Claimer), per chat and rule.
 type chats struct {
-	mu sync.Mutex
-	m  map[string]streamrules.ChatState
+	mu     sync.Mutex
+	m      map[string]streamrules.ChatState
+	claims map[string]map[string]int64
+}
+
+// ClaimFiring implements streamrules.Claimer on the backtest's own claims, as
+// streamrules.MemoryStore does on its own (which a Compiled's runs share, so it must not
+// be the one asked).
+func (s *store) ClaimFiring(ctx context.Context, chatID, rule string, move int64, policy streamrules.Repeat) (bool, error) {
+	c := chatsOf(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.claims[chatID][rule]
+	if !policy.Allows(last, move) || last >= move {
+		return false, nil
+	}
+	if c.claims == nil {
+		c.claims = map[string]map[string]int64{}
+	}
+	if c.claims[chatID] == nil {
+		c.claims[chatID] = map[string]int64{}
+	}
+	c.claims[chatID][rule] = move
+	return true, nil
 }
 
 type chatsKey struct{}
