@@ -78,6 +78,12 @@ type testsData struct {
 	Failed   int
 	Untested int
 	Only     string // "failed": show only the rules with a failing example
+	Tested   int    // rules with tests
+	Matched  int    // rules listed, over every page
+	Failing  int    // rules with a failing example (or that the judge refused)
+
+	Page, Pages int
+	PageQuery   string
 }
 
 // testsPage runs every rule's tests: the report is kept per rules version, as the
@@ -97,6 +103,15 @@ func (h *Handler) testsPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		d.Rules = failing
+	}
+	// A page of PageRows rules: 10,000 rules' examples would be a page nobody reads, and
+	// a third of a second to draw.
+	var lo, hi int
+	d.Matched = len(d.Rules)
+	d.Page, d.Pages, lo, hi = paginate(r, len(d.Rules), h.cfg.PageRows)
+	d.Rules = d.Rules[lo:hi]
+	if d.Only != "" {
+		d.PageQuery = "only=" + d.Only
 	}
 	h.render(w, r, http.StatusOK, "tests", d)
 }
@@ -136,6 +151,7 @@ func (c *cache) testReport(ctx context.Context, envs []string) (testsData, error
 		}
 	}
 	d.Rules = append(failing, passing...)
+	d.Tested, d.Failing = len(d.Rules), len(failing)
 	c.mu.Lock()
 	c.tests, c.testsVersion, c.haveTests = d, v, true
 	c.mu.Unlock()

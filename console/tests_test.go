@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/console"
 )
 
 // The Tests page and the rule page run a rule's examples through the engine's judge and
@@ -95,6 +96,38 @@ func TestTestsPage(t *testing.T) {
 		contains(t, body, "3 examples over 1 rule:", "0 failed")
 		if strings.Contains(body, "t-fail") {
 			t.Error("a failing row after the fix")
+		}
+	})
+}
+
+// The Tests page shows PageRows rules a page, failing ones first, with the totals over
+// every rule.
+func TestTestsPagePaged(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		fx := newFixture(t, dsn, &console.Config{Password: testPassword, PageRows: 1})
+		ctx := context.Background()
+		for name, pass := range map[string]string{"no_shouting": "Fine.", "no_apologies": "So sorry."} {
+			ru, err := fx.store.GetRule(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ru.Tests = &streamrules.RuleTests{Passes: []streamrules.Example{{Text: pass}}}
+			if _, err := fx.store.UpdateRule(ctx, name, ru); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := fx.client(t)
+		_, p1 := c.get("/console/tests")
+		contains(t, p1, "2 examples over 2 rules:", "1 failed", "only the 1 failing", "Page 1 of 2 (2 rules)", `id="tests-no_apologies"`)
+		_, p2 := c.get("/console/tests?page=2")
+		contains(t, p2, `id="tests-no_shouting"`, "Page 2 of 2")
+		if strings.Contains(p2, `id="tests-no_apologies"`) {
+			t.Error("page 2 repeats page 1's rule")
+		}
+		_, only := c.get("/console/tests?only=failed")
+		contains(t, only, `id="tests-no_apologies"`, "showing the 1 failing")
+		if strings.Contains(only, `id="tests-no_shouting"`) {
+			t.Error("only=failed lists a passing rule")
 		}
 	})
 }
