@@ -27,6 +27,8 @@ type backtestData struct {
 	UnknownEnv []string
 	Error      string
 	Ran        bool
+	Fired      int // rules that fired
+	Quiet      int // rules that did not fire, beyond the rows shown
 }
 
 func (h *Handler) backtestPage(w http.ResponseWriter, r *http.Request) {
@@ -44,15 +46,20 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusRequestEntityTooLarge, "backtest", backtestData{Error: "the transcript is larger than the console takes"})
 		return
 	}
-	rules, err := h.cache.listRules(r.Context())
+	// Every rule, disabled ones too: a backtest asks "what if it were on" (replay.Options.AsStored).
+	eng, err := h.cache.backtestEngine(r.Context(), &replay.Options{Environments: h.knownEnvironments(), Logger: h.cfg.Logger})
 	if err != nil {
+		var ce compileError
+		if errors.As(err, &ce) {
+			h.render(w, r, http.StatusUnprocessableEntity, "backtest", backtestData{File: hdr.Filename, Ran: true, Error: err.Error()})
+			return
+		}
 		h.storeFailed(w, r, err)
 		return
 	}
-	// Every rule, disabled ones too: a backtest asks "what if it were on" (replay.Options.AsStored).
+	defer h.cache.release(eng)
 	d := backtestData{File: hdr.Filename, Ran: true}
-	rep, err := replay.Run(r.Context(), rules, []replay.Source{{Name: hdr.Filename, R: file}},
-		&replay.Options{Environments: h.knownEnvironments(), Examples: 3, Logger: h.cfg.Logger})
+	rep, err := eng.c.Run(r.Context(), []replay.Source{{Name: hdr.Filename, R: file}}, &replay.Options{Examples: 3})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		status := http.StatusUnprocessableEntity
@@ -64,7 +71,19 @@ func (h *Handler) backtestPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Moves, d.UnknownEnv = rep.Moves, rep.UnknownEnv
+	// Every rule that fired has its row; of those that did not, the first PageRows (by
+	// name), and a count of the rest: 10,000 rows would be a page nobody reads, and most
+	// of its server time.
+	quietShown := 0
 	for _, rr := range rep.Rules {
+		if rr.Fired > 0 {
+			d.Fired++
+		} else if quietShown >= h.cfg.PageRows {
+			d.Quiet++
+			continue
+		} else {
+			quietShown++
+		}
 		row := backtestRow{RuleReport: rr}
 		for _, ex := range rr.Examples {
 			row.Cut = append(row.Cut, cutExample(ex))

@@ -83,6 +83,8 @@ func benchPages(b *testing.B, dsn string, nRules, nRows int) {
 		{"rules_filtered", get("/console/rules?scope=text&state=never_fired")},
 		{"rule", get("/console/rules/rule_05000")},
 		{"firings", get("/console/firings")},
+		{"tests", get("/console/tests")},
+		{"tests_failing", get("/console/tests?only=failed")},
 		{"try", func() *http.Request {
 			form := url.Values{"csrf": {tok}, "rule": {"rule_05000"}, "text": {"an answer with word5000 in it"}}
 			r := httptest.NewRequest(http.MethodPost, "/console/try", strings.NewReader(form.Encode()))
@@ -175,6 +177,10 @@ SELECT printf('rule_%%05d', (i * 7919) %% %d), 'chat-' || (i %% 5000), i, 'inter
 FROM n`, nRows-1, nRules/2, nRows-1, nRows),
 		}
 	}
+	// Every rule has tests, two examples, one failing in ten rules: the Tests page runs
+	// them all.
+	stmts = append(stmts, `UPDATE stream_rules SET tests = '{"fires":["say ' || condition || ' now"],"passes":["' ||
+  CASE WHEN id % 10 = 0 THEN condition ELSE 'nothing' END || ' here"]}'`)
 	stmts = append(stmts, `INSERT INTO stream_rule_counter (rule, outcome, fired, last_fired_at) SELECT rule, outcome, COUNT(*), MAX(fired_at) FROM stream_rule_stat GROUP BY rule, outcome`)
 	for i, q := range stmts {
 		var args []any

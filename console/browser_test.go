@@ -250,6 +250,41 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("tests page names the failing example", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		ru, err := fx.store.GetRule(context.Background(), "no_shouting")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ru.Tests = &streamrules.RuleTests{
+			Fires:  []streamrules.Example{{Text: "Deployed!! All green."}, {Text: "Wow!!!"}},
+			Passes: []streamrules.Example{{Text: "Deployed! All green."}, {Text: "Build failed!! Retrying."}},
+		}
+		if _, err := fx.store.UpdateRule(context.Background(), "no_shouting", ru); err != nil {
+			t.Fatal(err)
+		}
+		var field, reason, mark, summary string
+		var failing int
+		err = chromedp.Do(ctx,
+			chromedp.Navigate(base+"/console/tests"),
+			chromedp.WaitVisible(chromedp.CSS("tr.t-fail")),
+			into(chromedp.Text(chromedp.ID("tests-summary")), &summary),
+			into(chromedp.Evaluate[int](`document.querySelectorAll("tr.t-fail").length`), &failing),
+			into(chromedp.Evaluate[string](`document.querySelector("tr.t-fail").dataset.field`), &field),
+			into(chromedp.Text(chromedp.CSS("tr.t-fail .reason")), &reason),
+			into(chromedp.Text(chromedp.CSS("tr.t-fail mark")), &mark),
+			shot("tests"),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failing != 1 || field != "tests.passes[1]" || !strings.Contains(reason, "must pass, but it fires") || mark != "!!" ||
+			!strings.Contains(summary, "1 failed") {
+			t.Errorf("%d failing, first %q: %q, mark %q; summary %q", failing, field, reason, mark, summary)
+		}
+	})
+
 	t.Run("firings", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamrules/streamrules"
+	"github.com/streamrules/streamrules/replay"
 	"github.com/streamrules/streamrules/rulesdb"
 )
 
@@ -26,6 +27,13 @@ type cache struct {
 	version  int64
 	rules    []streamrules.Rule // by name, as ListRules returns them
 	haveRule bool
+
+	compiled     *compiled // the backtest's engine, for compiled.version
+	haveCompiled bool      // false after dropRules: compile again
+
+	tests        testsData // every rule's tests, run for testsVersion
+	testsVersion int64
+	haveTests    bool
 
 	counters   map[string]streamrules.RuleCounter
 	countersAt time.Time
@@ -68,7 +76,7 @@ func (c *cache) listRules(ctx context.Context) ([]streamrules.Rule, error) {
 // nothing).
 func (c *cache) dropRules() {
 	c.mu.Lock()
-	c.haveRule = false
+	c.haveRule, c.haveCompiled, c.haveTests = false, false, false
 	c.mu.Unlock()
 }
 
@@ -125,3 +133,63 @@ func (c *cache) firingsByDay(ctx context.Context, since, today time.Time) ([]rul
 	}
 	return append(past[:len(past):len(past)], todays...), nil
 }
+
+// compiled is the backtest's engine for one rules version: every rule compiled once
+// (replay.Compile), so an upload pays only for replaying its moves. It is replaced when
+// the version moves, and closed once the backtests running on it are done.
+type compiled struct {
+	c       *replay.Compiled
+	version int64
+	refs    int  // backtests running on it
+	stale   bool // replaced: closed when refs reaches 0
+}
+
+// backtestEngine returns the compiled rules of the store's current version, compiling
+// them on a miss; release it when the backtest is done.
+func (c *cache) backtestEngine(ctx context.Context, opts *replay.Options) (*compiled, error) {
+	v, err := c.store.RulesVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if cur := c.compiled; cur != nil && cur.version == v && c.haveCompiled {
+		cur.refs++
+		c.mu.Unlock()
+		return cur, nil
+	}
+	c.mu.Unlock()
+	rules, err := c.listRules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := replay.Compile(ctx, rules, opts)
+	if err != nil {
+		return nil, compileError{err}
+	}
+	e := &compiled{c: rc, version: v, refs: 1}
+	c.mu.Lock()
+	if old := c.compiled; old != nil {
+		old.stale = true
+		if old.refs == 0 {
+			old.c.Close()
+		}
+	}
+	c.compiled, c.haveCompiled = e, true
+	c.mu.Unlock()
+	return e, nil
+}
+
+// release ends a backtest on e.
+func (c *cache) release(e *compiled) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.refs--
+	if e.stale && e.refs == 0 {
+		e.c.Close()
+	}
+}
+
+// compileError is a backtest whose rules the engine refused: the page says why.
+type compileError struct{ error }
+
+func (e compileError) Unwrap() error { return e.error }

@@ -47,7 +47,8 @@ type Config struct {
 	MaxUploadBytes int64
 	// FiringsShown is how many of the latest firings the Firings page lists. Default 200.
 	FiringsShown int
-	// PageRows is how many rules a page of the overview or the rules list shows. Default 100.
+	// PageRows is how many rules a page of the overview or the rules list shows, and how
+	// many of the rules that did not fire a backtest lists. Default 100.
 	PageRows int
 	// ShowContent shows what a firing recorded of the answer (a fix's diff) on the
 	// Firings page: content, shown only when the host opts in, as for traces. Default off.
@@ -175,6 +176,7 @@ func New(store *rulesdb.Store, eng *streamrules.Engine, cfg *Config) (*Handler, 
 	m.HandleFunc("GET /console/backtest", h.backtestPage)
 	m.HandleFunc("POST /console/backtest", h.form(h.backtestPost))
 	m.HandleFunc("GET /console/firings", h.firings)
+	m.HandleFunc("GET /console/tests", h.testsPage)
 	m.HandleFunc("GET /console/login", h.loginPage)
 	m.HandleFunc("POST /console/login", h.form(h.loginPost))
 	m.HandleFunc("POST /console/logout", h.form(h.logoutPost))

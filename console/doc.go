@@ -32,9 +32,15 @@
 //     through [streamrules.NewJudge], in the environments picked: pass, violation or
 //     not_applicable, the matched span highlighted, and for a rule with a fix the
 //     repaired text and its line diff.
+//   - /console/tests — every rule's tests (the rule's tests field, run by package
+//     ruletest with the engine's judge): per example, what it expects, the verdict, ok
+//     or failing with the reason, the match highlighted; rules with a failing example
+//     first, ?only=failed for them alone. A rule's page shows its own, and its edit form
+//     edits them (an example's error named at the field: tests.fires[2].text).
 //   - /console/backtest — runs an uploaded transcript (JSON Lines, package replay's
-//     format) through [replay.Run] and shows per rule fired, in scope and rate, with up
-//     to three examples, the match highlighted.
+//     format) through the rules compiled once per rules version ([replay.Compile]) and
+//     shows per rule fired, in scope and rate, with up to three examples, the match
+//     highlighted: every rule that fired, and [Config.PageRows] of the rest.
 //   - /console/firings — the latest [Config.FiringsShown] firings: time, chat, move, rule,
 //     outcome, delivery. A fix's diff is content and shown only with [Config.ShowContent].
 //

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -74,6 +75,28 @@ func TestBacktest(t *testing.T) {
 				t.Errorf("%s: fired %s in scope %s, want %s of %s", tt.rule, f, s, tt.fired, tt.inScope)
 			}
 		}
+		// The compiled rules are kept between uploads, the chats' state is not: the same
+		// transcript again gives the same counts.
+		body = upload(t, c, "week.jsonl", jsonl)
+		for _, tt := range []struct{ rule, fired, inScope string }{{"no_apologies", "1", "2"}, {"no_rm_rf", "1", "4"}} {
+			if f, s := row(tt.rule); f != tt.fired || s != tt.inScope {
+				t.Errorf("again: %s: fired %s in scope %s, want %s of %s", tt.rule, f, s, tt.fired, tt.inScope)
+			}
+		}
+		// A change made outside the console (another writer, the master's tools) moves
+		// the rules version: the next upload compiles the new rules.
+		ru, err := fx.store.GetRule(context.Background(), "no_apologies")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ru.When, ru.Condition = nil, `(?i)\b(sorry|works)\b`
+		if _, err := fx.store.UpdateRule(context.Background(), "no_apologies", ru); err != nil {
+			t.Fatal(err)
+		}
+		body = upload(t, c, "week.jsonl", jsonl)
+		if f, s := row("no_apologies"); f != "3" || s != "4" {
+			t.Errorf("after the edit: no_apologies fired %s in scope %s, want 3 of 4", f, s)
+		}
 		bad := upload(t, c, "bad.jsonl", `{"chat":"x","anwser":"hi"}`+"\n")
 		contains(t, bad, `id="backtest-error"`, "bad.jsonl:1", "anwser")
 	})
@@ -108,4 +131,17 @@ func TestCheckListen(t *testing.T) {
 	if err := console.CheckListen(":8080", nil); err == nil || !strings.Contains(err.Error(), console.EnvPassword) || !strings.Contains(err.Error(), "master") {
 		t.Errorf("CheckListen(:8080, nil) = %v: want the password and master keys named", err)
 	}
+}
+
+// A backtest lists every rule that fired and, of the rest, only the first PageRows: the
+// others are counted.
+func TestBacktestListsFiredRules(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		fx := newFixture(t, dsn, &console.Config{Password: testPassword, PageRows: 1})
+		body := upload(t, fx.client(t), "w.jsonl", `{"chat":"a","answer":"Wow!!"}`+"\n")
+		contains(t, body, `data-rule="no_shouting"`, "1 of 4 rules would have fired.", "And 2 more rules that did not fire")
+		if n := strings.Count(body, `<tr data-rule=`); n != 2 {
+			t.Errorf("%d rows, want 2: the one that fired and one that did not", n)
+		}
+	})
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // pageNames are the templates under templates/, each parsed with the layout.
-var pageNames = []string{"overview", "rules", "rule", "try", "backtest", "firings", "login", "error"}
+var pageNames = []string{"overview", "rules", "rule", "try", "backtest", "firings", "tests", "login", "error"}
 
 // layout is what every page's template gets: the page's own data in Data.
 type layout struct {
@@ -45,7 +45,7 @@ var funcs = template.FuncMap{
 func (h *Handler) parseTemplates() error {
 	h.pages = map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/testrows.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("console: template %s: %w", name, err)
 		}
@@ -56,7 +56,7 @@ func (h *Handler) parseTemplates() error {
 
 var titles = map[string]string{
 	"overview": "Overview", "rules": "Rules", "rule": "Rule", "try": "Try it",
-	"backtest": "Backtest", "firings": "Firings", "login": "Log in", "error": "Error",
+	"backtest": "Backtest", "firings": "Firings", "tests": "Tests", "login": "Log in", "error": "Error",
 }
 
 // render executes page into a buffer first, so a template error is a 500, not half a page.

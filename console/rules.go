@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -115,7 +116,7 @@ func stateMatches(state string, row *listRow) bool {
 // ruleForm is the edit form's values as typed, and the error at each field.
 type ruleForm struct {
 	Scope, Mode, Condition, When, Text, Repeat, Field, Severity, Explanation, Hint, Delivery string
-	Predicate, AppliesWhen, Fix                                                              string
+	Predicate, AppliesWhen, Fix, Tests                                                       string
 	Negate, Shell, Early                                                                     bool
 }
 
@@ -132,6 +133,7 @@ type ruleData struct {
 	Saved    string            // what the last write did
 	Loaded   bool              // the engine runs the rule now
 	Severity []string
+	Tests    ruleTests // its tests, run on the rule as stored
 }
 
 func formOf(r *streamrules.Rule) ruleForm {
@@ -140,7 +142,7 @@ func formOf(r *streamrules.Rule) ruleForm {
 		Field: r.Field, Severity: r.Severity, Explanation: r.Explanation, Hint: r.Hint, Delivery: string(r.Delivery),
 		Negate: r.Negate, Shell: r.Shell, Early: r.Early,
 	}
-	f.Predicate, f.AppliesWhen, f.Fix = jsonOf(r.Predicate), jsonOf(r.AppliesWhen), jsonOf(r.Fix)
+	f.Predicate, f.AppliesWhen, f.Fix, f.Tests = jsonOf(r.Predicate), jsonOf(r.AppliesWhen), jsonOf(r.Fix), jsonOf(r.Tests)
 	return f
 }
 
@@ -163,7 +165,7 @@ func (h *Handler) ruleData(r *http.Request, ru streamrules.Rule) (ruleData, erro
 	}
 	c := counters[ru.Name]
 	d := ruleData{Rule: ru, Mode: modeOf(&ru), Enabled: !ru.Disabled, Last: c.LastFiredAt, Form: formOf(&ru),
-		Errors: map[string]string{}, Severity: streamrules.Severities()}
+		Errors: map[string]string{}, Severity: streamrules.Severities(), Tests: h.runTests(ru)}
 	for _, o := range outcomeOrder {
 		if n := c.ByOutcome[o]; n > 0 {
 			label := string(o)
@@ -229,7 +231,7 @@ func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json
 	f := ruleForm{
 		Scope: pf("scope"), Mode: pf("mode"), Condition: pf("condition"), When: pf("when"), Text: pf("text"), Repeat: pf("repeat"),
 		Field: pf("field"), Severity: pf("severity"), Explanation: pf("explanation"), Hint: pf("hint"), Delivery: pf("delivery"),
-		Predicate: pf("predicate"), AppliesWhen: pf("applies_when"), Fix: pf("fix"),
+		Predicate: pf("predicate"), AppliesWhen: pf("applies_when"), Fix: pf("fix"), Tests: pf("tests"),
 		Negate: pf("negate") == "on", Shell: pf("shell") == "on", Early: pf("early") == "on",
 	}
 	old := formOf(cur)
@@ -268,7 +270,7 @@ func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json
 	flag("shell", f.Shell, old.Shell)
 	flag("early", f.Early, old.Early)
 	tree := func(key, now, was string) {
-		if strings.TrimSpace(now) == strings.TrimSpace(was) {
+		if strings.TrimSpace(now) == strings.TrimSpace(was) || sameJSON(now, was) {
 			return
 		}
 		if strings.TrimSpace(now) == "" {
@@ -284,7 +286,14 @@ func fieldsOf(r *http.Request, cur *streamrules.Rule) (ruleForm, map[string]json
 	tree("predicate", f.Predicate, old.Predicate)
 	tree("applies_when", f.AppliesWhen, old.AppliesWhen)
 	tree("fix", f.Fix, old.Fix)
+	tree("tests", f.Tests, old.Tests)
 	return f, fields, errs
+}
+
+// sameJSON: a and b are the same JSON, spaced differently.
+func sameJSON(a, b string) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, []byte(a)) == nil && json.Compact(&cb, []byte(b)) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -316,9 +325,15 @@ func (h *Handler) ruleEdit(w http.ResponseWriter, r *http.Request) {
 			var fe *rulefile.Error
 			switch {
 			case errors.As(err, &ve):
-				errs[fieldKey(ve.Field)] = ve.Reason
+				errs[fieldKey(ve.Field)] = atField(ve.Field, ve.Reason)
 			case errors.As(err, &fe) && fe.Field != "":
-				errs[fieldKey(fe.Field)] = fe.Err.Error()
+				key, msg := fieldKey(fe.Field), atField(fe.Field, fe.Err.Error())
+				if !formKeys[key] {
+					// A key deep in a tree the rule file's shape refuses is named bare
+					// ("fire"): shown at the one tree the edit changed, else above the form.
+					key, msg = changedTree(fields), fe.Field+": "+fe.Err.Error()
+				}
+				errs[key] = msg
 			default:
 				if !errors.As(err, &fe) {
 					h.storeFailed(w, r, err)
@@ -347,12 +362,40 @@ func (h *Handler) ruleEdit(w http.ResponseWriter, r *http.Request) {
 // fieldKey is the form field an error names: a path into a tree ("predicate.all_of[0]")
 // is shown at the tree.
 func fieldKey(field string) string {
-	for _, k := range []string{"predicate", "applies_when", "fix", "when"} {
+	for _, k := range []string{"predicate", "applies_when", "fix", "when", "tests"} {
 		if field == k || strings.HasPrefix(field, k+".") || strings.HasPrefix(field, k+"[") {
 			return k
 		}
 	}
 	return field
+}
+
+// formKeys are the edit form's fields.
+var formKeys = map[string]bool{"scope": true, "mode": true, "condition": true, "when": true, "text": true, "repeat": true,
+	"field": true, "severity": true, "explanation": true, "hint": true, "delivery": true, "predicate": true,
+	"applies_when": true, "fix": true, "tests": true, "negate": true, "shell": true, "early": true}
+
+// changedTree is the one JSON tree an edit changes, "" for none or more than one.
+func changedTree(fields map[string]json.RawMessage) string {
+	key := ""
+	for _, k := range []string{"predicate", "applies_when", "fix", "tests"} {
+		if _, ok := fields[k]; ok {
+			if key != "" {
+				return ""
+			}
+			key = k
+		}
+	}
+	return key
+}
+
+// atField is an error's message as the form shows it at its field: an example of the
+// tests is named by its path (tests.fires[2].text), since one box holds them all.
+func atField(field, msg string) string {
+	if strings.HasPrefix(field, "tests.") {
+		return field + ": " + msg
+	}
+	return msg
 }
 
 // apply is the master's edit: rulefile.Apply, the engine's Validate, the store's

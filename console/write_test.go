@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -99,6 +100,13 @@ func editForm(t *testing.T, fx *fixture, name string) url.Values {
 	}
 	if r.Fix != nil {
 		f.Set("fix", `{"replace_regex":{"pattern":"!!+","with":"!"}}`)
+	}
+	if r.Tests != nil {
+		b, err := json.Marshal(r.Tests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Set("tests", string(b))
 	}
 	return f
 }

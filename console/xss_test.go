@@ -21,7 +21,11 @@ func TestEscapesEverything(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		fx := newFixture(t, dsn, nil)
 		ctx := context.Background()
-		evil := streamrules.Rule{Name: "evil", Scope: "text", Condition: `<script>|onerror`, Text: xss, Explanation: xss, Hint: "h" + xss[:20], Severity: "high"}
+		evil := streamrules.Rule{Name: "evil", Scope: "text", Condition: `<script>|onerror`, Text: xss, Explanation: xss, Hint: "h" + xss[:20], Severity: "high",
+			Tests: &streamrules.RuleTests{
+				Fires:  []streamrules.Example{{Text: "a " + xss, Input: ptr(xss), Tools: []streamrules.ToolRun{{Tool: "t" + xss[:20], OK: true}}}},
+				Passes: []streamrules.Example{{Text: "b " + xss}}, // fails: the reason quotes the payload too
+			}}
 		if _, err := fx.store.CreateRule(ctx, evil); err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +34,7 @@ func TestEscapesEverything(t *testing.T) {
 		c := fx.client(t)
 		c.login()
 		pages := map[string]string{}
-		for _, p := range []string{"/console/", "/console/rules", "/console/rules/evil", "/console/firings", "/console/try?rule=" + url.QueryEscape(xss)} {
+		for _, p := range []string{"/console/", "/console/rules", "/console/rules/evil", "/console/firings", "/console/tests", "/console/try?rule=" + url.QueryEscape(xss)} {
 			code, body := c.get(p)
 			if code != http.StatusOK {
 				t.Errorf("GET %s: %d", p, code)
@@ -57,6 +61,9 @@ func TestEscapesEverything(t *testing.T) {
 		contains(t, pages["try post"], "<mark>&lt;script&gt;</mark>")
 		contains(t, pages["backtest"], "<mark>&lt;script&gt;</mark>")
 		contains(t, pages["/console/firings"], "chat&lt;script&gt;")
+		for _, p := range []string{"/console/tests", "/console/rules/evil"} {
+			contains(t, pages[p], "a <mark>&lt;script&gt;</mark>alert(1)", "b <mark>&lt;script&gt;</mark>", "input: &lt;script&gt;alert(1)")
+		}
 	})
 }
 
@@ -86,3 +93,5 @@ func upload(t *testing.T, c *client, name, content string) string {
 	_, body := read(t, resp)
 	return body
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -90,18 +90,20 @@ func Run(ctx context.Context, rules []streamrules.Rule, sources []Source, opts *
 type Replayer struct {
 	eng    *streamrules.Engine
 	opts   Options
-	names  []string // the loaded rules' names, by name
+	names  []string       // the loaded rules' names, by name
+	index  map[string]int // a rule's place in names (and in each shard's rules); shared, read only
 	known  map[string]bool
 	shards []*shard
-	seq    int64 // moves handed out so far, over every source: each move's place in the input
+	seq    int64  // moves handed out so far, over every source: each move's place in the input
+	chats  *chats // this backtest's chats' state, handed to the store in each move's context
+	owns   bool   // the engine is this Replayer's own (New), not a Compiled's
 }
 
 // shard is the part of a backtest one worker owns: a fixed set of chats (by a hash of
 // the chat ID), so each chat's moves stay in order on one goroutine, and its own
 // counters, merged by Report.
 type shard struct {
-	rules    []*ruleStat // as Replayer.names
-	byName   map[string]*ruleStat
+	rules    []ruleStat // as Replayer.names
 	moves    int
 	lastMove map[string]int64 // chat → its last move number replayed
 	unknown  map[string]bool  // names in transcripts the engine does not know
@@ -117,15 +119,35 @@ type seqError struct {
 // New loads rules into a fresh engine. Every rule is validated as the engine validates it;
 // a bad one is an error naming it.
 func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replayer, error) {
+	c, err := Compile(ctx, rules, opts)
+	if err != nil {
+		return nil, err
+	}
+	rp := c.replayer(opts)
+	rp.owns = true
+	return rp, nil
+}
+
+// Compiled is rules loaded into an engine once, for many backtests: each Run pays only
+// for its moves, not for compiling the rules (a console keeps one per rules version).
+// Runs share nothing but the compiled rules: each has its own chats' state and counts.
+// It is safe for concurrent use.
+type Compiled struct {
+	eng    *streamrules.Engine
+	opts   Options // as compiled: Environments, MaxRetriesPerMove, AsStored, Logger
+	known  map[string]bool
+	loaded []streamrules.Rule
+	names  []string       // the loaded rules' names, by name
+	index  map[string]int // a name's place in names
+	stats  []ruleStat     // each rule's counters at zero: a run's shards start from copies
+}
+
+// Compile validates rules and loads them into an engine, as New does. Of opts, it reads
+// Environments, MaxRetriesPerMove, AsStored and Logger; the others are each Run's.
+func Compile(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Compiled, error) {
 	o := Options{}
 	if opts != nil {
 		o = *opts
-	}
-	if o.Examples == 0 {
-		o.Examples = 3
-	}
-	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -141,8 +163,7 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	st := &store{MemoryStore: mem, chats: map[string]streamrules.ChatState{}}
-	eng, err := streamrules.New(ctx, st, &streamrules.Config{
+	eng, err := streamrules.New(ctx, &store{MemoryStore: mem}, &streamrules.Config{
 		Environments:      o.Environments,
 		MaxRetriesPerMove: o.MaxRetriesPerMove,
 		Logger:            o.Logger,
@@ -150,29 +171,62 @@ func New(ctx context.Context, rules []streamrules.Rule, opts *Options) (*Replaye
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	rp := &Replayer{eng: eng, opts: o, known: map[string]bool{}}
+	c := &Compiled{eng: eng, opts: o, known: map[string]bool{}, loaded: eng.Rules(), index: map[string]int{}}
 	for _, name := range eng.Environments() {
-		rp.known[name] = true
+		c.known[name] = true
 	}
-	loaded := eng.Rules()
-	for _, r := range loaded {
-		rp.names = append(rp.names, r.Name)
+	for i, r := range c.loaded {
+		c.names = append(c.names, r.Name)
+		c.index[r.Name] = i
+		c.stats = append(c.stats, ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope,
+			Gate: r.Mode == streamrules.ModeInterrupt && r.Tool() != ""}})
 	}
-	for range o.Workers {
-		sh := &shard{byName: map[string]*ruleStat{}, lastMove: map[string]int64{}, unknown: map[string]bool{}}
-		for _, r := range loaded {
-			r.When = slices.Clone(r.When)
-			rs := &ruleStat{rule: r, RuleReport: RuleReport{Rule: r.Name, Scope: r.Scope, Gate: r.Mode == streamrules.ModeInterrupt && r.Tool() != "", Examples: []Example{}}}
-			sh.rules = append(sh.rules, rs)
-			sh.byName[r.Name] = rs
+	return c, nil
+}
+
+// Run replays the transcripts, in order, against the compiled rules, as the package's
+// Run does. Of opts, it reads Examples, OnMove, Workers and Tracer; nil: their defaults.
+func (c *Compiled) Run(ctx context.Context, sources []Source, opts *Options) (*Report, error) {
+	rp := c.replayer(opts)
+	for _, src := range sources {
+		if err := rp.ReadFrom(ctx, src); err != nil {
+			return nil, err
 		}
+	}
+	return rp.Report(), nil
+}
+
+// Close releases the engine. No Run may be under way.
+func (c *Compiled) Close() { c.eng.Close() }
+
+// replayer starts a backtest over c with the run's own options and state.
+func (c *Compiled) replayer(opts *Options) *Replayer {
+	o := c.opts
+	if opts != nil {
+		o.Examples, o.OnMove, o.Workers, o.Tracer = opts.Examples, opts.OnMove, opts.Workers, opts.Tracer
+	}
+	if o.Examples == 0 {
+		o.Examples = 3
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	rp := &Replayer{eng: c.eng, opts: o, names: c.names, index: c.index, known: c.known, chats: &chats{m: map[string]streamrules.ChatState{}}}
+	for range o.Workers {
+		// One copy of the zeroed counters a shard: no map or allocation per rule (at
+		// 10,000 rules, building them was most of a short backtest's time).
+		sh := &shard{rules: slices.Clone(c.stats), lastMove: map[string]int64{}, unknown: map[string]bool{}}
 		rp.shards = append(rp.shards, sh)
 	}
-	return rp, nil
+	return rp
 }
 
 // Close releases the engine.
-func (rp *Replayer) Close() { rp.eng.Close() }
+func (rp *Replayer) Close() {
+	if rp.owns {
+		rp.eng.Close()
+	}
+}
 
 // shardOf returns the shard that owns chat.
 func (rp *Replayer) shardOf(chat string) int {
@@ -350,7 +404,7 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 		}
 	}
 	ctx, span := rp.startMove(ctx, m.Chat) // trace.go
-	mctx, mv := rp.eng.BeginMove(withNumber(ctx, m.Move), m.Chat, m.Env...)
+	mctx, mv := rp.eng.BeginMove(context.WithValue(withNumber(ctx, m.Move), chatsKey{}, rp.chats), m.Chat, m.Env...)
 	for name, value := range m.Vars {
 		mv.SetVar(name, value)
 	}
@@ -386,7 +440,8 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 	}
 	sh.lastMove[m.Chat] = mv.Number()
 	sh.moves++
-	for _, rs := range sh.rules {
+	for i := range sh.rules {
+		rs := &sh.rules[i]
 		switch applicability(rs, mv, &m) {
 		case NotApplicable:
 			rs.NotApplicable++
@@ -408,10 +463,11 @@ func (rp *Replayer) replayOn(ctx context.Context, sh *shard, m Move, pos Positio
 	calls, _ := mv.ToolCalls()
 	gateSeen := map[string]int{}
 	for _, f := range firings {
-		rs := sh.byName[f.Rule]
-		if rs == nil {
+		i, ok := rp.index[f.Rule]
+		if !ok {
 			continue // cannot happen: the engine fires only the rules it loaded
 		}
+		rs := &sh.rules[i]
 		rs.Fired++
 		gate := f.Mode == streamrules.ModeInterrupt && f.Tool != ""
 		if f.Mode == streamrules.ModeInterrupt && f.Retry || gate && rp.opts.MaxRetriesPerMove >= 0 {
@@ -471,7 +527,7 @@ func (rp *Replayer) Report() *Report {
 		r := rp.shards[0].rules[i].RuleReport
 		r.Examples = nil
 		for _, sh := range rp.shards {
-			s := sh.rules[i]
+			s := &sh.rules[i]
 			if sh != rp.shards[0] {
 				r.InScope += s.InScope
 				r.Fired += s.Fired
@@ -507,14 +563,53 @@ func (rp *Replayer) Report() *Report {
 }
 
 // store is the engine's store in a backtest: the rules in a streamrules.MemoryStore, the
-// chats' state in a map. A transcript's move number, when it gives one, is the chat's
-// next move number, so an after:N policy sees the gaps of a filtered transcript.
-// (MemoryStore would keep every firing too: a backtest of a million moves needs only
-// the state the repeat policies read.)
+// chats' state in the backtest's own chats, which each move's context carries (so one
+// compiled engine serves backtests at once). A transcript's move number, when it gives
+// one, is the chat's next move number, so an after:N policy sees the gaps of a filtered
+// transcript. (MemoryStore would keep every firing too: a backtest of a million moves
+// needs only the state the repeat policies read.)
 type store struct {
 	*streamrules.MemoryStore
-	mu    sync.Mutex
-	chats map[string]streamrules.ChatState
+}
+
+// chats is one backtest's chats' state, and the repeat-limited firings its moves
+// claimed (streamrules.Claimer), per chat and rule.
+type chats struct {
+	mu     sync.Mutex
+	m      map[string]streamrules.ChatState
+	claims map[string]map[string]int64
+}
+
+// ClaimFiring implements streamrules.Claimer on the backtest's own claims, as
+// streamrules.MemoryStore does on its own (which a Compiled's runs share, so it must not
+// be the one asked).
+func (s *store) ClaimFiring(ctx context.Context, chatID, rule string, move int64, policy streamrules.Repeat) (bool, error) {
+	c := chatsOf(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.claims[chatID][rule]
+	if !policy.Allows(last, move) || last >= move {
+		return false, nil
+	}
+	if c.claims == nil {
+		c.claims = map[string]map[string]int64{}
+	}
+	if c.claims[chatID] == nil {
+		c.claims[chatID] = map[string]int64{}
+	}
+	c.claims[chatID][rule] = move
+	return true, nil
+}
+
+type chatsKey struct{}
+
+// chatsOf returns the backtest's chats a move's context carries; a context without them
+// (none of this package's) gets an empty, throwaway state.
+func chatsOf(ctx context.Context) *chats {
+	if c, ok := ctx.Value(chatsKey{}).(*chats); ok {
+		return c
+	}
+	return &chats{m: map[string]streamrules.ChatState{}}
 }
 
 type numberKey struct{}
@@ -529,12 +624,13 @@ func withNumber(ctx context.Context, move int64) context.Context {
 
 // LoadChat implements streamrules.Store.
 func (s *store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatState, error) {
-	s.mu.Lock()
+	c := chatsOf(ctx)
+	c.mu.Lock()
 	// Not cloned (a clone a move was 5% of a backtest's allocations): SaveMove updates
 	// this map in place, and only at the end of the move that read it; a chat's moves
 	// never run at once (one shard owns each chat), and an ended move reads nothing.
-	st := s.chats[chatID]
-	s.mu.Unlock()
+	st := c.m[chatID]
+	c.mu.Unlock()
 	if n, ok := ctx.Value(numberKey{}).(int64); ok {
 		st.Moves = n - 1 // BeginMove numbers the move Moves+1
 	}
@@ -542,10 +638,11 @@ func (s *store) LoadChat(ctx context.Context, chatID string) (streamrules.ChatSt
 }
 
 // SaveMove implements streamrules.Store.
-func (s *store) SaveMove(_ context.Context, rec streamrules.MoveRecord) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.chats[rec.ChatID]
+func (s *store) SaveMove(ctx context.Context, rec streamrules.MoveRecord) error {
+	c := chatsOf(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.m[rec.ChatID]
 	if rec.Answered {
 		st.Moves = rec.Move
 	}
@@ -555,6 +652,6 @@ func (s *store) SaveMove(_ context.Context, rec streamrules.MoveRecord) error {
 		}
 		st.LastFired[f.Rule] = max(st.LastFired[f.Rule], f.Move)
 	}
-	s.chats[rec.ChatID] = st
+	c.m[rec.ChatID] = st
 	return nil
 }
